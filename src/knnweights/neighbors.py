@@ -1,0 +1,400 @@
+"""Shared neighbour machinery: weighted distances, hits and misses, soft neighbours, margins.
+
+Every method of knnweights computes its distances, neighbours and margin vectors here
+and nowhere else.  Notation follows ``specs/ALGORITHMS.md``: ``phi(a) = |a|`` (metric
+``"manhattan"``) or ``phi(a) = a**2`` (metric ``"sqeuclidean"``), the weighted distance
+``d_w(x, x') = w . phi(x - x')``, hits = same label without the sample itself, misses =
+any other label, and the margin vector of sample ``n``
+
+    z_n = E_miss[phi(x_n - x_m)] - E_hit[phi(x_n - x_h)]
+
+whose inner product with ``w`` is the sample's margin.  Distances are computed on
+pre-scaled data (``w * X`` for L1, ``sqrt(w) * X`` for L2sq) by compiled kernels, in
+row blocks whose size is bounded by the ``working_memory`` budget of
+:func:`knnweights.get_config`; no ``n x n x d`` array is ever formed and an ``n x n``
+matrix only when it fits the budget.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from . import _kernels
+from ._config import get_config
+
+__all__ = [
+    "METRICS",
+    "metric_code",
+    "scale_for_metric",
+    "weighted_distances",
+    "distance_chunks",
+    "nearest_hits_misses",
+    "nearest_by_class",
+    "soft_neighbor_log_probabilities",
+    "soft_margins",
+    "hard_margin_vectors",
+    "margin_vectors",
+    "Neighbors",
+    "SoftMargins",
+]
+
+METRICS = {"manhattan": _kernels.L1, "l1": _kernels.L1, "sqeuclidean": _kernels.L2SQ, "l2sq": _kernels.L2SQ}
+
+Neighbors = namedtuple("Neighbors", ["hit_idx", "hit_dist", "miss_idx", "miss_dist"])
+Neighbors.__doc__ = """k nearest hits and misses of each sample, sorted by distance.
+
+``hit_idx``/``miss_idx`` are ``(n, k)`` integer arrays (``-1`` where fewer than k
+exist), ``hit_dist``/``miss_dist`` the matching weighted distances (``inf`` there)."""
+
+SoftMargins = namedtuple("SoftMargins", ["z", "hit_entropy", "miss_entropy", "log_hit_mass", "log_miss_mass"])
+SoftMargins.__doc__ = """Result of :func:`soft_margins`.
+
+``z``: ``(d,)`` sum of the (sample-weighted) margin vectors, or ``(n, d)`` per sample;
+``hit_entropy``/``miss_entropy``: ``(n,)`` Shannon entropies of the soft hit / miss
+distributions; ``log_hit_mass``/``log_miss_mass``: ``(n,)`` ``log sum exp(-d/sigma)``
+over hits / misses (for outlier probabilities and costs)."""
+
+
+def metric_code(metric):
+    """Map a metric name to the kernel code, with a clear error for unknown names."""
+    try:
+        return METRICS[metric]
+    except (KeyError, TypeError):
+        raise ValueError(f"metric must be one of {sorted(METRICS)}, got {metric!r}") from None
+
+
+def _as_float(X):
+    X = np.asarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return np.ascontiguousarray(X)
+
+
+def scale_for_metric(X, w, metric):
+    """Rescale ``X`` so that plain L1 / squared Euclidean equals the ``w``-weighted one."""
+    X = _as_float(X)
+    if w is None:
+        return X
+    w = np.asarray(w, dtype=X.dtype)
+    if np.any(w < 0):
+        raise ValueError("feature weights must be non-negative")
+    return np.ascontiguousarray(X * (w if metric_code(metric) == _kernels.L1 else np.sqrt(w)))
+
+
+def _rows_per_chunk(n_cols, itemsize, working_memory=None, n_arrays=3):
+    budget = (working_memory if working_memory is not None else get_config()["working_memory"]) * 2**20
+    return max(1, int(budget // max(1, n_cols * itemsize * n_arrays)))
+
+
+def _pairwise_scaled(A, B, phi):
+    dtype = np.result_type(A.dtype, B.dtype)
+    A = np.ascontiguousarray(A, dtype=dtype)
+    B = np.ascontiguousarray(B, dtype=dtype)
+    out = np.empty((A.shape[0], B.shape[0]), dtype=dtype)
+    if A.shape[0] and B.shape[0]:
+        _kernels.pairwise_phi(A, B, phi, out)
+    return out
+
+
+def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None, n_arrays=1):
+    """Yield ``(start, stop, D)`` row blocks of the weighted distance matrix.
+
+    Parameters
+    ----------
+    XA : ndarray of shape (na, d)
+    XB : ndarray of shape (nb, d), default=None
+        ``None`` means ``XA`` (distances within one set).
+    w : ndarray of shape (d,), default=None
+        Non-negative feature weights; ``None`` means all ones.
+    metric : {"manhattan", "sqeuclidean"}
+    working_memory : float, default=None
+        MiB budget for one block (times ``n_arrays``, the number of block-sized
+        arrays the caller builds from it); ``None`` takes the global configuration.
+    n_arrays : int, default=1
+
+    Yields
+    ------
+    start, stop : int
+        Rows ``start:stop`` of ``XA``.
+    D : ndarray of shape (stop - start, nb)
+    """
+    phi = metric_code(metric)
+    A = scale_for_metric(XA, w, metric)
+    B = A if XB is None else scale_for_metric(XB, w, metric)
+    step = _rows_per_chunk(B.shape[0], A.itemsize, working_memory, n_arrays)
+    for start in range(0, A.shape[0], step):
+        stop = min(start + step, A.shape[0])
+        yield start, stop, _pairwise_scaled(A[start:stop], B, phi)
+
+
+def weighted_distances(XA, XB=None, w=None, metric="manhattan"):
+    """Full weighted distance matrix ``D[i, j] = w . phi(XA[i] - XB[j])``.
+
+    Use :func:`distance_chunks` when ``na x nb`` may not fit in memory.
+    """
+    phi = metric_code(metric)
+    A = scale_for_metric(XA, w, metric)
+    B = A if XB is None else scale_for_metric(XB, w, metric)
+    return _pairwise_scaled(A, B, phi)
+
+
+def _codes(y):
+    y = np.asarray(y)
+    if y.dtype.kind not in "iu" or (y.size and y.min() < 0):
+        raise ValueError("labels must be encoded as non-negative integers here (use LabelEncoder)")
+    return np.ascontiguousarray(y, dtype=np.int64)
+
+
+def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=None, working_memory=None):
+    """The ``n_neighbors`` nearest hits (self excluded) and misses of every sample.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Integer class codes.
+    w : ndarray of shape (d,), default=None
+        Feature weights of the distance (``None``: unweighted).
+    n_neighbors : int
+    metric : {"manhattan", "sqeuclidean"}
+    rows : ndarray of int, default=None
+        Query only these samples (e.g. Relief's sampled instances); ``None``: all.
+
+    Returns
+    -------
+    Neighbors
+        One row per query, sorted by distance; ties broken by the lower sample index,
+        so the result is deterministic.
+    """
+    codes = _codes(y)
+    k = int(n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+    Xf = _as_float(X)
+    rows = np.arange(codes.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    nq = rows.shape[0]
+    hit_idx = np.empty((nq, k), np.int64)
+    miss_idx = np.empty((nq, k), np.int64)
+    hit_dist = np.empty((nq, k), Xf.dtype)
+    miss_dist = np.empty((nq, k), Xf.dtype)
+    B = scale_for_metric(Xf, w, metric)
+    for s, e, D in distance_chunks(B[rows], B, None, metric, working_memory):
+        r = rows[s:e]
+        _kernels.select_hits_misses(D, r, codes[r], codes, k, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
+                                    miss_dist[s:e])
+    return Neighbors(hit_idx, hit_dist, miss_idx, miss_dist)
+
+
+def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=None, XB=None, yB=None,
+                     rows=None, working_memory=None):
+    """The ``n_neighbors`` nearest samples of *each* class, for every row of ``X``.
+
+    With ``XB=None`` the neighbours are searched in ``X`` itself and each sample is
+    excluded from its own list (``rows`` then selects the query samples); otherwise
+    they are searched in ``(XB, yB)`` (queries against a training set; ``y`` may be
+    ``None``).
+
+    Returns
+    -------
+    idx : ndarray of shape (n, n_classes, k)
+        Column indices sorted by distance (``-1`` where a class has fewer than k).
+    dist : ndarray of shape (n, n_classes, k)
+    """
+    self_search = XB is None
+    codes_cols = _codes(y if self_search else yB)
+    if n_classes is None:
+        n_classes = int(codes_cols.max()) + 1 if codes_cols.size else 0
+    k = int(n_neighbors)
+    if k < 1:
+        raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
+    Xq = _as_float(X)
+    if self_search:
+        rows = np.arange(Xq.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+        self_cols = rows
+        B = scale_for_metric(Xq, w, metric)
+        A = B[rows]
+    else:
+        A = scale_for_metric(Xq, w, metric)
+        B = scale_for_metric(XB, w, metric)
+        self_cols = np.full(A.shape[0], -1, np.int64)
+    n = A.shape[0]
+    idx = np.empty((n, n_classes, k), np.int64)
+    dist = np.empty((n, n_classes, k), Xq.dtype)
+    codes_rows = np.zeros(n, np.int64)
+    for s, e, D in distance_chunks(A, B, None, metric, working_memory):
+        _kernels.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, idx[s:e], dist[s:e])
+    return idx, dist
+
+
+def soft_neighbor_log_probabilities(D, codes_rows, codes_cols, sigma, row_offset=0, exclude_self=True):
+    """Soft hit and miss log-probabilities of one block of distances, in log space.
+
+    ``log alpha[r, h] = -D[r, h]/sigma - logsumexp_{hits}(-D[r, :]/sigma)`` over the hits
+    of row ``r`` (same class, self excluded), ``-inf`` elsewhere; ``log beta`` likewise
+    over misses (I-M4E eqs. 5, 6; I-RELIEF's kernel neighbours).  The log-sum-exp
+    subtracts each row's largest logit, so the probabilities stay exact for ``sigma``
+    down to 1e-8 and below: the nearest hit (miss) gets probability one when the gaps
+    dwarf ``sigma``.
+
+    Returns
+    -------
+    log_alpha, log_beta : ndarray of shape D.shape
+    log_hit_mass, log_miss_mass : ndarray of shape (D.shape[0],)
+        ``logsumexp(-D/sigma)`` over hits and over misses (``-inf`` where none).
+    """
+    if not sigma > 0:
+        raise ValueError(f"sigma must be > 0, got {sigma!r}")
+    D = np.asarray(D)
+    nr = D.shape[0]
+    logits = D * (-1.0 / sigma)
+    same = codes_rows[:, None] == codes_cols[None, :]
+    hit_mask = same.copy()
+    if exclude_self:
+        r = np.arange(nr)
+        cols = row_offset + r
+        ok = cols < D.shape[1]
+        hit_mask[r[ok], cols[ok]] = False
+        miss_self = np.zeros_like(same)
+        miss_self[r[ok], cols[ok]] = True
+        miss_mask = ~same & ~miss_self
+    else:
+        miss_mask = ~same
+    out = []
+    for mask in (hit_mask, miss_mask):
+        lg = np.where(mask, logits, -np.inf)
+        m = lg.max(axis=1, initial=-np.inf)
+        finite = np.isfinite(m)
+        m_safe = np.where(finite, m, 0.0)
+        with np.errstate(under="ignore"):
+            lse = m_safe + np.log(np.exp(lg - m_safe[:, None]).sum(axis=1))
+        lse = np.where(finite, lse, -np.inf)
+        logp = np.where(mask, lg - np.where(finite, lse, 0.0)[:, None], -np.inf)
+        out.append((logp, lse))
+    (log_alpha, lse_h), (log_beta, lse_m) = out
+    return log_alpha, log_beta, lse_h, lse_m
+
+
+def _entropy_from_log(logp):
+    with np.errstate(invalid="ignore", under="ignore"):
+        p = np.exp(logp)
+        t = np.where(p > 0, p * logp, 0.0)
+    return -t.sum(axis=1)
+
+
+def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sample=False, Z=None,
+                 working_memory=None):
+    """Margin vectors with kernel-soft hits and misses (I-M4E eqs. 5-7, I-RELIEF, LOGO).
+
+    ``z_n = sum_m beta_nm phi(x_n - x_m) - sum_h alpha_nh phi(x_n - x_h)`` with the
+    probabilities of :func:`soft_neighbor_log_probabilities` under the weighted distance.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Integer class codes.
+    w : ndarray of shape (d,)
+        Current weights (define the distances, hence the probabilities).
+    sigma : float
+        Kernel width, ``> 0``.
+    metric : {"manhattan", "sqeuclidean"}
+    sample_weight : None, ndarray of shape (n,) or callable
+        Weight of each ``z_n`` in the sum.  A callable receives
+        ``(log_hit_mass, log_miss_mass)`` of a row block and returns its weights (this is
+        how I-RELIEF applies its outlier probabilities).
+    per_sample : bool
+        Return ``z`` as ``(n, d)`` instead of the weighted sum ``(d,)``.
+    Z : ndarray of shape (n, d), default=None
+        The data the ``phi`` differences are taken on, if not ``X`` (e.g. ReliefF's
+        range-normalised data).  Distances always use ``X``.
+
+    Returns
+    -------
+    SoftMargins
+    """
+    X = _as_float(X)
+    codes = _codes(y)
+    Zd = X if Z is None else _as_float(Z)
+    n, d = Zd.shape
+    phi = metric_code(metric)
+    z = np.zeros((n, d) if per_sample else d, dtype=Zd.dtype)
+    ent_h = np.empty(n)
+    ent_m = np.empty(n)
+    lh = np.empty(n)
+    lm = np.empty(n)
+    for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
+        la, lb, lse_h, lse_m = soft_neighbor_log_probabilities(D, codes[s:e], codes, sigma, row_offset=s)
+        lh[s:e], lm[s:e] = lse_h, lse_m
+        ent_h[s:e] = _entropy_from_log(la)
+        ent_m[s:e] = _entropy_from_log(lb)
+        P = np.exp(lb) - np.exp(la)
+        if sample_weight is not None:
+            sw = sample_weight(lse_h, lse_m) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
+            P *= np.asarray(sw, dtype=P.dtype)[:, None]
+        P = np.ascontiguousarray(P, dtype=Zd.dtype)
+        block = np.empty((e - s, d), dtype=Zd.dtype)
+        _kernels.coef_phi_rows(Zd[s:e], Zd, P, phi, block)
+        if per_sample:
+            z[s:e] = block
+        else:
+            z += block.sum(axis=0)
+    return SoftMargins(z, ent_h, ent_m, lh, lm)
+
+
+def hard_margin_vectors(X, hit_idx, miss_idx, metric="manhattan", hit_coef=None, miss_coef=None, per_sample=False,
+                        rows=None):
+    """Margin vectors from given neighbour lists.
+
+    ``z_n = sum_t miss_coef[n, t] phi(x_n - x_{miss_idx[n, t]})
+    - sum_t hit_coef[n, t] phi(x_n - x_{hit_idx[n, t]})``; the coefficients default to
+    ``1/k`` (the mean over the k nearest).  Pass ``idx[:, k-1:k]`` for the k-th
+    neighbour only.  Entries of ``-1`` are skipped.  With ``rows``, row ``t`` of the
+    index arrays belongs to the query sample ``rows[t]`` (repeats allowed).
+
+    Returns
+    -------
+    ndarray of shape (d,) (the sum over queries) or (n_queries, d) with ``per_sample``.
+    """
+    X = _as_float(X)
+    phi = metric_code(metric)
+    hit_idx = np.ascontiguousarray(hit_idx, dtype=np.int64)
+    miss_idx = np.ascontiguousarray(miss_idx, dtype=np.int64)
+    if hit_coef is None:
+        hit_coef = np.full(hit_idx.shape, 1.0 / hit_idx.shape[1])
+    if miss_coef is None:
+        miss_coef = np.full(miss_idx.shape, 1.0 / miss_idx.shape[1])
+    idx = np.concatenate([miss_idx, hit_idx], axis=1)
+    coef = np.ascontiguousarray(np.concatenate([miss_coef, -np.asarray(hit_coef)], axis=1), dtype=X.dtype)
+    A = X if rows is None else np.ascontiguousarray(X[np.asarray(rows)])
+    out = np.empty_like(A)
+    _kernels.index_phi_rows(A, X, idx, coef, phi, out)
+    return out if per_sample else out.sum(axis=0)
+
+
+def margin_vectors(X, y, w=None, metric="manhattan", mode="nearest", n_neighbors=1, sigma=None,
+                   per_sample=False, working_memory=None):
+    """Margin vectors under the weights ``w``, for the common neighbour definitions.
+
+    Parameters
+    ----------
+    mode : {"nearest", "kth", "soft"}
+        ``"nearest"``: mean over the ``n_neighbors`` nearest hits and misses;
+        ``"kth"``: the ``n_neighbors``-th nearest hit and miss only;
+        ``"soft"``: kernel-soft neighbours of width ``sigma`` (:func:`soft_margins`).
+
+    Returns
+    -------
+    ndarray of shape (d,) (summed over samples) or (n, d) with ``per_sample``.
+    """
+    if mode == "soft":
+        if sigma is None:
+            raise ValueError("mode='soft' needs sigma")
+        d = np.asarray(X).shape[1]
+        return soft_margins(X, y, np.ones(d) if w is None else w, sigma, metric, per_sample=per_sample,
+                            working_memory=working_memory).z
+    nb = nearest_hits_misses(X, y, w, n_neighbors, metric, working_memory)
+    if mode == "nearest":
+        return hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, metric, per_sample=per_sample)
+    if mode == "kth":
+        return hard_margin_vectors(X, nb.hit_idx[:, -1:], nb.miss_idx[:, -1:], metric, per_sample=per_sample)
+    raise ValueError(f"mode must be 'nearest', 'kth' or 'soft', got {mode!r}")
