@@ -1,0 +1,1 @@
+"""Evaluation harness: repeated CV grids, paired tests, feature elimination."""

@@ -1,0 +1,1 @@
+"""Plots for evaluation results (matplotlib is imported inside the functions)."""
