@@ -241,3 +241,28 @@ def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover 
         else:
             out[i] = 1.0 / (1.0 + np.exp(-beta * theta))
     return out
+
+
+@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
+    """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
+
+    Added for SQP-FW: distances to listed candidates under a weight vector or a step
+    direction (which may be negative, so the pre-scaling trick does not apply).
+    """
+    na, d = A.shape
+    kk = idx.shape[1]
+    for i in prange(na):
+        for t in range(kk):
+            j = idx[i, t]
+            s = 0.0
+            if j >= 0:
+                if phi == 0:
+                    for k in range(d):
+                        s += v[k] * abs(A[i, k] - B[j, k])
+                else:
+                    for k in range(d):
+                        a = A[i, k] - B[j, k]
+                        s += v[k] * a * a
+            out[i, t] = s
+    return out

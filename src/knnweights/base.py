@@ -14,6 +14,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 __all__ = ["BaseWeighter", "check_finite_columns", "warn_max_iter", "normalize_weights"]
 
 
+def _label(c):
+    """A class label as the user wrote it (numpy scalars shown as plain values)."""
+    return repr(c.item() if hasattr(c, "item") else c)
+
+
 def check_finite_columns(X, what="X"):
     """Raise a ``ValueError`` naming the first column that holds NaN or infinity."""
     X = np.asarray(X)
@@ -37,7 +42,7 @@ def warn_max_iter(estimator, max_iter, what="the weights"):
         f"{type(estimator).__name__} stopped at max_iter={max_iter} before {what} converged; "
         "increase max_iter or tol.",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
 
 
@@ -70,7 +75,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     # -- input ---------------------------------------------------------------------
     def _validate_fit_data(self, X, y):
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y: feature weighting is supervised.")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: feature weighting "
+                "is supervised (pass the class labels)."
+            )
         if hasattr(X, "iloc") or isinstance(X, np.ndarray) or isinstance(X, list):
             Xa = np.asarray(X)
             if Xa.dtype.kind in "fc" and Xa.ndim == 2:
@@ -83,7 +91,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         codes = self._label_encoder.transform(y).astype(np.int64)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; y has 1 class ({self.classes_[0]!r}). "
+                f"{type(self).__name__} needs at least 2 classes; y has 1 class ({_label(self.classes_[0])}). "
                 "Feature weighting by margins needs samples of other classes (misses)."
             )
         counts = np.bincount(codes)
@@ -92,7 +100,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             c = small[0]
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_class_size} samples per class (every sample "
-                f"needs a hit of its own class), but class {self.classes_[c]!r} has {counts[c]} sample"
+                f"needs a hit of its own class), but class {_label(self.classes_[c])} has {counts[c]} sample"
                 f"{'s' if counts[c] != 1 else ''}. Remove or merge that class, or collect more samples."
             )
         return X, codes
@@ -104,7 +112,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if need_hits and k > counts.min() - 1:
             c = int(np.argmin(counts))
             raise ValueError(
-                f"{name}={k} is larger than the number of hits of class {self.classes_[c]!r} "
+                f"{name}={k} is larger than the number of hits of class {_label(self.classes_[c])} "
                 f"({counts[c] - 1}: {counts[c]} samples minus the sample itself). Use {name} <= "
                 f"{counts.min() - 1}."
             )
@@ -134,7 +142,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise FloatingPointError(
                 f"{type(self).__name__} produced non-finite weights; this is a bug, please report it with the data."
             )
-        self.feature_importances_ = np.maximum(w, 0.0)
+        w = np.maximum(w, 0.0)
+        # a constant feature adds nothing to any distance: its weight is 0 by definition
+        w[np.ptp(X, axis=0) == 0] = 0.0
+        self.feature_importances_ = w
         self.metric_ = self._metric
         return self
 

@@ -147,7 +147,7 @@ def load(name, return_X_y=False, missing="keep"):
                  DESCR=f"{key}: {X.shape[0]} x {X.shape[1]}, source: {info['source']}; papers: {info['papers']}")
 
 
-def make_spiral(n_per_class=200, turns=2.0, noise=0.05, n_irrelevant=0, random_state=None):
+def make_spiral(n_per_class=200, turns=2.0, noise=0.02, n_irrelevant=0, random_state=None):
     """Fermat's spiral, two classes (LH-RELIEF Fig. 1a).
 
     Class 0 lies on ``r = sqrt(t)``, class 1 on the opposite arm ``r = -sqrt(t)``, with

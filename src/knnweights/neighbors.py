@@ -34,6 +34,7 @@ __all__ = [
     "soft_margins",
     "hard_margin_vectors",
     "margin_vectors",
+    "indexed_distances",
     "Neighbors",
     "SoftMargins",
 ]
@@ -398,3 +399,21 @@ def margin_vectors(X, y, w=None, metric="manhattan", mode="nearest", n_neighbors
     if mode == "kth":
         return hard_margin_vectors(X, nb.hit_idx[:, -1:], nb.miss_idx[:, -1:], metric, per_sample=per_sample)
     raise ValueError(f"mode must be 'nearest', 'kth' or 'soft', got {mode!r}")
+
+
+def indexed_distances(X, idx, v=None, metric="sqeuclidean", rows=None):
+    """``D[t, s] = v . phi(X[rows[t]] - X[idx[t, s]])`` for listed candidate pairs.
+
+    Unlike :func:`weighted_distances`, ``v`` may be any real vector (e.g. the step
+    direction of an active-set method), and only the ``(n_rows, k)`` listed pairs are
+    computed (no ``n x n`` matrix).  Entries of ``idx`` equal to ``-1`` give 0.
+    (Added for SQP-FW.)
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    v = np.ones(X.shape[1]) if v is None else np.ascontiguousarray(v, dtype=np.float64)
+    A = X if rows is None else np.ascontiguousarray(X[np.asarray(rows, dtype=np.int64)])
+    out = np.empty(idx.shape, np.float64)
+    if idx.size:
+        _kernels.index_phi_dot(A, X, idx, v, metric_code(metric), out)
+    return out

@@ -259,34 +259,43 @@ class IRelief(BaseWeighter):
 class MulRel(_ReliefBase):
     """MulRel: Relief repeated with the target neighbours of the previous weights.
 
-    Starts from the plain (unweighted) nearest hit and miss of Relief; each round finds
-    the ``n_neighbors`` nearest hits and misses under the weighted Manhattan distance
-    of the previous round's weights and recomputes ``w = (mean z)+ / ||(mean z)+||_2``,
-    until the weights stop changing (``||w_t+1 - w_t||_2 < tol``) or ``max_iter``.
+    Takeuchi & Sugiyama (SQP-FW paper, Sec. 5) define it to mitigate Relief's
+    TN-weight inconsistency: "we repeat the Relief procedure using the TNs defined by
+    the learned weights in the previous loop".  Round 1 is plain Relief (unweighted
+    nearest hit and miss); each later round finds the ``n_neighbors`` nearest hits and
+    misses under the weighted Manhattan distance of the previous round's weights and
+    recomputes ``w = (mean z)+ / ||(mean z)+||_2``.  The paper runs a fixed number of
+    outer rounds (100); the procedure need not converge (the neighbours can keep
+    switching), so ``n_rounds`` rounds are run and the last weights returned, stopping
+    early only at an exact fixed point (weights that reproduce themselves).
 
     Parameters
     ----------
     n_neighbors : int, default=1
-    max_iter : int, default=20
-    tol : float, default=1e-8
+    n_rounds : int, default=100
+        Outer rounds (the paper's setting).
     normalize : bool, default=True
+        Range-normalised differences, as :class:`Relief`.
 
     Attributes
     ----------
-    feature_importances_, n_iter_, cost_history_ (``||w_t+1 - w_t||``), metric_.
+    feature_importances_ : ndarray of shape (n_features,)
+    n_iter_ : int
+        Rounds run.
+    cost_history_ : list of float
+        ``||w_t+1 - w_t||_2`` per round.
+    metric_ : ``"manhattan"``
     """
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
         "normalize": ["boolean"],
     }
 
-    def __init__(self, n_neighbors=1, max_iter=20, tol=1e-8, normalize=True):
+    def __init__(self, n_neighbors=1, n_rounds=100, normalize=True):
         self.n_neighbors = n_neighbors
-        self.max_iter = max_iter
-        self.tol = tol
+        self.n_rounds = n_rounds
         self.normalize = normalize
 
     def _fit(self, X, y):
@@ -294,18 +303,15 @@ class MulRel(_ReliefBase):
         Z = self._normalized(X)
         w = None
         self.cost_history_ = []
-        for it in range(1, self.max_iter + 1):
+        for it in range(1, self.n_rounds + 1):
             w_new = normalize_weights(relieff_margins(Z, y, self.n_neighbors, None, w=w, per_class=False), "l2")
-            if not w_new.any():
+            if not w_new.any():  # no positive margin under these neighbours: keep the last weights
                 w_new = np.zeros(X.shape[1]) if w is None else w
                 break
             step = float(np.linalg.norm(w_new - (w if w is not None else 0)))
             self.cost_history_.append(step)
             w = w_new
-            if step < self.tol:
+            if step == 0.0:
                 break
-        else:
-            warn_max_iter(self, self.max_iter)
         self.n_iter_ = it
         return w_new
-

@@ -1,0 +1,92 @@
+"""The weighter contract: clear errors on bad input, transform, sklearn integration."""
+
+import numpy as np
+import pytest
+from conftest import informative_problem
+from sklearn.base import clone
+from sklearn.feature_selection import SelectFromModel
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+
+import knnweights
+from knnweights import ReliefF, Simba
+from knnweights.classifiers import WeightedKNN
+from knnweights.neighbors import weighted_distances
+
+
+def test_nan_and_inf_name_the_column():
+    X, y = informative_problem(n=30, n_noise=5)
+    X[4, 7] = np.nan
+    with pytest.raises(ValueError, match=r"NaN in column 7"):
+        ReliefF(n_neighbors=1).fit(X, y)
+    X[4, 7] = 0.0
+    X[2, 2] = np.inf
+    with pytest.raises(ValueError, match=r"infinity \(inf\) in column 2"):
+        ReliefF(n_neighbors=1).fit(X, y)
+
+
+def test_one_class_and_singleton_class_and_large_k():
+    X, y = informative_problem(n=30, n_noise=5)
+    with pytest.raises(ValueError, match="at least 2 classes; y has 1 class"):
+        ReliefF(n_neighbors=1).fit(X, np.zeros(30))
+    y2 = y.copy()
+    y2[0] = 7
+    with pytest.raises(ValueError, match="class 7 has 1 sample"):
+        ReliefF(n_neighbors=1).fit(X, y2)
+    with pytest.raises(ValueError, match="n_neighbors=40 is larger than the number of hits"):
+        ReliefF(n_neighbors=40).fit(X, y)
+
+
+def test_invalid_parameter_is_named():
+    X, y = informative_problem(n=30, n_noise=5)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        ReliefF(n_neighbors=0).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [ReliefF(n_neighbors=3), Simba(random_state=0)])
+def test_transform_reproduces_weighted_knn(est):
+    X, y = informative_problem(n=60, n_noise=10, random_state=1)
+    est.fit(X, y)
+    Xt = est.transform(X)
+    metric = est.metric_
+    w = est.feature_importances_
+    D_weighted = weighted_distances(X, w=w, metric=metric)
+    D_plain = weighted_distances(Xt, metric=metric)
+    np.testing.assert_allclose(D_plain, D_weighted, rtol=1e-10, atol=1e-10)
+    est.fit(X[:40], y[:40])
+    knn = KNeighborsClassifier(1, metric="manhattan" if metric == "manhattan" else "euclidean")
+    knn.fit(est.transform(X[:40]), y[:40])
+    wk = WeightedKNN(est, n_neighbors=1).fit(X[:40], y[:40])
+    np.testing.assert_array_equal(knn.predict(est.transform(X[40:])), wk.predict(X[40:]))
+
+
+def test_pipeline_gridsearch_clone_selectfrommodel():
+    X, y = informative_problem(n=200, n_informative=3, n_noise=20, random_state=2)
+    pipe = make_pipeline(ReliefF(), KNeighborsClassifier(3, metric="manhattan"))
+    gs = GridSearchCV(pipe, {"relieff__n_neighbors": [1, 5]}, cv=3).fit(X, y)
+    assert gs.best_params_["relieff__n_neighbors"] in (1, 5)
+    est = ReliefF(n_neighbors=4)
+    c = clone(est)
+    assert c.get_params() == est.get_params()
+    est.fit(X, y)
+    assert est.n_neighbors == 4  # parameters are never changed by fit
+    sel = SelectFromModel(ReliefF(n_neighbors=3), max_features=3, threshold=-np.inf).fit(X, y)
+    assert set(np.flatnonzero(sel.get_support())) == {0, 1, 2}
+    assert cross_val_score(WeightedKNN(ReliefF(n_neighbors=3), 3), X, y, cv=3).mean() > 0.6
+
+
+def test_feature_names_and_float32():
+    pd = pytest.importorskip("pandas")
+    X, y = informative_problem(n=40, n_noise=3)
+    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(X.shape[1])])
+    est = ReliefF(n_neighbors=2).fit(df, y)
+    assert list(est.get_feature_names_out()) == list(df.columns)
+    assert est.transform(X.astype(np.float32)).dtype == np.float32
+
+
+def test_weighters_registry_is_complete():
+    expected = {"IM4E", "LHRelief", "SQPFW", "MDM", "EFW", "ERelief", "Relief", "ReliefF", "IRelief", "Simba",
+                "GFlip", "MulRel", "Logo", "NCADiagonal", "Lmba"}
+    assert expected <= set(knnweights.WEIGHTERS)
+    assert all(knnweights.WEIGHTERS[k].__name__ == k for k in knnweights.WEIGHTERS)

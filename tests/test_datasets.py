@@ -1,0 +1,51 @@
+import numpy as np
+import pytest
+
+from knnweights import datasets
+
+
+def test_every_bundled_dataset_loads_with_its_recorded_size():
+    for name in datasets.list_datasets():
+        info = datasets.dataset_info(name)
+        if info["n"] * info["d"] > 2_000_000:  # the big microarrays are checked in test_big_microarrays
+            continue
+        X, y = datasets.load(name, return_X_y=True)
+        assert X.shape == (info["n"], info["d"]), name
+        assert len(np.unique(y)) == info["classes"], name
+
+
+@pytest.mark.parametrize("name", ["colon_alon", "breast_vantveer"])
+def test_big_microarrays_and_missing_values(name):
+    b = datasets.load(name)
+    assert b.data.shape == (datasets.dataset_info(name)["n"], datasets.dataset_info(name)["d"])
+    if name == "breast_vantveer":
+        assert np.isnan(b.data).sum() == 36458
+        Xm, _ = datasets.load(name, return_X_y=True, missing="median")
+        assert np.isfinite(Xm).all()
+        Xd, _ = datasets.load(name, return_X_y=True, missing="drop_features")
+        assert Xd.shape[1] == 24481 - 10934
+
+
+def test_aliases_and_unknown_name():
+    X, y = datasets.load("colon_alon1999", return_X_y=True)
+    assert X.shape == (62, 2000) and sorted(np.bincount(np.unique(y, return_inverse=True)[1])) == [22, 40]
+    with pytest.raises(ValueError, match="unknown dataset"):
+        datasets.load("mnist")
+
+
+def test_spiral_labels_depend_on_first_two_features_only():
+    X, y = datasets.make_spiral(random_state=0, n_irrelevant=5)
+    assert X.shape == (400, 7) and np.bincount(y).tolist() == [200, 200]
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    assert cross_val_score(KNeighborsClassifier(1), X[:, :2], y, cv=5).mean() > 0.9
+    X2, _ = datasets.make_spiral(random_state=0, n_irrelevant=5)
+    np.testing.assert_array_equal(X, X2)
+
+
+def test_add_irrelevant_features_is_seeded():
+    X = np.zeros((10, 2))
+    a = datasets.add_irrelevant_features(X, 3, random_state=1)
+    assert a.shape == (10, 5) and np.array_equal(a, datasets.add_irrelevant_features(X, 3, random_state=1))
+    assert abs(a[:, 2:].std() - 1) < 0.5

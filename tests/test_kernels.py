@@ -1,0 +1,173 @@
+"""Every compiled kernel against a brute-force NumPy reference."""
+
+import mpmath
+import numpy as np
+import pytest
+
+from knnweights import _kernels
+from knnweights._config import config_context
+from knnweights.neighbors import (
+    distance_chunks,
+    hard_margin_vectors,
+    margin_vectors,
+    nearest_by_class,
+    nearest_hits_misses,
+    soft_margins,
+    soft_neighbor_log_probabilities,
+    weighted_distances,
+)
+
+PHI = {"manhattan": np.abs, "sqeuclidean": np.square}
+
+
+def ref_distances(A, B, w, metric):
+    return (PHI[metric](A[:, None, :] - B[None, :, :]) * w).sum(-1)
+
+
+def ref_neighbors(D, y, k):
+    """k nearest hits / misses by a stable sort (ties: lower index first)."""
+    n = D.shape[0]
+    hits, misses = [], []
+    for i in range(n):
+        order = np.lexsort((np.arange(n), D[i]))
+        order = order[order != i]
+        hits.append([j for j in order if y[j] == y[i]][:k])
+        misses.append([j for j in order if y[j] != y[i]][:k])
+    return np.array(hits), np.array(misses)
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "sqeuclidean"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_weighted_distances_match_reference(metric, dtype):
+    rng = np.random.default_rng(1)
+    A, B = rng.normal(size=(23, 9)).astype(dtype), rng.normal(size=(17, 9)).astype(dtype)
+    w = rng.uniform(0, 2, 9)
+    w[3] = 0.0
+    D = weighted_distances(A, B, w, metric)
+    assert D.dtype == dtype
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(D, ref_distances(A.astype(float), B.astype(float), w, metric), rtol=tol, atol=tol)
+
+
+def test_distance_chunks_respect_budget_and_cover_all_rows():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 5))
+    blocks = list(distance_chunks(X, working_memory=300 * 8 * 40 / 2**20))  # 40 rows per block
+    assert len(blocks) == 8 and all(e - s <= 40 for s, e, _ in blocks)
+    np.testing.assert_allclose(np.vstack([D for *_, D in blocks]), weighted_distances(X), atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "sqeuclidean"])
+def test_nearest_hits_misses_match_reference_with_ties(metric):
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(40, 3)).astype(float)  # many exact ties
+    y = rng.integers(0, 3, size=40)
+    w = np.array([1.0, 0.5, 2.0])
+    with config_context(working_memory=0.01):  # several chunks
+        nb = nearest_hits_misses(X, y, w, 3, metric)
+    D = ref_distances(X, X, w, metric)
+    hits, misses = ref_neighbors(D, y, 3)
+    np.testing.assert_array_equal(nb.hit_idx, hits)
+    np.testing.assert_array_equal(nb.miss_idx, misses)
+    np.testing.assert_allclose(nb.hit_dist, np.take_along_axis(D, hits, 1))
+
+
+def test_nearest_hits_misses_on_query_rows_with_repeats():
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(30, 4)), rng.integers(0, 2, 30)
+    full = nearest_hits_misses(X, y, None, 2)
+    rows = np.array([5, 5, 0, 29])
+    sub = nearest_hits_misses(X, y, None, 2, rows=rows)
+    np.testing.assert_array_equal(sub.hit_idx, full.hit_idx[rows])
+    np.testing.assert_array_equal(sub.miss_idx, full.miss_idx[rows])
+
+
+def test_nearest_by_class_self_and_query_search():
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(25, 3)), rng.integers(0, 3, 25)
+    idx, dist = nearest_by_class(X, y, None, 2, "manhattan")
+    D = ref_distances(X, X, np.ones(3), "manhattan")
+    for i in (0, 7, 24):
+        for c in range(3):
+            cand = [j for j in np.lexsort((np.arange(25), D[i])) if j != i and y[j] == c][:2]
+            np.testing.assert_array_equal(idx[i, c], cand)
+    Q = rng.normal(size=(4, 3))
+    qidx, _ = nearest_by_class(Q, None, None, 1, "manhattan", n_classes=3, XB=X, yB=y)
+    Dq = ref_distances(Q, X, np.ones(3), "manhattan")
+    for c in range(3):
+        np.testing.assert_array_equal(qidx[:, c, 0], np.where(y[None, :] == c, Dq, np.inf).argmin(1))
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "sqeuclidean"])
+def test_hard_margin_vectors_match_reference(metric):
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(30, 6)), rng.integers(0, 2, 30)
+    w = rng.uniform(0.1, 1, 6)
+    z = margin_vectors(X, y, w, metric, mode="nearest", n_neighbors=2, per_sample=True)
+    D = ref_distances(X, X, w, metric)
+    hits, misses = ref_neighbors(D, y, 2)
+    ref = PHI[metric](X[:, None] - X[misses]).mean(1) - PHI[metric](X[:, None] - X[hits]).mean(1)
+    np.testing.assert_allclose(z, ref, atol=1e-12)
+    zk = margin_vectors(X, y, w, metric, mode="kth", n_neighbors=2)
+    refk = (PHI[metric](X - X[misses[:, 1]]) - PHI[metric](X - X[hits[:, 1]])).sum(0)
+    np.testing.assert_allclose(zk, refk, atol=1e-10)
+    np.testing.assert_allclose(hard_margin_vectors(X, hits, misses, metric), ref.sum(0), atol=1e-10)
+
+
+def ref_soft(X, y, w, sigma, metric):
+    D = ref_distances(X, X, w, metric)
+    n = len(y)
+    Z = np.zeros_like(X)
+    for i in range(n):
+        for mask, sign in (((y == y[i]) & (np.arange(n) != i), -1), (y != y[i], 1)):
+            lg = -D[i, mask] / sigma
+            p = np.exp(lg - lg.max())
+            p /= p.sum()
+            Z[i] += sign * (p[:, None] * PHI[metric](X[i] - X[mask])).sum(0)
+    return Z
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "sqeuclidean"])
+@pytest.mark.parametrize("sigma", [10.0, 0.3, 1e-6])
+def test_soft_margins_match_reference(metric, sigma):
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(35, 5)), rng.integers(0, 3, 35)
+    w = rng.uniform(0.1, 1, 5)
+    with config_context(working_memory=0.005):
+        sm = soft_margins(X, y, w, sigma, metric, per_sample=True)
+    np.testing.assert_allclose(sm.z, ref_soft(X, y, w, sigma, metric), atol=1e-10)
+    assert np.all(np.isfinite(sm.hit_entropy)) and np.all(sm.hit_entropy >= -1e-12)
+    np.testing.assert_allclose(soft_margins(X, y, w, sigma, metric).z, sm.z.sum(0), atol=1e-9)
+
+
+def test_soft_probabilities_agree_with_high_precision_at_tiny_sigma():
+    rng = np.random.default_rng(8)
+    D = rng.uniform(0, 1e-5, size=(3, 12))
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1])
+    sigma = 1e-6
+    la, lb, _, _ = soft_neighbor_log_probabilities(D, y[:3], y, sigma)
+    mpmath.mp.dps = 50
+    for r in range(3):
+        hits = [j for j in range(12) if y[j] == y[r] and j != r]
+        tot = mpmath.fsum(mpmath.exp(-mpmath.mpf(D[r, j]) / sigma) for j in hits)
+        for j in hits:
+            ref = mpmath.exp(-mpmath.mpf(D[r, j]) / sigma) / tot
+            assert abs(float(ref) - np.exp(la[r, j])) < 1e-12
+        assert np.isclose(np.exp(lb[r]).sum(), 1.0) and np.isneginf(la[r, r])
+
+
+def test_float32_kernels_close_to_float64():
+    rng = np.random.default_rng(9)
+    X, y = rng.normal(size=(40, 8)), rng.integers(0, 2, 40)
+    z64 = soft_margins(X, y, np.ones(8), 1.0).z
+    z32 = soft_margins(X.astype(np.float32), y, np.ones(8), 1.0).z
+    assert z32.dtype == np.float32
+    np.testing.assert_allclose(z32, z64, rtol=1e-3, atol=1e-3)
+
+
+def test_kernel_codes_are_stable():
+    assert (_kernels.L1, _kernels.L2SQ) == (0, 1)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        weighted_distances(np.ones((2, 2)), metric="cosine")
+    with pytest.raises(ValueError, match="non-negative"):
+        weighted_distances(np.ones((2, 2)), w=np.array([1.0, -1.0]))
