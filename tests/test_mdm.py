@@ -1,0 +1,243 @@
+"""MDM (Hocke & Martinetz 2014): exactness of the lazy LP, optimality certificates, invariances."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from knnweights.classifiers import WeightedKNN
+from knnweights.mdm import MDM, select_C
+from knnweights._lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
+
+
+def _data(n, d=4, n_classes=3, seed=0, shift=1.5):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % n_classes
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 3.0, size=d)
+    X[:, 0] += shift * y
+    X[:, 1] -= shift * (y == 1)
+    return X, y
+
+
+def _reference_lp(X, y, soft, C):
+    """The LP of eqs. 9-11 / 12-14 written out from the paper, one row per ordered pair.
+
+    Built independently of knnweights._lp with an (n, n, d) array (tests only). Returns
+    ``(f, A, b, rows)`` with ``rows[(i, j)]`` the row of ordered pair ``(i, j)``.
+    """
+    n, d = X.shape
+    E = (X[:, None, :] - X[None, :, :]) ** 2
+    n_var = d + 1 + (n if soft else 0)
+    A, b, rows = [], [], {}
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            row = np.zeros(n_var)
+            if y[i] != y[j]:
+                row[:d] = -E[i, j]
+                b.append(-1.0)
+            else:
+                row[:d] = E[i, j]
+                row[d] = -1.0
+                if soft:
+                    row[d + 1 + i] = -1.0
+                b.append(0.0)
+            rows[(i, j)] = len(A)
+            A.append(row)
+    f = np.zeros(n_var)
+    f[d] = 1.0
+    if soft:
+        f[d + 1:] = C
+    return f, np.array(A), np.array(b), rows
+
+
+def _full_multipliers(mdm_pairs, mdm_kind, mdm_dual, rows, soft, m):
+    """Scatter the working-set multipliers onto the reference LP's rows (zeros elsewhere)."""
+    lam = np.zeros(m)
+    for (i, j), k, v in zip(mdm_pairs, mdm_kind, mdm_dual):
+        assert k in (SEPARATION, COMPACTNESS)
+        if k == SEPARATION or not soft:
+            assert i < j  # symmetric constraints are stored once, as i < j
+        lam[rows[(int(i), int(j))]] += v
+    return lam
+
+
+# -- exactness of the lazy constraint generation ------------------------------------------
+
+
+@pytest.mark.parametrize("soft", [False, True])
+@pytest.mark.parametrize("n,d,seed,shift", [(45, 4, 0, 1.5), (60, 12, 0, 3.0), (90, 12, 1, 3.0), (140, 4, 2, 1.5)])
+def test_lazy_generation_equals_full_lp(soft, n, d, seed, shift):
+    X, y = _data(n, d=d, seed=seed, shift=shift)
+    C = 0.05
+    full = solve_mdm(X, y, soft=soft, C=C, lazy=False)
+    lazy = solve_mdm(X, y, soft=soft, C=C, lazy=True, n_init=1)
+    assert lazy.converged
+    if d == 12:
+        assert lazy.n_rounds >= 2  # the working set really grew
+    assert lazy.n_constraints < full.n_constraints
+    assert abs(lazy.fun - full.fun) <= 1e-7 * max(1.0, abs(full.fun))
+    np.testing.assert_allclose(lazy.w, full.w, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(lazy.r, full.r, rtol=1e-6, atol=1e-9)
+    # objective of the relaxations never decreases as constraints are added
+    assert np.all(np.diff(lazy.history) >= -1e-9)
+
+
+def test_lazy_needs_several_rounds_and_matches_the_reference_optimum():
+    X, y = _data(120, d=6, seed=3)
+    lazy = solve_mdm(X, y, soft=True, C=0.02, lazy=True, n_init=1, n_add=1)
+    assert lazy.n_rounds >= 2
+    f, A, b, _ = _reference_lp(X, y, True, 0.02)
+    ref = linprog(f, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+    assert ref.status == 0
+    assert abs(lazy.fun - ref.fun) <= 1e-7 * max(1.0, abs(ref.fun))
+
+
+# -- optimality certificates -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("soft", [False, True])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_duals_certify_optimality_of_the_full_lp(soft, lazy):
+    X, y = _data(60, d=5, seed=4)
+    C = 0.05
+    mdm = MDM(soft=soft, C=C, lazy=lazy, n_init=1).fit(X, y)
+    f, A, b, rows = _reference_lp(X, y, soft, C)
+    v = np.concatenate([mdm.feature_importances_, [mdm.radius_], mdm.slacks_ if soft else []])
+    lam = _full_multipliers(mdm.constraint_pairs_, mdm.constraint_kind_, mdm.dual_, rows, soft, len(b))
+    scale = np.abs(A).max()
+    # primal feasibility on *every* pair (lazy pairs left out included)
+    assert np.all(A @ v - b <= 1e-7 * scale)
+    assert np.all(v >= 0)
+    # dual feasibility: lambda >= 0 and reduced costs f + A^T lambda >= 0
+    assert np.all(lam >= 0)
+    g = f + A.T @ lam
+    assert np.all(g >= -1e-6 * scale)
+    # complementary slackness
+    assert np.max(np.abs(lam * (b - A @ v))) <= 1e-6 * scale
+    assert np.max(np.abs(v * g)) <= 1e-6 * scale * max(1.0, v.max())
+    # strong duality: primal f.v equals dual -b.lambda
+    primal, dual = f @ v, -b @ lam
+    assert abs(primal - dual) <= 1e-6 * max(1.0, abs(primal))
+    assert abs(primal - mdm.objective_) <= 1e-7 * max(1.0, abs(primal))
+    # the pairs with positive multipliers are tight
+    assert len(mdm.support_vectors_) >= 1
+
+
+def test_multipliers_of_separation_rows_sum_to_the_objective():
+    # hard MDM: by strong duality r* = sum of the separation multipliers (b = -1 there, 0 else)
+    X, y = _data(70, seed=5)
+    mdm = MDM(soft=False, lazy=True).fit(X, y)
+    sep = mdm.constraint_kind_ == SEPARATION
+    assert mdm.dual_[sep].sum() == pytest.approx(mdm.radius_, rel=1e-7)
+    # and the compactness multipliers sum to 1 (the reduced cost of r is 1 - sum, r > 0)
+    assert mdm.dual_[~sep].sum() == pytest.approx(1.0, rel=1e-7)
+
+
+# -- properties of the solution --------------------------------------------------------
+
+
+def test_solution_satisfies_the_papers_constraints_with_tight_extremes():
+    X, y = _data(80, seed=6)
+    mdm = MDM(soft=False).fit(X, y)
+    w = mdm.feature_importances_
+    D = (((X[:, None, :] - X[None, :, :]) ** 2) * w).sum(-1)
+    same = y[:, None] == y[None, :]
+    off = ~np.eye(len(y), dtype=bool)
+    assert D[~same].min() == pytest.approx(1.0, rel=1e-7)  # eq. 6, tight
+    assert D[same & off].max() == pytest.approx(mdm.radius_, rel=1e-7)  # eq. 7, r is the largest
+
+
+@pytest.mark.parametrize("C", [1.0, 4.0])
+def test_soft_with_C_at_least_one_has_the_hard_optimum(C):
+    # (w, r + max xi) is feasible for hard MDM and r + max xi <= r + C sum xi when C >= 1
+    X, y = _data(60, seed=7)
+    hard = MDM(soft=False).fit(X, y)
+    soft = MDM(soft=True, C=C).fit(X, y)
+    assert soft.objective_ == pytest.approx(hard.radius_, rel=1e-7)
+    small = MDM(soft=True, C=0.01).fit(X, y)
+    assert small.objective_ < hard.radius_ - 1e-6  # slack pays off when it is cheap
+
+
+def test_scaling_a_feature_by_c_scales_its_weight_by_one_over_c_squared():
+    X, y = _data(70, d=5, seed=8)
+    c = np.array([1.0, 10.0, 0.1, 1.0, 3.0])
+    for soft in (False, True):
+        a = MDM(soft=soft, C=0.05).fit(X, y)
+        b = MDM(soft=soft, C=0.05).fit(X * c, y)
+        np.testing.assert_allclose(b.feature_importances_, a.feature_importances_ / c**2, rtol=1e-6, atol=1e-12)
+        assert b.radius_ == pytest.approx(a.radius_, rel=1e-7)
+        # the LP itself, without the estimator's internal standardisation
+        ra = solve_mdm(X, y, soft=soft, C=0.05, lazy=True)
+        rb = solve_mdm(X * c, y, soft=soft, C=0.05, lazy=True)
+        np.testing.assert_allclose(rb.w, ra.w / c**2, rtol=1e-5, atol=1e-12)
+    rng = np.random.default_rng(0)
+    Xt = rng.normal(size=(40, 5)) * 2
+    ka = WeightedKNN(MDM(soft=True, C=0.05), n_neighbors=3).fit(X, y)
+    kb = WeightedKNN(MDM(soft=True, C=0.05), n_neighbors=3).fit(X * c, y)
+    np.testing.assert_array_equal(ka.predict(Xt), kb.predict(Xt * c))
+
+
+def test_constant_features_get_weight_zero_and_informative_feature_dominates():
+    rng = np.random.default_rng(9)
+    n = 60
+    y = np.arange(n) % 2
+    X = np.column_stack([y * 4.0 + rng.normal(size=n) * 0.3, rng.normal(size=(n, 3)), np.full(n, 7.0)])
+    mdm = MDM(soft=False).fit(X, y)
+    w = mdm.feature_importances_
+    assert w[-1] == 0.0
+    assert np.argmax(w * X.var(axis=0)) == 0
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_identical_points_with_different_labels_raise_naming_the_pair(soft):
+    X, y = _data(30, seed=10)
+    X[17] = X[4]
+    y[17] = (y[4] + 1) % 3
+    with pytest.raises(ValueError, match=r"samples 4 and 17 are identical.*Remove or merge"):
+        MDM(soft=soft).fit(X, y)
+    # identical points with the *same* label are fine
+    y[17] = y[4]
+    assert np.all(np.isfinite(MDM(soft=soft).fit(X, y).feature_importances_))
+
+
+def test_duplicate_conflicts_matches_brute_force():
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 2, size=(40, 3)).astype(float)
+    y = rng.integers(0, 3, 40)
+    got = {tuple(p) for p in duplicate_conflicts(X, y)}
+    same = (X[:, None, :] == X[None, :, :]).all(-1) & (y[:, None] != y[None, :])
+    brute = {(i, j) for i, j in zip(*np.nonzero(np.triu(same, 1)))}
+    # the function reports one conflicting neighbour per sorted run; every report is a real conflict
+    assert got and got <= brute
+    assert {i for p in brute for i in p} >= {i for p in got for i in p}
+    groups_with_conflict = {tuple(X[i]) for p in brute for i in p}
+    assert groups_with_conflict == {tuple(X[i]) for p in got for i in p}
+
+
+def test_max_rounds_warns_and_weights_stay_finite():
+    X, y = _data(60, d=12, seed=0, shift=3.0)
+    with pytest.warns(ConvergenceWarning, match="max_rounds=1"):
+        mdm = MDM(soft=False, lazy=True, max_rounds=1, n_init=1).fit(X, y)
+    assert np.all(np.isfinite(mdm.feature_importances_)) and mdm.n_iter_ == 1
+
+
+def test_select_C_picks_from_the_grid():
+    X, y = _data(48, seed=13)
+    best, search = select_C(X, y, Cs=[0.01, 1.0], cv=3, random_state=0)
+    assert best in (0.01, 1.0)
+    assert len(search.cv_results_["mean_test_score"]) == 2
+
+
+@parametrize_with_checks([MDM(soft=True, C=0.1), MDM(soft=False, lazy=True)])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
