@@ -1,1 +1,42 @@
-"""Evaluation harness: repeated CV grids, paired tests, feature elimination."""
+"""Evaluation harness: repeated CV / holdout grids, tuning, paired tests, feature elimination.
+
+* :func:`run_grid` runs methods x datasets x repeats x folds (:class:`RepeatedCV`,
+  :class:`RepeatedHoldout`), seeded from one ``random_state``, in parallel through
+  joblib (any backend, ``dask`` included), resumable through a :class:`ResultStore`.
+* :class:`Tuned` / :func:`tune`: hyper-parameters by internal CV or a validation split.
+* :func:`weighted_knn`, :func:`weighter_pipeline`, :class:`RemoveLowestWeights`: a
+  weighter before a classifier, fitted on training rows only.
+* :func:`win_tie_loss`, :func:`paired_ttest`, :func:`corrected_ttest`,
+  :func:`wilcoxon_test`, :func:`win_tie_loss_table`: the papers' tests and W/T/L rows.
+* :class:`HalvingElimination`: I-M4E's feature elimination.
+"""
+
+from .elimination import HalvingElimination, halving_counts
+from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
+from .runner import (
+    RepeatedCV,
+    RepeatedHoldout,
+    ResultStore,
+    derive_seed,
+    paired_values,
+    run_grid,
+    summarize,
+    to_frame,
+    write_csv,
+)
+from .robustness import irrelevant_feature_curve
+from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
+from .stats import corrected_ttest, format_wtl, paired_ttest, wilcoxon_test, win_tie_loss, win_tie_loss_table
+from .topfeatures import feature_order, top_feature_curve
+from .tuning import Tuned, halving_grid, log_grid, set_random_states, share_grid, tune
+
+__all__ = [
+    "run_grid", "RepeatedCV", "RepeatedHoldout", "ResultStore", "derive_seed", "paired_values", "summarize",
+    "to_frame", "write_csv",
+    "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
+    "RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit",
+    "win_tie_loss", "paired_ttest", "corrected_ttest", "wilcoxon_test", "win_tie_loss_table", "format_wtl",
+    "HalvingElimination", "halving_counts",
+    "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
+    "spearman_similarity", "top_feature_curve", "feature_order",
+]

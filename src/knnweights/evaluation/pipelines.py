@@ -1,0 +1,175 @@
+"""Pipelines that put a weighter before a classifier, fitted on training data only.
+
+Every construction here is a scikit-learn estimator whose ``fit`` fits the weighter on
+the rows given to ``fit`` and nothing else, so inside cross-validation (the runner,
+``GridSearchCV``) the weights are learnt on the training folds only.
+
+:class:`RemoveLowestWeights` fits a weighter, drops the share of lowest-weight features
+(SQP-FW's baselines: "the lowest-weight features are removed, the percentage chosen on
+the validation set from {0 %, 1 %, ..., 99 %}") and rescales the rest by the weights.
+While a :func:`fit_cache` is active (the tuner opens one), refitting the same weighter
+on the same rows returns the stored fit, so a grid over the share and ``k`` costs one
+weighter fit per training set.
+"""
+
+import contextlib
+import math
+import numbers
+import threading
+from collections import OrderedDict
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit"]
+
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def fit_cache(maxsize=8):
+    """Reuse weighter fits on identical (parameters, data) within this block (this thread only).
+
+    The cache is keyed by ``joblib.hash`` of the unfitted weighter (its class and every
+    parameter, the seed included) and of ``X`` and ``y``; a fit is deterministic given
+    those when ``random_state`` is an int, so a cached fit equals a new one.  Estimators
+    whose ``random_state`` is ``None`` or a generator are never cached.
+    """
+    prev = getattr(_local, "cache", None)
+    _local.cache = OrderedDict() if prev is None else prev
+    _local.maxsize = maxsize
+    try:
+        yield _local.cache
+    finally:
+        if prev is None:
+            _local.cache = None
+
+
+def _deterministic(est):
+    """True when every ``random_state`` parameter of ``est`` is an int (a fixed seed)."""
+    return all(
+        v is not None and isinstance(v, numbers.Integral)
+        for k, v in est.get_params(deep=True).items()
+        if k.endswith("random_state")
+    )
+
+
+def cached_fit(estimator, X, y):
+    """``clone(estimator).fit(X, y)``, taken from the active :func:`fit_cache` when possible."""
+    cache = getattr(_local, "cache", None)
+    if cache is None or not _deterministic(estimator):
+        return clone(estimator).fit(X, y)
+    import joblib
+
+    key = joblib.hash((estimator, np.asarray(X), np.asarray(y)))
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    fitted = clone(estimator).fit(X, y)
+    cache[key] = fitted
+    while len(cache) > getattr(_local, "maxsize", 8):
+        cache.popitem(last=False)
+    return fitted
+
+
+class RemoveLowestWeights(TransformerMixin, BaseEstimator):
+    """Fit a weighter, drop the ``share`` of lowest-weight features, rescale the rest.
+
+    With ``share=0`` this is the weighter itself (``transform`` equals the weighter's).
+    The number of features kept is ``d - floor(share * d)``, at least one; ties in the
+    weights are broken by the lower feature index.
+
+    Parameters
+    ----------
+    weighter : estimator
+        A knnweights weighter (``fit``, ``transform``, ``feature_importances_``,
+        ``metric_``) or any estimator with ``feature_importances_`` or ``coef_``.
+    share : float in [0, 1), default=0.0
+        Share of features with the lowest weights removed (SQP-FW's baselines tune it
+        over ``{0, 0.01, ..., 0.99}`` on the validation set).
+
+    Attributes
+    ----------
+    weighter_ : fitted weighter (on the rows given to ``fit`` only)
+    support_ : ndarray of bool, shape (n_features,)
+    feature_importances_ : ndarray, shape (n_kept,)
+        Weights of the kept features.
+    metric_ : str
+        The weighter's metric (read by :class:`knnweights.classifiers.WeightedKNN`).
+    """
+
+    _parameter_constraints = {
+        "weighter": [HasMethods(["fit"])],
+        "share": [Interval(numbers.Real, 0, 1, closed="left")],
+    }
+
+    def __init__(self, weighter, share=0.0):
+        self.weighter = weighter
+        self.share = share
+
+    def fit(self, X, y):
+        """Fit the weighter on ``(X, y)`` and choose the features kept."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        self.weighter_ = cached_fit(self.weighter, X, y)
+        w = _feature_weights(self.weighter_)
+        d = w.shape[0]
+        n_keep = max(1, d - int(math.floor(self.share * d + 1e-9)))
+        order = np.lexsort((np.arange(d), -w))  # descending weight, lower index first
+        support = np.zeros(d, dtype=bool)
+        support[order[:n_keep]] = True
+        self.support_ = support
+        self.feature_importances_ = w[support]
+        self.metric_ = getattr(self.weighter_, "metric_", "manhattan")
+        self.classes_ = getattr(self.weighter_, "classes_", None)
+        return self
+
+    def get_support(self, indices=False):
+        """Mask (or indices) of the kept features."""
+        check_is_fitted(self, "support_")
+        return np.flatnonzero(self.support_) if indices else self.support_
+
+    def transform(self, X):
+        """The weighter's rescaling restricted to the kept features."""
+        check_is_fitted(self, "support_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        if hasattr(self.weighter_, "transform") and hasattr(self.weighter_, "metric_"):
+            Z = self.weighter_.transform(X)
+        else:
+            Z = X
+        return Z[:, self.support_]
+
+
+def _feature_weights(est):
+    """Non-negative per-feature weights of a fitted weighter / linear model."""
+    if hasattr(est, "feature_importances_"):
+        return np.asarray(est.feature_importances_, dtype=np.float64)
+    if hasattr(est, "coef_"):
+        coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
+        return (coef**2).sum(axis=0)  # SVM-RFE ranking criterion (Guyon et al. 2002)
+    raise TypeError(f"{type(est).__name__} has neither feature_importances_ nor coef_.")
+
+
+def weighted_knn(weighter, n_neighbors=1, share=0.0):
+    """Weighted kNN with the weighter's metric, optionally after removing low-weight features.
+
+    Returns ``WeightedKNN(RemoveLowestWeights(weighter, share), n_neighbors)``; tune it
+    with parameter names ``n_neighbors``, ``weighter__share`` and
+    ``weighter__weighter__<param>`` (e.g. ``{"n_neighbors": [1, 3, 5]}``).
+    """
+    from ..classifiers import WeightedKNN
+
+    return WeightedKNN(RemoveLowestWeights(weighter, share=share), n_neighbors=n_neighbors)
+
+
+def weighter_pipeline(weighter, classifier, share=0.0):
+    """``Pipeline([("weights", RemoveLowestWeights(weighter, share)), ("clf", classifier)])``.
+
+    Any scikit-learn classifier on the weighted (and reduced) data; the weighter is
+    fitted on the training rows of each ``fit`` only.  Grid names:
+    ``weights__share``, ``weights__weighter__<param>``, ``clf__<param>``.
+    """
+    return Pipeline([("weights", RemoveLowestWeights(weighter, share=share)), ("clf", classifier)])

@@ -1,0 +1,581 @@
+"""The grid runner: methods x datasets x repeats x folds, seeded, resumable, parallel.
+
+One call of :func:`run_grid` evaluates every method on every dataset under one
+protocol:
+
+* :class:`RepeatedCV` -- repeated stratified k-fold CV (I-M4E: 10 x 10-fold;
+  LH-RELIEF: 20 runs; EFW: 5-fold);
+* :class:`RepeatedHoldout` -- repeated random train / validation / test splits
+  (SQP-FW: thirds, 10 repeats, hyper-parameters picked on the validation third; its
+  microarray table: train / test 2:1 with internal CV).
+
+Every split depends only on ``(random_state, dataset, repeat)``, so all methods see the
+same folds (the paired tests need that); every method's randomness is seeded from
+``(random_state, method, dataset, repeat, fold)`` through :func:`derive_seed`
+(SHA-256 of the names, then :class:`numpy.random.SeedSequence`; never Python's
+``hash``).  A rerun gives identical numbers, whatever the joblib backend or
+``n_jobs``.
+
+Finished cells go to a :class:`ResultStore` (one JSON line per cell, flushed and
+fsynced as each cell finishes); a rerun with the same store skips them, so an
+interrupted run resumes where it stopped and no cell is stored twice.
+"""
+
+import hashlib
+import json
+import math
+import numbers
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+
+from .tuning import Tuned, set_random_states, tune
+
+__all__ = [
+    "RepeatedCV",
+    "RepeatedHoldout",
+    "ResultStore",
+    "run_grid",
+    "derive_seed",
+    "summarize",
+    "paired_values",
+    "to_frame",
+    "write_csv",
+]
+
+_MAX_SEED = 2**31 - 1
+
+
+# -- seeds -----------------------------------------------------------------------------
+def _key_words(key):
+    digest = hashlib.sha256(repr(key).encode("utf-8")).digest()
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+
+
+def derive_seed(random_state, *keys):
+    """A seed in ``[0, 2**31 - 1)`` determined by ``random_state`` and the ``keys``.
+
+    ``SeedSequence(entropy=[random_state, *sha256_words(keys)])``: stable across
+    processes, machines and Python versions (unlike ``hash()``), and different keys give
+    independent streams.
+
+    Parameters
+    ----------
+    random_state : int
+    *keys : str or int
+        E.g. ``("cell", method, dataset, repeat, fold)``.
+
+    Examples
+    --------
+    >>> derive_seed(0, "cell", "ReliefF", "sonar", 0, 3) == derive_seed(0, "cell", "ReliefF", "sonar", 0, 3)
+    True
+    """
+    if not isinstance(random_state, numbers.Integral) or random_state < 0:
+        raise ValueError(f"random_state must be a non-negative int here; got {random_state!r}.")
+    words = [] if not keys else _key_words(tuple(str(k) if not isinstance(k, int) else k for k in keys))
+    ss = np.random.SeedSequence(entropy=[int(random_state), *words])
+    return int(ss.generate_state(1, dtype=np.uint32)[0] % _MAX_SEED)
+
+
+def _root_seed(random_state):
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0] % _MAX_SEED)
+    if isinstance(random_state, numbers.Integral):
+        return int(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(_MAX_SEED))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(_MAX_SEED))
+    raise ValueError(f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}.")
+
+
+# -- protocols -------------------------------------------------------------------------
+class RepeatedCV:
+    """Repeated (stratified) k-fold cross-validation.
+
+    Parameters
+    ----------
+    n_splits : int, default=10
+    n_repeats : int, default=10
+    stratified : bool, default=True
+        Stratified folds (:class:`~sklearn.model_selection.StratifiedKFold`, shuffled
+        with a seed per repeat).
+    """
+
+    has_validation = False
+
+    def __init__(self, n_splits=10, n_repeats=10, stratified=True):
+        self.n_splits = n_splits
+        self.n_repeats = n_repeats
+        self.stratified = stratified
+
+    def __repr__(self):
+        return f"RepeatedCV(n_splits={self.n_splits}, n_repeats={self.n_repeats}, stratified={self.stratified})"
+
+    def split(self, y, random_state, dataset):
+        """Yield ``(repeat, fold, train, val, test)`` index arrays (``val`` is ``None``)."""
+        y = np.asarray(y)
+        for r in range(self.n_repeats):
+            seed = derive_seed(random_state, "split", dataset, r)
+            cls = StratifiedKFold if self.stratified else KFold
+            cv = cls(n_splits=self.n_splits, shuffle=True, random_state=seed)
+            for f, (tr, te) in enumerate(cv.split(np.zeros((y.shape[0], 1)), y)):
+                yield r, f, tr, None, te
+
+
+class RepeatedHoldout:
+    """Repeated random train / validation / test splits.
+
+    Parameters
+    ----------
+    n_repeats : int, default=10
+    train_size, val_size, test_size : float, default=1/3 each
+        Shares of the samples (SQP-FW Table 1: equal thirds; its Table 2: train / test
+        2:1 with ``val_size=0``).  They must sum to 1.
+    stratified : bool, default=True
+
+    Notes
+    -----
+    With a validation part, :class:`Tuned` methods pick their hyper-parameters on it and
+    the chosen model (fitted on the training part only) is tested; untuned methods are
+    fitted on the training part.  Without one, tuning uses internal CV on the training part.
+    """
+
+    def __init__(self, n_repeats=10, train_size=1 / 3, val_size=1 / 3, test_size=1 / 3, stratified=True):
+        self.n_repeats = n_repeats
+        self.train_size = train_size
+        self.val_size = val_size
+        self.test_size = test_size
+        self.stratified = stratified
+
+    @property
+    def has_validation(self):
+        return self.val_size > 0
+
+    def __repr__(self):
+        return (f"RepeatedHoldout(n_repeats={self.n_repeats}, train_size={self.train_size!r}, "
+                f"val_size={self.val_size!r}, test_size={self.test_size!r}, stratified={self.stratified})")
+
+    def split(self, y, random_state, dataset):
+        """Yield ``(repeat, 0, train, val, test)`` index arrays (``val`` ``None`` without a validation part)."""
+        total = self.train_size + self.val_size + self.test_size
+        if not math.isclose(total, 1.0, rel_tol=1e-9, abs_tol=1e-9):
+            raise ValueError(f"train_size + val_size + test_size must be 1; got {total}.")
+        y = np.asarray(y)
+        n = y.shape[0]
+        Xd = np.zeros((n, 1))
+        cls = StratifiedShuffleSplit if self.stratified else ShuffleSplit
+        for r in range(self.n_repeats):
+            seed = derive_seed(random_state, "split", dataset, r)
+            n_test = int(round(self.test_size * n))
+            rest, test = next(cls(n_splits=1, test_size=n_test, random_state=seed).split(Xd, y))
+            rest.sort()
+            test.sort()
+            if self.val_size > 0:
+                n_val = int(round(self.val_size * n))
+                seed2 = derive_seed(random_state, "split-val", dataset, r)
+                tr, va = next(cls(n_splits=1, test_size=n_val, random_state=seed2).split(Xd[rest], y[rest]))
+                yield r, 0, np.sort(rest[tr]), np.sort(rest[va]), test
+            else:
+                yield r, 0, rest, None, test
+
+
+# -- results store ---------------------------------------------------------------------
+class ResultStore:
+    """One JSON line per finished cell; crash-safe appends; resume by key.
+
+    Each line is written whole, flushed and fsynced before the next cell is stored, so
+    a crash leaves at most one torn last line; reading ignores it and the next append
+    cuts it off first.  Only the parent process writes (workers return their rows).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``.jsonl`` file; created with its folder when missing.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    def read(self):
+        """All complete rows (a torn last line, from a crash, is skipped)."""
+        if not os.path.exists(self.path):
+            return []
+        rows = []
+        with open(self.path, "rb") as fh:
+            data = fh.read()
+        lines = data.split(b"\n")
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line.decode("utf-8")))
+            except (ValueError, UnicodeDecodeError):
+                if i == len(lines) - 1:  # torn last line (no newline after it)
+                    continue
+                warnings.warn(f"{self.path}: skipping unreadable line {i + 1}.", RuntimeWarning, stacklevel=2)
+        return rows
+
+    def _repair(self):
+        """Cut a torn last line so that the next append starts on a fresh line."""
+        if not os.path.exists(self.path):
+            d = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(d, exist_ok=True)
+            return
+        with open(self.path, "rb+") as fh:
+            data = fh.read()
+            if data and not data.endswith(b"\n"):
+                fh.truncate(data.rfind(b"\n") + 1)
+                fh.flush()
+                os.fsync(fh.fileno())
+
+    def append(self, row):
+        """Append one row as a complete, fsynced line."""
+        line = (json.dumps(row, sort_keys=True, default=_json_default) + "\n").encode("utf-8")
+        with open(self.path, "ab") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def _json_default(o):
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, np.bool_):
+        return bool(o)
+    return repr(o)
+
+
+def _jsonable(obj):
+    return json.loads(json.dumps(obj, sort_keys=True, default=_json_default))
+
+
+# -- progress --------------------------------------------------------------------------
+class _Progress:
+    """A one-line progress indicator on stderr (no tqdm): cells done, elapsed, time left."""
+
+    def __init__(self, total, initial, enabled, label="run_grid", stream=None):
+        self.stream = stream or sys.stderr
+        if enabled is None:
+            enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.enabled = bool(enabled) and total > 0
+        self.total, self.done, self.start_done = total, initial, initial
+        self.label = label
+        self.t0 = time.monotonic()
+        self._last = 0.0
+        self._draw(force=True)
+
+    def update(self, n=1):
+        self.done += n
+        self._draw(force=self.done >= self.total)
+
+    def _draw(self, force=False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.2:
+            return
+        self._last = now
+        el = now - self.t0
+        ran = self.done - self.start_done
+        left = (self.total - self.done) * el / ran if ran else float("nan")
+        pct = 100.0 * self.done / self.total
+        eta = f" ~{_fmt_time(left)} left" if ran and self.done < self.total else ""
+        self.stream.write(f"\r{self.label}: {self.done}/{self.total} cells ({pct:3.0f}%) {_fmt_time(el)}{eta}   ")
+        self.stream.flush()
+
+    def close(self):
+        if self.enabled:
+            self._draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _fmt_time(s):
+    if not np.isfinite(s):
+        return "?"
+    s = int(s)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+# -- one cell --------------------------------------------------------------------------
+def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test, seed, scoring, fingerprint):
+    """Fit and score one (method, dataset, repeat, fold) cell; returns its row."""
+    Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
+    Xva = yva = None
+    if val is not None:
+        Xva, yva = X[val], y[val]
+    row = {"method": method_name, "dataset": dataset, "repeat": int(repeat), "fold": int(fold),
+           "n_train": int(len(train)), "n_val": int(0 if val is None else len(val)), "n_test": int(len(test)),
+           "seed": int(seed)}
+    t0 = time.perf_counter()
+    extra = {}
+    if isinstance(method, Tuned):
+        est = set_random_states(clone(method.estimator), seed)
+        est, params, best = tune(est, method.param_grid, Xtr, ytr, X_val=Xva, y_val=yva, cv=method.cv,
+                                 scoring=method.scoring, random_state=derive_seed(seed, "inner-cv"))
+        extra["best_params"] = _jsonable(params)
+        extra["tuning_score"] = float(best)
+    elif hasattr(method, "fit"):
+        est = set_random_states(clone(method), seed).fit(Xtr, ytr)
+    elif callable(method):
+        out = method(Xtr, ytr, Xte, yte, X_val=Xva, y_val=yva, random_state=seed)
+        if isinstance(out, dict):
+            out = dict(out)
+            acc = float(out.pop("accuracy"))
+            extra.update(_jsonable(out))
+        else:
+            acc = float(out)
+        row["fit_time"] = time.perf_counter() - t0
+        row["accuracy"] = 100.0 * acc
+        row.update(extra)
+        row["fingerprint"] = fingerprint
+        return row
+    else:
+        raise TypeError(f"method {method_name!r}: expected an estimator, a Tuned or a callable; got {method!r}.")
+    row["fit_time"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    pred = est.predict(Xte)
+    row["accuracy"] = 100.0 * float(np.mean(pred == yte))
+    if scoring not in (None, "accuracy"):
+        row["score"] = float(check_scoring(est, scoring=scoring)(est, Xte, yte))
+    row["score_time"] = time.perf_counter() - t1
+    for attr in ("n_features_selected_",):
+        if hasattr(est, attr):
+            extra["n_features_selected"] = int(getattr(est, attr))
+    row.update(extra)
+    row["fingerprint"] = fingerprint
+    return row
+
+
+def _fingerprint(method, data_hash, protocol, root, scoring):
+    import joblib
+
+    try:
+        mh = joblib.hash(method)
+    except Exception:  # noqa: BLE001 - unpicklable spec: fall back to its repr
+        mh = hashlib.sha256(repr(method).encode()).hexdigest()
+    return hashlib.sha256(repr((mh, data_hash, repr(protocol), root, scoring)).encode()).hexdigest()[:16]
+
+
+def _load_datasets(datasets):
+    if isinstance(datasets, dict):
+        items = datasets.items()
+    else:
+        from .. import datasets as _ds
+
+        items = [(name, _ds.load(name, return_X_y=True)) for name in datasets]
+    out = {}
+    for name, data in items:
+        X, y = data
+        if hasattr(X, "to_numpy"):
+            X = X.to_numpy()
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        if X.ndim != 2 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"dataset {name!r}: X must be 2-D with one label per row.")
+        out[str(name)] = (X, y)
+    return out
+
+
+# -- the runner ------------------------------------------------------------------------
+def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, store=None, progress=None,
+             as_frame=None, scoring="accuracy"):
+    """Evaluate every method on every dataset under one protocol (repeats x folds).
+
+    Parameters
+    ----------
+    methods : dict
+        Name -> method.  A method is an unfitted scikit-learn classifier (fitted on
+        the training part), a :class:`~knnweights.evaluation.Tuned` (hyper-parameters
+        tuned on the validation part or by internal CV on the training part, see
+        :func:`~knnweights.evaluation.tune`), or a callable
+        ``f(X_train, y_train, X_test, y_test, X_val=None, y_val=None, random_state=int)``
+        returning the test accuracy as a fraction, or a dict with ``"accuracy"`` and
+        further JSON-able entries to record.
+    datasets : dict or list of str
+        Name -> ``(X, y)``, or names of bundled datasets
+        (:func:`knnweights.datasets.load`).
+    protocol : RepeatedCV or RepeatedHoldout, default=RepeatedCV(10, 10)
+    random_state : int, RandomState, Generator or None, default=0
+        Root of every seed.  ``None`` draws a fresh root (recorded per row as the cell
+        seeds; a store can then not be resumed).
+    n_jobs : int, optional
+        Cells run in parallel through joblib; ``None`` follows the active
+        ``joblib.parallel_backend`` (e.g. ``"dask"``), else runs serially.  Results
+        do not depend on it.
+    store : str or path-like or ResultStore, optional
+        JSON-lines file of finished cells; cells already in it (same method, data,
+        protocol, seed and scoring) are not run again.
+    progress : bool, optional
+        Progress line on stderr; default: only when stderr is a terminal.
+    as_frame : bool, optional
+        Return a pandas DataFrame; default: when pandas is importable, else a list
+        of dicts.
+    scoring : str, default="accuracy"
+        Tuning criterion of :class:`Tuned` methods passed without their own, and an
+        extra ``score`` column when it is not accuracy.
+
+    Returns
+    -------
+    list of dict or pandas.DataFrame
+        One row per cell, ordered by method, dataset, repeat, fold: ``method``,
+        ``dataset``, ``repeat``, ``fold``, ``accuracy`` (percent), ``n_train``,
+        ``n_val``, ``n_test``, ``seed``, ``fit_time``, ``score_time`` and, where they
+        apply, ``best_params``, ``tuning_score``, ``n_features_selected``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from knnweights import ReliefF
+    >>> from knnweights.evaluation import RepeatedCV, Tuned, run_grid, weighted_knn
+    >>> X, y = load_iris(return_X_y=True)
+    >>> rows = run_grid({"ReliefF": Tuned(weighted_knn(ReliefF()), {"n_neighbors": [1, 3, 5]}, cv=3)},
+    ...                 {"iris": (X, y)}, protocol=RepeatedCV(3, 2), as_frame=False)
+    >>> len(rows), sorted(rows[0])[:4]
+    (6, ['accuracy', 'best_params', 'dataset', 'fit_time'])
+    """
+    from joblib import Parallel, delayed
+
+    if not isinstance(methods, dict) or not methods:
+        raise ValueError("methods must be a non-empty dict name -> method.")
+    protocol = RepeatedCV() if protocol is None else protocol
+    root = _root_seed(random_state)
+    data = _load_datasets(datasets)
+    if isinstance(store, (str, os.PathLike)):
+        store = ResultStore(store)
+
+    import joblib
+
+    data_hash = {name: joblib.hash((X, y)) for name, (X, y) in data.items()}
+    fps = {(m, d): _fingerprint(spec, data_hash[d], protocol, root, scoring)
+           for m, spec in methods.items() for d in data}
+
+    done = {}
+    if store is not None:
+        stale = 0
+        for row in store.read():
+            key = (row.get("method"), row.get("dataset"), row.get("repeat"), row.get("fold"))
+            if fps.get(key[:2]) == row.get("fingerprint"):
+                done.setdefault(key, row)
+            elif key[:2] in fps:
+                stale += 1
+        if stale:
+            warnings.warn(f"{store.path}: {stale} stored row(s) come from a different configuration "
+                          "(method, data, protocol, seed or scoring) and are ignored.", RuntimeWarning, stacklevel=2)
+        store._repair()
+
+    tasks, order = [], []
+    for d, (X, y) in data.items():
+        splits = list(protocol.split(y, root, d))
+        for m, spec in methods.items():
+            for r, f, tr, va, te in splits:
+                key = (m, d, r, f)
+                order.append(key)
+                if key in done:
+                    continue
+                seed = derive_seed(root, "cell", m, d, r, f)
+                tasks.append(delayed(_run_cell)(m, spec, d, X, y, r, f, tr, va, te, seed, scoring, fps[(m, d)]))
+
+    bar = _Progress(len(order), len(order) - len(tasks), progress)
+    try:
+        if tasks:
+            try:
+                results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
+            except ValueError:  # a backend without generator support
+                results = Parallel(n_jobs=n_jobs)(tasks)
+            for row in results:
+                key = (row["method"], row["dataset"], row["repeat"], row["fold"])
+                if key in done:
+                    continue
+                done[key] = row
+                if store is not None:
+                    store.append(row)
+                bar.update()
+    finally:
+        bar.close()
+    rows = []
+    for key in order:
+        row = dict(done[key])
+        row.pop("fingerprint", None)
+        rows.append(row)
+    return _maybe_frame(rows, as_frame)
+
+
+def _maybe_frame(rows, as_frame):
+    if as_frame is False:
+        return rows
+    try:
+        import pandas as pd
+    except ImportError:
+        if as_frame:
+            raise ImportError("as_frame=True needs pandas; install it or pass as_frame=False.") from None
+        return rows
+    return pd.DataFrame(rows)
+
+
+def to_frame(rows):
+    """A pandas DataFrame of the rows (needs pandas)."""
+    import pandas as pd
+
+    return pd.DataFrame(list(rows) if not hasattr(rows, "columns") else rows)
+
+
+def _records(results):
+    if hasattr(results, "to_dict") and hasattr(results, "columns"):
+        return results.to_dict(orient="records")
+    return list(results)
+
+
+def paired_values(results, method, dataset, value="accuracy"):
+    """The ``value`` of ``method`` on ``dataset`` ordered by (repeat, fold), as an array."""
+    rows = sorted((r for r in _records(results) if r["method"] == method and r["dataset"] == dataset),
+                  key=lambda r: (r["repeat"], r["fold"]))
+    return np.array([float(r[value]) for r in rows])
+
+
+def summarize(results, value="accuracy", as_frame=False):
+    """Mean, standard deviation and count of ``value`` per (method, dataset).
+
+    Returns a list of dicts ``method, dataset, mean, std, n`` (in order of first
+    appearance), or a DataFrame with ``as_frame=True``.
+    """
+    groups = {}
+    for r in _records(results):
+        groups.setdefault((r["method"], r["dataset"]), []).append(float(r[value]))
+    out = []
+    for (m, d), v in groups.items():
+        a = np.asarray(v)
+        out.append({"method": m, "dataset": d, "mean": float(a.mean()),
+                    "std": float(a.std(ddof=1)) if a.size > 1 else 0.0, "n": int(a.size)})
+    return _maybe_frame(out, True) if as_frame else out
+
+
+def write_csv(results, path):
+    """Write the rows as CSV atomically (temporary file, then ``os.replace``)."""
+    import csv
+
+    rows = _records(results)
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v) for k, v in r.items()})
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,274 @@
+"""Paired tests and the papers' win / tie / loss rules.
+
+* I-M4E (Bei & Hong, Sec. 5.2): Student's paired two-tailed t-test over the 10 x 10
+  cross-validation accuracies; a method **wins** when ``p < 0.01`` **and** its mean
+  accuracy is at least 0.5 percentage points higher, otherwise the two **tie**
+  (``win_tie_loss(a, b)`` with the defaults).
+* LH-RELIEF (Cai & Ng, Table 2): paired two-tailed t-test at ``p < 0.05`` with no
+  minimum difference (``win_tie_loss(a, b, alpha=0.05, min_diff=0)``).
+* Nadeau & Bengio (2003), "Inference for the generalization error", Machine Learning
+  52: the corrected resampled t-test, whose variance term ``(1/J + n_test/n_train) s^2``
+  accounts for the overlap of the training sets of repeated splits
+  (:func:`corrected_ttest`).
+
+Accuracies are in percent (as the papers print them), so ``min_diff`` is in percentage
+points.  Differences that are all equal never give NaN: all zero is a tie with
+``p = 1``; a constant non-zero difference has ``p = 0`` (its t statistic is infinite).
+"""
+
+import numpy as np
+from scipy import stats as _sps
+
+__all__ = [
+    "paired_ttest",
+    "corrected_ttest",
+    "wilcoxon_test",
+    "win_tie_loss",
+    "win_tie_loss_table",
+    "format_wtl",
+]
+
+
+def _as_diffs(acc_a, acc_b=None):
+    a = np.asarray(acc_a, dtype=np.float64).ravel()
+    if acc_b is None:
+        d = a
+    else:
+        b = np.asarray(acc_b, dtype=np.float64).ravel()
+        if a.shape != b.shape:
+            raise ValueError(f"paired samples need equal lengths; got {a.shape[0]} and {b.shape[0]}.")
+        d = a - b
+    if d.size == 0:
+        raise ValueError("no paired values given.")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("paired values must be finite (no NaN or inf).")
+    return d
+
+
+def _t_from(mean, var_term, df):
+    """Two-tailed p of ``t = mean / sqrt(var_term)``; zero variance handled without NaN."""
+    if var_term <= 0.0 or not np.isfinite(var_term):
+        if mean == 0.0:
+            return 0.0, 1.0
+        return float(np.copysign(np.inf, mean)), 0.0
+    t = mean / np.sqrt(var_term)
+    p = 2.0 * _sps.t.sf(abs(t), df)
+    return float(t), float(min(1.0, p))
+
+
+def paired_ttest(acc_a, acc_b):
+    """Student's paired two-tailed t-test of ``acc_a`` against ``acc_b``.
+
+    Parameters
+    ----------
+    acc_a, acc_b : array-like of shape (n,)
+        Paired results (e.g. the accuracy of two methods on the same folds).
+
+    Returns
+    -------
+    t : float
+        ``mean(d) / (std(d, ddof=1) / sqrt(n))`` with ``d = acc_a - acc_b``;
+        ``0`` when all differences are zero, ``+-inf`` when they are equal and non-zero.
+    p : float
+        Two-tailed p-value (``n - 1`` degrees of freedom); ``1`` for identical inputs,
+        ``0`` for a constant non-zero difference.  Equals :func:`scipy.stats.ttest_rel`
+        wherever that is defined.
+    """
+    d = _as_diffs(acc_a, acc_b)
+    n = d.size
+    if n < 2:
+        return _t_from(float(d.mean()), 0.0 if d[0] == 0 else np.inf, 1)
+    var = d.var(ddof=1)
+    # differences equal up to rounding: treat as zero variance (no spurious huge t)
+    if var <= (1e-12 * max(1.0, float(np.abs(d).max()))) ** 2:
+        var = 0.0
+    return _t_from(float(d.mean()), var / n, n - 1)
+
+
+def corrected_ttest(diffs, n_train, n_test):
+    """Nadeau & Bengio's corrected resampled t-test.
+
+    For ``J`` paired differences from repeated train/test splits (repeated CV or
+    random subsampling), ``t = mean(d) / sqrt((1/J + n_test/n_train) * s^2)`` with
+    ``s^2 = var(d, ddof=1)``, compared with Student's t on ``J - 1`` degrees of freedom
+    (Nadeau & Bengio 2003, Machine Learning 52:239-281, Sec. 4; Bouckaert & Frank 2004).
+    The plain paired t-test uses ``1/J`` alone and is too liberal because the
+    training sets overlap.
+
+    Parameters
+    ----------
+    diffs : array-like of shape (J,)
+        Differences of the two methods' results on the same splits.
+    n_train, n_test : int
+        Training and test set sizes of one split (for k-fold CV:
+        ``n_test/n_train = 1/(k-1)``).
+
+    Returns
+    -------
+    t, p : float
+        Statistic and two-tailed p-value (``p = 1`` when all differences are zero).
+
+    Examples
+    --------
+    >>> t, p = corrected_ttest([1.0, 2.0, 3.0, 2.0], n_train=90, n_test=10)
+    >>> round(t, 4), round(p, 4)
+    (4.0762, 0.0267)
+    """
+    d = _as_diffs(diffs)
+    if n_train <= 0 or n_test <= 0:
+        raise ValueError(f"n_train and n_test must be positive; got {n_train} and {n_test}.")
+    J = d.size
+    if J < 2:
+        raise ValueError("the corrected resampled t-test needs at least 2 differences.")
+    var = d.var(ddof=1)
+    if var <= (1e-12 * max(1.0, float(np.abs(d).max()))) ** 2:
+        var = 0.0
+    return _t_from(float(d.mean()), (1.0 / J + n_test / n_train) * var, J - 1)
+
+
+def wilcoxon_test(acc_a, acc_b):
+    """Wilcoxon signed-rank test of ``acc_a`` against ``acc_b`` (two-sided).
+
+    Returns ``(statistic, p)`` from :func:`scipy.stats.wilcoxon` (zero differences
+    dropped, ``zero_method="wilcox"``); identical inputs give ``(0.0, 1.0)``.
+    """
+    d = _as_diffs(acc_a, acc_b)
+    if np.all(d == 0):
+        return 0.0, 1.0
+    res = _sps.wilcoxon(d, zero_method="wilcox", alternative="two-sided")
+    return float(res.statistic), float(res.pvalue)
+
+
+def _p_value(acc_a, acc_b, test, n_train, n_test):
+    if test == "ttest":
+        return paired_ttest(acc_a, acc_b)[1]
+    if test == "corrected":
+        if n_train is None or n_test is None:
+            raise ValueError('test="corrected" needs n_train and n_test.')
+        return corrected_ttest(_as_diffs(acc_a, acc_b), n_train, n_test)[1]
+    if test == "wilcoxon":
+        return wilcoxon_test(acc_a, acc_b)[1]
+    raise ValueError(f'test must be "ttest", "corrected" or "wilcoxon"; got {test!r}.')
+
+
+def win_tie_loss(acc_a, acc_b, alpha=0.01, min_diff=0.5, test="ttest", n_train=None, n_test=None):
+    """Win, tie or loss of method ``a`` against method ``b`` on paired results.
+
+    ``a`` **wins** when the paired two-tailed test gives ``p < alpha`` and
+    ``mean(acc_a) - mean(acc_b) >= min_diff``; it **loses** when ``p < alpha`` and
+    ``mean(acc_b) - mean(acc_a) >= min_diff``; otherwise it is a **tie**.  The defaults
+    are I-M4E's rule (Bei & Hong, Sec. 5.2: ``p < 0.01`` and at least 0.5 points);
+    LH-RELIEF's is ``alpha=0.05, min_diff=0``.
+
+    Parameters
+    ----------
+    acc_a, acc_b : array-like of shape (n,)
+        Paired accuracies in percent (same folds, same order).
+    alpha : float, default=0.01
+    min_diff : float, default=0.5
+        Minimum mean difference, in the unit of the accuracies (percentage points).
+    test : {"ttest", "corrected", "wilcoxon"}, default="ttest"
+        Student's paired t-test, Nadeau & Bengio's corrected test (needs ``n_train``,
+        ``n_test``) or the Wilcoxon signed-rank test.
+    n_train, n_test : int, optional
+        Split sizes for ``test="corrected"``.
+
+    Returns
+    -------
+    {"win", "tie", "loss"}
+
+    Examples
+    --------
+    >>> a = [90.0, 91.0, 92.0, 90.0, 91.0, 92.0]
+    >>> b = [80.0, 80.5, 81.0, 80.0, 80.5, 81.5]
+    >>> win_tie_loss(a, b), win_tie_loss(b, a), win_tie_loss(a, a)
+    ('win', 'loss', 'tie')
+    """
+    d = _as_diffs(acc_a, acc_b)
+    mean = float(d.mean())
+    if abs(mean) < min_diff or mean == 0.0:
+        return "tie"
+    p = _p_value(acc_a, acc_b, test, n_train, n_test)
+    if not p < alpha:
+        return "tie"
+    return "win" if mean > 0 else "loss"
+
+
+def format_wtl(counts):
+    """``"w/t/l"`` as the papers print it, from a ``(wins, ties, losses)`` triple or dict."""
+    if isinstance(counts, dict):
+        counts = (counts["wins"], counts["ties"], counts["losses"])
+    return "{}/{}/{}".format(*(int(c) for c in counts))
+
+
+def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", value="accuracy",
+                       methods=None):
+    """W/T/L of every method against ``reference`` over datasets, counted from the competitor's side.
+
+    For each dataset and each method other than ``reference``, the paired results of
+    the method and the reference on the same (repeat, fold) cells are compared with
+    :func:`win_tie_loss` (the competitor as ``a``), as I-M4E's Tables 3-5 print them
+    ("the number of times each algorithm W/T/L when compared to I-M4E": ``1/0/4``
+    means it beat I-M4E on one dataset and lost on four).
+
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Tidy rows with keys ``method``, ``dataset``, ``repeat``, ``fold`` and ``value``
+        (as :func:`knnweights.evaluation.run_grid` returns).
+    reference : str
+        The reference method.
+    alpha, min_diff, test
+        As in :func:`win_tie_loss`; ``test="corrected"`` takes ``n_train`` / ``n_test``
+        from the rows (their means).
+    value : str, default="accuracy"
+    methods : list of str, optional
+        Order of the competitors (default: order of first appearance).
+
+    Returns
+    -------
+    list of dict
+        One row per competitor: ``method``, ``wins``, ``ties``, ``losses``, ``wtl``
+        (``"w/t/l"``) and ``per_dataset`` (dataset -> outcome, p-value, mean difference).
+    """
+    rows = _rows(results)
+    table = {}
+    sizes = {}
+    for r in rows:
+        key = (r["method"], r["dataset"])
+        table.setdefault(key, {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
+        if "n_train" in r and "n_test" in r:
+            sizes.setdefault(r["dataset"], []).append((r["n_train"], r["n_test"]))
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    if methods is None:
+        methods = [m for m in dict.fromkeys(r["method"] for r in rows) if m != reference]
+    out = []
+    for m in methods:
+        counts = {"win": 0, "tie": 0, "loss": 0}
+        per = {}
+        for ds in datasets:
+            ref, comp = table.get((reference, ds)), table.get((m, ds))
+            if not ref or not comp:
+                continue
+            cells = sorted(set(ref) & set(comp))
+            if not cells:
+                continue
+            a = np.array([comp[c] for c in cells])
+            b = np.array([ref[c] for c in cells])
+            n_train = n_test = None
+            if test == "corrected":
+                n_train, n_test = np.mean(np.asarray(sizes[ds], dtype=float), axis=0)
+            outcome = win_tie_loss(a, b, alpha=alpha, min_diff=min_diff, test=test, n_train=n_train, n_test=n_test)
+            counts[outcome] += 1
+            per[ds] = {"outcome": outcome, "p": _p_value(a, b, test, n_train, n_test) if len(cells) > 1 else 1.0,
+                       "diff": float(a.mean() - b.mean()), "n_pairs": len(cells)}
+        out.append({"method": m, "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"],
+                    "wtl": format_wtl((counts["win"], counts["tie"], counts["loss"])), "per_dataset": per})
+    return out
+
+
+def _rows(results):
+    """List of dicts from a list of dicts or a pandas DataFrame."""
+    if hasattr(results, "to_dict") and hasattr(results, "columns"):
+        return results.to_dict(orient="records")
+    return list(results)
