@@ -1,25 +1,380 @@
-"""EFW, EFWWD and E-Relief (Li, Gao & Chen) (not yet implemented: being written)."""
+"""EFW, EFWWD and E-Relief: ensemble feature weighting (Li, Gao & Chen, AAAI 2012).
 
-from .base import BaseWeighter
+``m`` subsamples of ``beta n`` samples; on each, the base margins
+``z_i = |x_i - NM(x_i)| - |x_i - NH(x_i)|`` (nearest miss / hit, Manhattan distance);
+one weight vector ``w_k`` per subsample, all fitted jointly on the logistic loss of the
+margins plus a diversity term (eqs. 1, 2, 4), on ``{w_k >= 0, ||w_k||_2 = 1}``.  The
+ensemble weight is the mean ``w_e = (1/m) sum_k w_k``.  Neighbour search and margin
+vectors come from :mod:`knnweights.neighbors`.
+"""
 
-__all__ = ["EFW", "ERelief"]
+import numbers
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+
+from .base import BaseWeighter, warn_max_iter
+from .neighbors import hard_margin_vectors, nearest_hits_misses
+from .relief import Relief
+
+__all__ = [
+    "EFW",
+    "ERelief",
+    "ensemble_subsamples",
+    "base_margins",
+    "efw_objective",
+    "project_sphere_orthant",
+    "stationarity_residual",
+]
 
 
+# --- the pieces of the method ------------------------------------------------------
+def ensemble_subsamples(y, n_estimators, subsample, random_state=None):
+    """The ``m`` random subsamples of about ``beta n`` samples (drawn without replacement).
+
+    Drawn per class (``round(beta n_c)`` of the ``n_c`` samples of class ``c``, at least
+    2 where the class has 2), so that every sample of a subsample has a nearest hit and
+    a nearest miss inside it; the paper draws "randomly" without saying more.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,), integer class codes
+    n_estimators : int
+    subsample : float in (0, 1]
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    list of ``n_estimators`` sorted index arrays.
+    """
+    rng = check_random_state(random_state)
+    y = np.asarray(y)
+    classes = np.unique(y)
+    members = [np.flatnonzero(y == c) for c in classes]
+    out = []
+    for _ in range(n_estimators):
+        parts = []
+        for idx in members:
+            size = int(np.clip(round(subsample * idx.size), min(2, idx.size), idx.size))
+            parts.append(rng.choice(idx, size=size, replace=False))
+        out.append(np.sort(np.concatenate(parts)))
+    return out
+
+
+def base_margins(X, y):
+    """``z_i = |x_i - NM(x_i)| - |x_i - NH(x_i)|`` for every sample (eq. 2's margins).
+
+    Nearest hit and miss by the unweighted Manhattan distance, self excluded.
+
+    Returns
+    -------
+    ndarray of shape (n, d)
+    """
+    nb = nearest_hits_misses(X, y, None, 1, "manhattan")
+    return hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, "manhattan", per_sample=True)
+
+
+def _logistic_loss_grad(Z, w, scale):
+    """``sum_i log(1 + exp(-scale w.z_i))`` and its gradient (eq. 8 with ``scale = 1/m``)."""
+    u = scale * (Z @ w)
+    loss = np.logaddexp(0.0, -u).sum()
+    grad = -scale * (Z.T @ expit(-u))
+    return loss, grad
+
+
+def efw_objective(W, Zs, gamma):
+    """The EFW loss ``L(E)`` (eq. 1 with eqs. 2 and 4) and its gradient (eqs. 6-9).
+
+    ``L(E) = sum_k sum_{i in k} log(1 + exp(-w_k.z_i / m))
+    + gamma / (m (m - 1)) sum_{k < k'} ||w_k + w_k'||^2``.
+
+    The gradient is the exact one of this ``L``: the ``1/(beta n)`` factor in front of
+    the loss term of eq. (7) and the extra factor 2 of its diversity term are not in
+    eqs. (2) and (4), whose sum the method minimises (eq. 5); we follow eqs. (2), (4).
+
+    Parameters
+    ----------
+    W : ndarray of shape (m, d)
+    Zs : list of m arrays of shape (n_k, d), the margins of each subsample
+    gamma : float
+
+    Returns
+    -------
+    (float, ndarray of shape (m, d))
+    """
+    m = W.shape[0]
+    loss = 0.0
+    G = np.empty_like(W)
+    for k in range(m):
+        lk, G[k] = _logistic_loss_grad(Zs[k], W[k], 1.0 / m)
+        loss += lk
+    if gamma > 0 and m > 1:
+        c = gamma / (m * (m - 1))
+        S = W.sum(axis=0)
+        # sum_{k<k'} ||w_k + w_k'||^2 = (m - 2) sum_k ||w_k||^2 + ||sum_k w_k||^2
+        loss += c * ((m - 2) * np.sum(W * W) + S @ S)
+        G += 2.0 * c * ((m - 2) * W + S[None, :])
+    return loss, G
+
+
+def project_sphere_orthant(V):
+    """Row-wise projection onto ``{w >= 0, ||w||_2 = 1}``: clip at 0, then normalise.
+
+    A row with no positive entry goes to the unit vector of its largest entry (the
+    nearest point of the set).
+    """
+    V = np.atleast_2d(V)
+    P = np.maximum(V, 0.0)
+    norms = np.linalg.norm(P, axis=1)
+    out = np.zeros_like(P)
+    ok = norms > 0
+    out[ok] = P[ok] / norms[ok, None]
+    for k in np.flatnonzero(~ok):
+        out[k, np.argmax(V[k])] = 1.0
+    return out
+
+
+def stationarity_residual(W, G):
+    """First-order optimality residual on ``{w_k >= 0, ||w_k|| = 1}``, row-wise.
+
+    On the support ``w_kj > 0``: the gradient's component tangent to the sphere,
+    ``g_kj - (g_k.w_k) w_kj`` (zero at a stationary point: ``g = lambda w`` there); off the
+    support: ``min(g_kj, 0)`` (raising a zero weight must not decrease ``L``).
+
+    Returns
+    -------
+    ndarray of shape (m,): ``||residual_k|| / ||g_k||`` (scale-free; 0 at a KKT point).
+    """
+    W = np.atleast_2d(W)
+    G = np.atleast_2d(G)
+    lam = np.sum(G * W, axis=1, keepdims=True)
+    R = np.where(W > 0, G - lam * W, np.minimum(G, 0.0))
+    gn = np.linalg.norm(G, axis=1)
+    return np.linalg.norm(R, axis=1) / np.where(gn > 0, gn, 1.0)
+
+
+def _start(Z, mask):
+    """Feasible start: the normalised positive part of the summed margins (or uniform)."""
+    v = np.maximum(Z.sum(axis=0), 0.0) * mask
+    if not np.any(v > 0):
+        v = mask.astype(np.float64)
+    return v / np.linalg.norm(v)
+
+
+def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
+    """Minimise ``fun`` on ``{w_k >= 0, ||w_k|| = 1}`` by projected gradient descent.
+
+    Steps ``W <- P(W - t G)`` (``P``: :func:`project_sphere_orthant`) with a backtracking
+    step ``t`` (sufficient decrease ``L(W') <= L(W) - 1e-4 ||W' - W||^2 / t``), the step
+    doubled after each accepted step.  Stops when the largest
+    :func:`stationarity_residual` is ``<= tol`` or ``L`` stops changing (relative
+    ``1e-15``).
+
+    Returns
+    -------
+    dict with ``x`` (m, d), ``fun``, ``nit``, ``history`` (``L`` per iteration, the start
+    first), ``converged``, ``residual``.
+    """
+    W = project_sphere_orthant(W0)
+    f, G = fun(W)
+    history = [f]
+    t = 1.0 / max(np.abs(G).max(), 1e-12)
+    converged = False
+    nit = 0
+    res = stationarity_residual(W, G).max()
+    if res <= tol:
+        converged = True
+    while not converged and nit < max_iter:
+        nit += 1
+        while True:
+            Wn = project_sphere_orthant(W - t * G)
+            fn, Gn = fun(Wn)
+            step = np.sum((Wn - W) ** 2)
+            if fn <= f - 1e-4 * step / t or t < 1e-20:
+                break
+            t *= 0.5
+        stalled = abs(f - fn) <= 1e-15 * max(1.0, abs(f))
+        W, f, G = Wn, fn, Gn
+        history.append(f)
+        res = stationarity_residual(W, G).max()
+        if res <= tol or stalled or step == 0:
+            converged = True
+            break
+        t *= 2.0
+    return {"x": W, "fun": f, "nit": nit, "history": np.asarray(history), "converged": converged,
+            "residual": res}
+
+
+# --- estimators ----------------------------------------------------------------------
 class EFW(BaseWeighter):
-    """EFW: ensemble feature weighting with diversity. Not implemented yet."""
+    """EFW: ensemble feature weighting with diversity (Li, Gao & Chen 2012).
 
-    def __init__(self, n_estimators=5, subsample=0.9, gamma=0.001, random_state=None):
+    1. Draw ``m = n_estimators`` subsamples of ``beta n`` samples
+       (:func:`ensemble_subsamples`, ``beta = subsample``).
+    2. On subsample ``k``, the margins ``z_i = |x_i - NM(x_i)| - |x_i - NH(x_i)|`` with
+       the nearest miss / hit inside the subsample, Manhattan distance (eq. 2).
+    3. Start each ``w_k`` at the minimiser of its own logistic loss
+       ``sum_{i in k} log(1 + exp(-w_k.z_i))`` (the paper's initialisation, after eq. 9).
+    4. Minimise jointly (eq. 5)
+
+       ``L(E) = sum_k sum_{i in k} log(1 + exp(-w_k.z_i / m))
+       + gamma / (m (m - 1)) sum_{k<k'} ||w_k + w_k'||^2`` (eqs. 1, 2, 4)
+
+       by projected gradient descent (gradient eqs. 6-9, see :func:`efw_objective`).
+    5. ``w_e = (1/m) sum_k w_k`` is ``feature_importances_``.
+
+    The paper writes the diversity term as the cosine similarity of normalised weight
+    vectors (eq. 3), replaced by ``||w_k + w_k'||^2 = 2 + 2 w_k.w_k'`` (eq. 4), which is
+    equivalent only when ``||w_k||_2 = 1``; without a bound on the norm the logistic
+    loss of separable margins has no minimiser.  So every ``w_k`` is kept on
+    ``{w >= 0, ||w||_2 = 1}`` (weights of a distance are nonnegative), in steps 3 and 4
+    (projection: clip at 0, then normalise).  ``gamma = 0`` is EFWWD (the members are
+    then independent base solutions of the ``1/m``-scaled loss).
+
+    Parameters
+    ----------
+    n_estimators : int, default=5
+        ``m``, the number of base feature weightings.
+    subsample : float in (0, 1], default=0.9
+        ``beta``, the fraction of the samples in each subsample.
+    gamma : float >= 0, default=0.001
+        Weight of the diversity loss (the paper's value, "based on cross-validation");
+        0 gives EFWWD.
+    max_iter : int, default=2000
+        Iterations of projected gradient, per member in step 3 and jointly in step 4.
+    tol : float, default=1e-6
+        Stop when the relative first-order residual (:func:`stationarity_residual`) of
+        every member is at most ``tol``.
+    random_state : int, RandomState or None
+        Draws the subsamples (same seed, same subsamples as :class:`ERelief`).
+
+    Attributes
+    ----------
+    feature_importances_ : ndarray of shape (n_features,)
+        ``w_e``, the mean of the members (each of unit L2 norm).
+    estimator_weights_ : ndarray of shape (n_estimators, n_features)
+        The members ``w_k``.
+    initial_weights_ : ndarray of shape (n_estimators, n_features)
+        The members after step 3.
+    subsamples_ : list of ndarray
+        The sample indices of each subsample.
+    n_iter_ : int
+        Iterations of the joint minimisation (step 4).
+    cost_history_ : ndarray
+        ``L(E)`` at the start of step 4 and after each iteration (non-increasing).
+    residual_ : float
+        Largest relative first-order residual at the returned point.
+    metric_ : ``"manhattan"``
+
+    References
+    ----------
+    Y. Li, S. Gao and S. Chen, "Ensemble feature weighting based on local learning and
+    diversity", AAAI 2012.
+
+    Examples
+    --------
+    >>> from knnweights import EFW
+    >>> from knnweights.datasets import load
+    >>> X, y = load("sonar", return_X_y=True)
+    >>> w = EFW(random_state=0).fit(X, y).feature_importances_
+    >>> w.shape
+    (60,)
+    """
+
+    _metric = "manhattan"
+    _min_class_size = 2
+    _parameter_constraints = {
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
+        "gamma": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_estimators=5, subsample=0.9, gamma=0.001, max_iter=2000, tol=1e-6, random_state=None):
         self.n_estimators = n_estimators
         self.subsample = subsample
         self.gamma = gamma
+        self.max_iter = max_iter
+        self.tol = tol
         self.random_state = random_state
 
     def _fit(self, X, y):
-        raise NotImplementedError("EFW is not implemented yet; its paper-faithful version is being written.")
+        m, d = self.n_estimators, X.shape[1]
+        self.subsamples_ = ensemble_subsamples(y, m, self.subsample, self.random_state)
+        Zs = [base_margins(X[idx], y[idx]) for idx in self.subsamples_]
+        varying = np.ptp(X, axis=0) > 0
+        if not varying.any():
+            self.estimator_weights_ = self.initial_weights_ = np.zeros((m, d))
+            self.n_iter_, self.cost_history_, self.residual_ = 0, np.zeros(1), 0.0
+            return np.zeros(d)
+        hit_max = False
+        W0 = np.empty((m, d))
+        for k, Z in enumerate(Zs):  # step 3: each member alone, unscaled loss
+            res = projected_gradient(lambda w, Z=Z: _single(Z, w, 1.0), _start(Z, varying)[None, :],
+                                     self.max_iter, self.tol)
+            W0[k] = res["x"][0]
+            hit_max |= not res["converged"]
+        self.initial_weights_ = W0
+        res = projected_gradient(lambda W: efw_objective(W, Zs, self.gamma), W0, self.max_iter, self.tol)
+        hit_max |= not res["converged"]
+        if hit_max:
+            warn_max_iter(self, self.max_iter)
+        W = res["x"] * varying[None, :]
+        self.estimator_weights_ = W
+        self.n_iter_ = res["nit"]
+        self.cost_history_ = res["history"]
+        self.residual_ = res["residual"]
+        return W.mean(axis=0)
+
+
+def _single(Z, W, scale):
+    """Logistic loss of one member in the (1, d) layout of :func:`projected_gradient`."""
+    loss, g = _logistic_loss_grad(Z, W[0], scale)
+    return loss, g[None, :]
 
 
 class ERelief(BaseWeighter):
-    """E-Relief: mean Relief weights over subsamples. Not implemented yet."""
+    """E-Relief: the mean of RELIEF weights over subsamples (Saeys, Abeel & de Peer 2008).
+
+    The ensemble baseline of the EFW paper (Li, Gao & Chen 2012): :class:`Relief`
+    (range-normalised differences, every sample an instance) on each of the
+    ``n_estimators`` subsamples of :func:`ensemble_subsamples` (the same subsamples as
+    :class:`EFW` for the same ``random_state``), combined by the mean of the weights
+    (Saeys et al.'s linear aggregation).
+
+    Parameters
+    ----------
+    n_estimators : int, default=5
+    subsample : float in (0, 1], default=0.9
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    feature_importances_ : ndarray of shape (n_features,)
+        ``max(mean_k scores_k, 0)``.
+    estimator_weights_ : ndarray of shape (n_estimators, n_features)
+        The signed Relief weights of each subsample.
+    subsamples_ : list of ndarray
+    metric_ : ``"manhattan"``
+
+    References
+    ----------
+    Y. Saeys, T. Abeel and Y. Van de Peer, "Robust feature selection using ensemble
+    feature selection techniques", ECML PKDD 2008.
+    Y. Li, S. Gao and S. Chen, "Ensemble feature weighting based on local learning and
+    diversity", AAAI 2012.
+    """
+
+    _metric = "manhattan"
+    _parameter_constraints = {
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "subsample": [Interval(numbers.Real, 0, 1, closed="right")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, n_estimators=5, subsample=0.9, random_state=None):
         self.n_estimators = n_estimators
@@ -27,4 +382,9 @@ class ERelief(BaseWeighter):
         self.random_state = random_state
 
     def _fit(self, X, y):
-        raise NotImplementedError("ERelief is not implemented yet; its paper-faithful version is being written.")
+        self.subsamples_ = ensemble_subsamples(y, self.n_estimators, self.subsample, self.random_state)
+        W = np.empty((self.n_estimators, X.shape[1]))
+        for k, idx in enumerate(self.subsamples_):
+            W[k] = Relief().fit(X[idx], y[idx]).scores_
+        self.estimator_weights_ = W
+        return W.mean(axis=0)

@@ -1,0 +1,48 @@
+"""Plot accuracy against the number of top-ranked features (the EFW paper's Fig. 2)."""
+
+__all__ = ["plot_top_feature_curves"]
+
+
+def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=True):
+    """One line per method: mean CV accuracy against the number of top features.
+
+    Parameters
+    ----------
+    curves : dict
+        Method name -> result of :func:`knnweights.evaluation.topfeatures.top_feature_curve`
+        (anything with ``n_features``, ``mean`` and optionally ``std``).
+    ax : matplotlib Axes, optional
+    title : str, optional
+    path : str or path-like, optional
+        Save the figure there as PNG.
+    show_std : bool, default=True
+        Shade mean +- one standard deviation over the folds.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    import matplotlib
+
+    if ax is None:
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 4))
+    for name, c in curves.items():
+        x = c["n_features"]
+        mean = 100 * c["mean"]
+        (line,) = ax.plot(x, mean, marker="o", ms=3, label=name)
+        if show_std and "std" in c:
+            std = 100 * c["std"]
+            ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.12)
+    ax.set_xlabel("number of top-ranked features")
+    ax.set_ylabel("accuracy (%), cross-validated")
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    if path is not None:
+        ax.figure.tight_layout()
+        ax.figure.savefig(path, dpi=120)
+    return ax
