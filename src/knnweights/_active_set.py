@@ -1,0 +1,534 @@
+"""The active-set solver of SQP-FW and its regularisation path (pure functions).
+
+Takeuchi & Sugiyama, "Target Neighbor Consistent Feature Weighting for Nearest
+Neighbor Classification" (NIPS 2011).  Problem (2):
+
+    min_w  (theta / n) sum_i [ eps_{i,h_i} . w - eps_{i,m_i} . w ] + 1/2 ||w - w_bar||^2
+    s.t.   sum(w) = 1,  w >= 0,
+
+with ``eps_{i,j} = (x_i - x_j)**2`` and ``h_i`` / ``m_i`` the ``kappa``-th nearest hit /
+``lambda``-th nearest miss of ``x_i`` *under w itself* (target-neighbour, TN,
+consistency).  Problem (3) writes TN consistency as linear constraints on
+``(w, xi, eta)`` with the index sets ``H[<], H[=], H[>]`` (hits closer than / tied with
+/ farther than the target hit; ``xi_i`` is the distance to the target hit) and
+``M[<], M[=], M[>]`` for misses (``eta_i``), ``Z = {j: w_j = 0}``, ``P = {j: w_j > 0}``.
+
+Representation.  Every sample keeps its candidate hits and misses (all of them, or
+the ``n_candidates`` nearest ones: the working set of Sec. 3.2) in an ``(n, K)`` index
+array and an ``(n, K)`` state array in ``{-1, 0, +1}`` for ``<``, ``=``, ``>``; samples
+outside the working set are in ``[>]``.  ``H[=]_i`` is never empty (the kappa-th hit
+is in it), so the slack ``xi_i`` equals ``eps_{i,r_i} . w`` for a representative
+``r_i`` of ``H[=]_i``: eliminating the slacks turns the equalities of EQP (4) into the
+rows ``(eps_{i,h} - eps_{i,r_i}) . dw = 0`` for the other members of ``H[=]_i`` (and
+likewise for misses), plus ``1 . dw = 0`` and ``dw_j = 0`` on ``Z``.  The EQP's KKT
+system is solved in its null-space (Schur complement) form by a least-squares solve
+of size ``|P| x (1 + #ties)``, which also gives the multipliers of Lemma 6: with the
+Lagrangian ``f + nu (1.w - 1) + alpha.w_Z + sum beta_ih (eps_ih.w - xi_i) + sum
+gamma_im (eps_im.w - eta_i)``, the tie rows carry ``beta`` / ``gamma`` of the
+non-representative members, and stationarity in ``xi_i`` / ``eta_i`` gives the
+representative's: ``beta_{i,r} = theta/n - sum_other beta_ih``, ``gamma_{i,s} =
+-theta/n - sum_other gamma_im``.  Memory is ``O(n K)`` for the candidate lists plus
+``O(#ties d)``; no ``n x n x d`` array is formed (the candidate distances ``eps . w``
+and ``eps . dw`` come from :func:`knnweights.neighbors.indexed_distances`).
+"""
+
+import numpy as np
+from scipy import linalg
+from scipy.optimize import OptimizeResult
+
+from .neighbors import hard_margin_vectors, indexed_distances, nearest_hits_misses
+
+__all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
+
+_METRIC = "sqeuclidean"
+_MESSAGES = {
+    0: "Local minimum of problem (2) reached (Theorem 7: zero EQP step, no releasable constraint).",
+    1: "Iteration limit reached.",
+}
+
+
+def project_simplex(v):
+    """Euclidean projection of ``v`` onto the probability simplex ``{w >= 0, sum w = 1}``."""
+    v = np.asarray(v, dtype=np.float64)
+    u = np.sort(v)[::-1]
+    css = np.cumsum(u) - 1.0
+    ind = np.arange(1, v.size + 1)
+    rho = np.flatnonzero(u - css / ind > 0)[-1]
+    return np.maximum(v - css[rho] / (rho + 1.0), 0.0)
+
+
+def sqpfw_objective(X, codes, w, theta, kappa=1, lambda_=1, w_bar=None):
+    """Objective of problem (2) with the target neighbours recomputed from ``w``."""
+    n, d = X.shape
+    w_bar = np.full(d, 1.0 / d) if w_bar is None else np.asarray(w_bar, dtype=np.float64)
+    k = max(kappa, lambda_)
+    nb = nearest_hits_misses(X, codes, w, k, _METRIC)
+    xi = indexed_distances(X, nb.hit_idx[:, kappa - 1:kappa], w, _METRIC)[:, 0]
+    eta = indexed_distances(X, nb.miss_idx[:, lambda_ - 1:lambda_], w, _METRIC)[:, 0]
+    return theta / n * float(np.sum(xi - eta)) + 0.5 * float(np.sum((w - w_bar) ** 2))
+
+
+class _Side:
+    """Candidates and ``<``/``=``/``>`` states of the hits (or misses) of every sample."""
+
+    def __init__(self, cand, state, total, k):
+        self.cand, self.state, self.total, self.k = cand, state, total, k
+
+    def copy(self):
+        return _Side(self.cand.copy(), self.state.copy(), self.total, self.k)
+
+    def reps(self):
+        return np.argmax(self.state == 0, axis=1)
+
+    def n_less(self):
+        return (self.state == -1).sum(axis=1)
+
+    def n_eq(self):
+        return (self.state == 0).sum(axis=1)
+
+
+def _states_from_distances(D, valid, k, rtol):
+    """States ``-1/0/+1`` relative to the k-th smallest distance of each row (ties within rtol)."""
+    Dm = np.where(valid, D, np.inf)
+    kth = np.partition(Dm, k - 1, axis=1)[:, k - 1]
+    tol = rtol * np.maximum(np.abs(kth), 1e-300) + 1e-300
+    state = np.where(Dm < kth[:, None] - tol[:, None], -1, np.where(Dm <= kth[:, None] + tol[:, None], 0, 1))
+    return state.astype(np.int8)
+
+
+class _Problem:
+    """State of the SQP-FW active-set method (problem (3) with index sets)."""
+
+    def __init__(self, X, codes, kappa, lambda_, w_bar, n_candidates, rtol=1e-9):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.codes = codes
+        self.n, self.d = X.shape
+        self.kappa, self.lambda_ = int(kappa), int(lambda_)
+        self.w_bar = w_bar
+        counts = np.bincount(codes)
+        self.n_hits = counts[codes] - 1
+        self.n_misses = self.n - counts[codes]
+        self.n_candidates = n_candidates
+        self.rtol = rtol
+        self.n_refresh = 0
+
+    # -- candidates --------------------------------------------------------------------
+    def _widths(self):
+        kh, km = int(self.n_hits.max()), int(self.n_misses.max())
+        if self.n_candidates is not None:
+            kh = min(kh, max(self.n_candidates, self.kappa + 1))
+            km = min(km, max(self.n_candidates, self.lambda_ + 1))
+        return kh, km
+
+    def _nearest(self, w):
+        kh, km = self._widths()
+        nb = nearest_hits_misses(self.X, self.codes, w, max(kh, km), _METRIC)
+        return np.ascontiguousarray(nb.hit_idx[:, :kh]), np.ascontiguousarray(nb.miss_idx[:, :km])
+
+    def init_sets(self, w):
+        """Index sets of problem (3) read off the distances under ``w``."""
+        hc, mc = self._nearest(w)
+        self.forget()
+        self.w = w.copy()
+        self.Z = w <= 0
+        self.hit = _Side(hc, _states_from_distances(self._dist(hc, w), hc >= 0, self.kappa, self.rtol),
+                         self.n_hits, self.kappa)
+        self.miss = _Side(mc, _states_from_distances(self._dist(mc, w), mc >= 0, self.lambda_, self.rtol),
+                          self.n_misses, self.lambda_)
+
+    def _dist(self, cand, v):
+        return indexed_distances(self.X, cand, v, _METRIC)
+
+    def refresh(self):
+        """Rebuild the working sets at the current ``w``; False if TN consistency was lost."""
+        self.n_refresh += 1
+        self.forget()
+        ok = True
+        for side in (self.hit, self.miss):
+            hc, mc = self._nearest(self.w)
+            new = hc if side is self.hit else mc
+            rows = np.arange(self.n)[:, None]
+            # carry the '<' and '=' members over (they are among the nearest)
+            old_in = side.state <= 0
+            width = int(old_in.sum(axis=1).max())
+            order = np.argsort(~old_in, axis=1, kind="stable")[:, :width]
+            keep_idx = np.where(old_in[rows, order], side.cand[rows, order], -2)
+            keep_state = side.state[rows, order]
+            match = new[:, :, None] == keep_idx[:, None, :]
+            found = match.any(axis=2)
+            state = np.ones(new.shape, np.int8)
+            pos = np.argmax(match, axis=2)
+            state[found] = keep_state[rows.repeat(new.shape[1], 1)[found], pos[found]]
+            # every kept member must be in the new list
+            if (match.any(axis=1).sum(axis=1) != (keep_idx >= 0).sum(axis=1)).any():
+                ok = False
+            D = self._dist(new, self.w)
+            rep = np.argmax(state == 0, axis=1)
+            lead = D[np.arange(self.n), rep]
+            tol = self.rtol * np.maximum(np.abs(lead), 1e-300)
+            if ((state == 1) & (new >= 0) & (D < lead[:, None] - tol[:, None])).any():
+                ok = False
+            side.cand, side.state = new, state
+        return ok
+
+    # -- linear algebra of EQP (4) ---------------------------------------------------------
+    def slacks(self, v):
+        """``(eps_{i,r_i} . v, eps_{i,s_i} . v)`` at the representatives."""
+        out = []
+        for side in (self.hit, self.miss):
+            rep = side.reps()
+            out.append(indexed_distances(self.X, side.cand[np.arange(self.n), rep][:, None], v, _METRIC)[:, 0])
+        return out
+
+    def c_vector(self):
+        """``c = sum_i eps_{i,h_i} - eps_{i,m_i}`` at the representatives (gradient of the TN term / theta*n)."""
+        r = np.arange(self.n)
+        h = self.hit.cand[r, self.hit.reps()][:, None]
+        m = self.miss.cand[r, self.miss.reps()][:, None]
+        if self.n * self.d > 2**16:  # the compiled margin kernel pays off only on large blocks
+            return -hard_margin_vectors(self.X, h, m, _METRIC, np.ones((self.n, 1)), np.ones((self.n, 1)))
+        return ((self.X - self.X[h[:, 0]]) ** 2 - (self.X - self.X[m[:, 0]]) ** 2).sum(axis=0)
+
+    def tie_rows(self):
+        """Equality rows ``eps_{i,j} - eps_{i,rep}`` of the non-representative ``[=]`` members."""
+        rows, info = [], []
+        for s, side in enumerate((self.hit, self.miss)):
+            rep = side.reps()
+            eq = side.state == 0
+            eq[np.arange(self.n), rep] = False
+            ii, tt = np.nonzero(eq)
+            if ii.size:
+                Xi = self.X[ii]
+                rows.append((Xi - self.X[side.cand[ii, tt]]) ** 2 - (Xi - self.X[side.cand[ii, rep[ii]]]) ** 2)
+            info.append((ii, tt))
+        E = np.vstack(rows) if rows else np.zeros((0, self.d))
+        return E, info
+
+    def eqp(self, g, E):
+        """Null-space solve of the KKT system of EQP (4): ``dw`` and multipliers ``(nu, mu_E)``."""
+        P = ~self.Z
+        A = np.vstack([np.ones((1, int(P.sum()))), E[:, P]])
+        gp = g[P]
+        mu = linalg.lstsq(A.T, -gp, cond=1e-12, lapack_driver="gelsd")[0]
+        dw = np.zeros(self.d)
+        dw[P] = -(gp + A.T @ mu)
+        return dw, mu
+
+    def multipliers(self, g, E, info, mu, theta_over_n):
+        """Lagrange multipliers ``alpha`` (Z), ``beta`` (H[=]), ``gamma`` (M[=]) as (n, K) arrays."""
+        nu, muE = mu[0], mu[1:]
+        alpha = np.full(self.d, -np.inf)
+        alpha[self.Z] = -(g[self.Z] + nu + E[:, self.Z].T @ muE)
+        out = []
+        off = 0
+        for s, side in enumerate((self.hit, self.miss)):
+            ii, tt = info[s]
+            B = np.zeros(side.state.shape)
+            B[ii, tt] = muE[off:off + ii.size]
+            off += ii.size
+            rep = side.reps()
+            total = theta_over_n if s == 0 else -theta_over_n
+            B[np.arange(self.n), rep] = total - np.bincount(ii, muE[off - ii.size:off], self.n) if ii.size else total
+            out.append(B)
+        return alpha, out[0], out[1]
+
+    def releasable(self, side):
+        """Masks of ``[=]`` members that Lemma 6 allows to move to ``[<]`` and to ``[>]``."""
+        nl, ne = side.n_less(), side.n_eq()
+        to_less = (ne >= 2) & (nl <= side.k - 2)
+        to_more = (ne >= 2) & (nl + ne > side.k)
+        eq = side.state == 0
+        return eq & to_less[:, None], eq & to_more[:, None]
+
+    def ratio(self, dw, limit):
+        """Longest step (Lemma 5): ``(tau, kind, where)`` with kind 'w', 'hit', 'miss' or None."""
+        best, kind, where = limit, None, None
+        neg = (~self.Z) & (dw < 0)
+        if neg.any():
+            t = -self.w[neg] / dw[neg]
+            j = int(np.argmin(t))
+            if t[j] < best:
+                best, kind, where = max(t[j], 0.0), "w", int(np.flatnonzero(neg)[j])
+        r_ = np.arange(self.n)
+        self._R = {}
+        for name, side in (("hit", self.hit), ("miss", self.miss)):
+            valid = side.cand >= 0
+            D = self.cand_dist(name)
+            R = self._R[name] = self._dist(side.cand, dw)
+            rep = side.reps()
+            s = D - D[r_, rep][:, None]
+            r = R - R[r_, rep][:, None]
+            rt = 1e-12 * (np.abs(R).max() + 1e-300)
+            block = valid & (((side.state == -1) & (r > rt)) | ((side.state == 1) & (r < -rt)))
+            if block.any():
+                t = np.full(s.shape, np.inf)
+                t[block] = np.maximum(-s[block] / r[block], 0.0)
+                f = int(np.argmin(t))
+                if t.flat[f] < best:
+                    best, kind, where = t.flat[f], name, np.unravel_index(f, t.shape)
+        return best, kind, where
+
+    def cand_dist(self, name):
+        """Cached ``eps_{i,cand} . w`` (updated along steps, recomputed every 50 steps)."""
+        cache = self.__dict__.setdefault("_D", {})
+        if name not in cache or cache[name][1] >= 50 or cache[name][0].shape != getattr(self, name).cand.shape:
+            cache[name] = [self._dist(getattr(self, name).cand, self.w), 0]
+        return cache[name][0]
+
+    def moved(self, tau):
+        """Update the cached distances after ``w += tau dw`` (``dw`` of the last ratio test)."""
+        for name, entry in self.__dict__.get("_D", {}).items():
+            entry[0] = entry[0] + tau * self._R[name]
+            entry[1] += 1
+
+    def forget(self):
+        self.__dict__.pop("_D", None)
+
+    def add(self, kind, where):
+        if kind == "w":
+            self.w[where] = 0.0
+            self.Z[where] = True
+        elif kind in ("hit", "miss"):
+            getattr(self, kind).state[where] = 0
+
+    def objective(self, theta):
+        r = np.arange(self.n)
+        xi = self.cand_dist("hit")[r, self.hit.reps()]
+        eta = self.cand_dist("miss")[r, self.miss.reps()]
+        return theta / self.n * float(np.sum(xi - eta)) + 0.5 * float(np.sum((self.w - self.w_bar) ** 2))
+
+    def checkpoint(self):
+        return (self.w.copy(), self.Z.copy(), self.hit.copy(), self.miss.copy())
+
+    def restore(self, cp):
+        self.forget()
+        self.w, self.Z, self.hit, self.miss = cp[0].copy(), cp[1].copy(), cp[2].copy(), cp[3].copy()
+
+    def best_release(self, alpha, beta, gamma, mtol):
+        """The release of Lemma 6 with the largest |multiplier|, or None (Theorem 7)."""
+        cands = []
+        if self.Z.any():
+            j = int(np.argmax(alpha))
+            if alpha[j] > mtol:
+                cands.append((alpha[j], "w", j, None))
+        for name, side, M in (("hit", self.hit, beta), ("miss", self.miss, gamma)):
+            less, more = self.releasable(side)
+            for mask, sign, target in ((less, -1.0, -1), (more, 1.0, 1)):
+                val = np.where(mask, sign * M, -np.inf)
+                f = int(np.argmax(val))
+                if val.flat[f] > mtol:
+                    cands.append((val.flat[f], name, np.unravel_index(f, M.shape), target))
+        if not cands:
+            return None
+        return max(cands, key=lambda c: c[0])
+
+    def release(self, rel):
+        _, kind, where, target = rel
+        if kind == "w":
+            self.Z[where] = False
+        else:
+            getattr(self, kind).state[where] = target
+
+    def solve(self, theta, max_iter, refresh_every, history):
+        """Algorithm 1 from the current state at fixed theta; returns (status, n_iter)."""
+        ton = theta / self.n
+        cp = self.checkpoint() if self.n_candidates is not None else None
+        it = 0
+        while True:
+            if it >= max_iter:
+                return 1, it
+            it += 1
+            if cp is not None and it % refresh_every == 0:
+                if self.refresh():
+                    cp = self.checkpoint()
+                else:  # an outside candidate crossed its target: redo with a larger working set
+                    self.restore(cp)
+                    self.n_candidates *= 2
+                    self.refresh()
+            c = self.c_vector()
+            g = ton * c + self.w - self.w_bar
+            E, info = self.tie_rows()
+            dw, mu = self.eqp(g, E)
+            if np.abs(dw).max() > 1e-12 * max(1.0, np.abs(g).max()):
+                tau, kind, where = self.ratio(dw, 1.0)
+                self.w = self.w + tau * dw
+                self.moved(tau)
+                if (self.w < 0).any():
+                    self.w = np.maximum(self.w, 0.0)
+                    self.forget()
+                self.w[self.Z] = 0.0
+                if kind is not None:
+                    self.add(kind, where)
+                history.append(self.objective(theta))
+                continue
+            alpha, beta, gamma = self.multipliers(g, E, info, mu, ton)
+            mtol = 1e-10 * max(1.0, ton, np.abs(g).max())
+            rel = self.best_release(alpha, beta, gamma, mtol)
+            if rel is None:
+                if cp is not None:
+                    if not self.refresh():
+                        self.restore(cp)
+                        self.n_candidates *= 2
+                        self.refresh()
+                        continue
+                return 0, it
+            self.release(rel)
+            history.append(history[-1] if history else self.objective(theta))
+
+    def result(self, theta, status, nit, history):
+        return OptimizeResult(
+            x=self.w.copy(), fun=self.objective(theta), nit=nit, status=status, success=status == 0,
+            message=_MESSAGES[status], cost_history=np.asarray(history), hit_candidates=self.hit.cand,
+            hit_state=self.hit.state, miss_candidates=self.miss.cand, miss_state=self.miss.state,
+            zero_set=self.Z.copy(), n_candidates=self.n_candidates, n_refresh=self.n_refresh,
+        )
+
+
+def _prepare(X, codes, kappa, lambda_, w_bar, working_set):
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    d = X.shape[1]
+    w_bar = np.full(d, 1.0 / d) if w_bar is None else np.asarray(w_bar, dtype=np.float64)
+    return _Problem(X, np.asarray(codes, dtype=np.int64), kappa, lambda_, w_bar, working_set)
+
+
+def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, working_set=None,
+                     refresh_every=100, max_iter=10000):
+    """Solve problem (2) of SQP-FW by Algorithm 1 (the sequential QP / active-set method).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    codes : ndarray of shape (n,)
+        Integer class codes.
+    theta : float
+        Regularisation parameter ``theta >= 0``.
+    kappa, lambda_ : int
+        Target hit / miss ranks.
+    w_bar : ndarray of shape (d,), default=None
+        Prior weights (uniform ``1/d`` by default).
+    w0 : ndarray of shape (d,), default=None
+        Start (on the simplex); default: the projection of ``w_bar`` onto the simplex.
+    working_set : int, default=None
+        Keep only this many nearest candidate hits/misses per sample in ``H[>]``,
+        ``M[>]`` (Sec. 3.2), refreshed every ``refresh_every`` steps and at the end;
+        if a refresh finds TN consistency broken the run goes back to the last
+        checkpoint and doubles the working set, so the result equals the full run's.
+    max_iter : int
+
+    Returns
+    -------
+    OptimizeResult
+        ``x`` (weights), ``fun`` (objective (2)), ``nit``, ``status`` (0 converged, 1
+        iteration limit), ``cost_history`` (objective after every step; non-increasing),
+        the final candidate lists and states, ``zero_set``.
+    """
+    prob = _prepare(X, codes, kappa, lambda_, w_bar, working_set)
+    w = project_simplex(prob.w_bar) if w0 is None else np.asarray(w0, dtype=np.float64).copy()
+    prob.init_sets(w)
+    history = [prob.objective(theta)]
+    status, nit = prob.solve(theta, max_iter, refresh_every, history)
+    return prob.result(theta, status, nit, history)
+
+
+class SQPFWPath:
+    """Regularisation path of SQP-FW: breakpoints ``thetas_`` and weights ``weights_`` there.
+
+    Between consecutive breakpoints the local solution is linear in theta (fixed index
+    sets).  A repeated theta marks a jump (the non-convex problem's local minimum
+    moved discontinuously after a TN change); ``__call__`` is right-continuous there.
+    """
+
+    def __init__(self, thetas, weights, n_steps):
+        self.thetas_ = np.asarray(thetas, dtype=np.float64)
+        self.weights_ = np.asarray(weights, dtype=np.float64)
+        self.n_steps_ = n_steps
+
+    def __call__(self, theta):
+        """Weights at ``theta`` (scalar or array) by linear interpolation between breakpoints."""
+        th = np.atleast_1d(np.asarray(theta, dtype=np.float64))
+        T, W = self.thetas_, self.weights_
+        k = np.clip(np.searchsorted(T, th, side="right") - 1, 0, len(T) - 1)
+        k1 = np.minimum(k + 1, len(T) - 1)
+        span = T[k1] - T[k]
+        frac = np.where(span > 0, (np.clip(th, T[0], T[-1]) - T[k]) / np.where(span > 0, span, 1.0), 0.0)
+        out = W[k] + frac[:, None] * (W[k1] - W[k])
+        return out[0] if np.ndim(theta) == 0 else out
+
+    def __len__(self):
+        return len(self.thetas_)
+
+
+def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=None, refresh_every=100,
+               max_breakpoints=5000, max_iter=10000):
+    """Regularisation path of problem (2) from ``theta = 0`` to ``theta_max``.
+
+    Parametric active-set tracking (Sec. 3.2, "Regularization path tracking"): with the
+    index sets fixed, the EQP solution and its multipliers are affine in theta; theta
+    grows until a primal constraint of Lemma 5 blocks (it joins the active set) or a
+    multiplier reaches the sign at which Lemma 6 releases its constraint; then Algorithm 1
+    is re-run at that theta so that each breakpoint satisfies Theorem 7.
+
+    Returns
+    -------
+    SQPFWPath
+    """
+    prob = _prepare(X, codes, kappa, lambda_, w_bar, working_set)
+    prob.init_sets(project_simplex(prob.w_bar))
+    theta = 0.0
+    history = [prob.objective(0.0)]
+    prob.solve(0.0, max_iter, refresh_every, history)
+    thetas, weights = [0.0], [prob.w.copy()]
+    n_steps = 0
+    inv_n = 1.0 / prob.n
+    for _ in range(max_breakpoints):
+        c = prob.c_vector()
+        E, info = prob.tie_rows()
+        g = theta * inv_n * c + prob.w - prob.w_bar
+        _, mu0 = prob.eqp(g, E)
+        v, mu1 = prob.eqp(inv_n * c, E)  # d(dw)/d(theta) = -(projected c/n): v = -proj(c/n)
+        alpha0, beta0, gamma0 = prob.multipliers(g, E, info, mu0, theta * inv_n)
+        alpha1, beta1, gamma1 = prob.multipliers(inv_n * c, E, info, mu1, inv_n)
+        # primal events (Lemma 5 along the theta direction)
+        dt, kind, where = prob.ratio(v, theta_max - theta)
+        event = (kind, where, None)
+        # dual events: a releasable multiplier reaching its release sign
+        if prob.Z.any():
+            a1 = np.where(prob.Z & (alpha1 > 1e-15), alpha1, np.nan)
+            t = np.where(np.isfinite(a1), np.maximum(-alpha0 / a1, 0.0), np.inf)
+            j = int(np.argmin(t))
+            if t[j] < dt:
+                dt, event = t[j], ("w", j, "release")
+        for name, side, M0, M1 in (("hit", prob.hit, beta0, beta1), ("miss", prob.miss, gamma0, gamma1)):
+            less, more = prob.releasable(side)
+            for mask, sign, target in ((less, -1.0, -1), (more, 1.0, 1)):
+                m1 = sign * M1
+                ok = mask & (m1 > 1e-15)
+                if ok.any():
+                    t = np.full(M1.shape, np.inf)
+                    t[ok] = np.maximum(-(sign * M0[ok]) / m1[ok], 0.0)
+                    f = int(np.argmin(t))
+                    if t.flat[f] < dt:
+                        dt, event = t.flat[f], (name, np.unravel_index(f, t.shape), target)
+        theta = min(theta + dt, theta_max)
+        prob.w = np.maximum(prob.w + dt * v, 0.0)
+        prob.w[prob.Z] = 0.0
+        prob.forget()
+        if dt > 0 or theta >= theta_max:
+            thetas.append(theta)
+            weights.append(prob.w.copy())
+        if theta >= theta_max:
+            break
+        kind, where, target = event
+        if target is None:
+            prob.add(kind, where)
+        elif kind == "w":
+            prob.Z[where] = False
+        else:
+            getattr(prob, kind).state[where] = target
+        before = prob.w.copy()
+        _, nit = prob.solve(theta, max_iter, refresh_every, history)
+        n_steps += nit
+        if np.abs(prob.w - before).max() > 1e-12:  # a jump to another local minimum
+            thetas.append(theta)
+            weights.append(prob.w.copy())
+    return SQPFWPath(thetas, weights, n_steps)
