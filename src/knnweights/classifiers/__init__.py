@@ -1,5 +1,6 @@
 """Classifiers the papers use: weighted kNN, I-M4E's expected-distance rule, HKNN, CKNN."""
 
+from ._hyperplane import CKNN, HKNN  # noqa: F401
 from ._weighted_knn import WeightedKNN
 
 __all__ = ["WeightedKNN"]

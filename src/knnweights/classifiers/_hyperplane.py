@@ -1,0 +1,203 @@
+"""K-local hyperplane (HKNN) and K-local convex (CKNN) distance nearest-neighbour classifiers."""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._simplex_qp import simplex_least_squares
+from ..neighbors import nearest_by_class
+
+__all__ = ["HKNN", "CKNN"]
+
+#: floats in one (queries, K, d) neighbour block
+_BLOCK_ELEMS = 2_000_000
+
+
+class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
+    """Shared engine: per class, a distance from the query to its K class neighbours."""
+
+    def fit(self, X, y):
+        """Store the training set (lazy learner).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        self.classes_ = encoder.classes_
+        self._fit_X = X
+        self._fit_codes = encoder.transform(y).astype(np.int64)
+        self._class_counts = np.bincount(self._fit_codes, minlength=len(self.classes_))
+        return self
+
+    def class_distances(self, X):
+        """Distance from each query to the local hyperplane / hull of every class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_classes)
+            Column ``c`` is the distance to the local model built from the
+            ``min(n_neighbors, n_c)`` nearest training samples of class ``c``.
+        """
+        check_is_fitted(self, "_fit_X")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        n_classes = len(self.classes_)
+        k_max = int(min(self.n_neighbors, self._class_counts.max()))
+        idx, _ = nearest_by_class(X, None, None, k_max, "sqeuclidean", n_classes=n_classes,
+                                  XB=self._fit_X, yB=self._fit_codes)
+        out = np.empty((X.shape[0], n_classes))
+        step = max(1, _BLOCK_ELEMS // max(1, k_max * X.shape[1]))
+        for c in range(n_classes):
+            k_c = int(min(self.n_neighbors, self._class_counts[c]))
+            for s in range(0, X.shape[0], step):
+                e = min(X.shape[0], s + step)
+                N = self._fit_X[idx[s:e, c, :k_c]]
+                out[s:e, c] = self._local_distance(X[s:e], N)
+        return out
+
+    def predict(self, X):
+        """Predict the class whose local model is nearest (ties: the first class).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_queries,)
+        """
+        D = self.class_distances(X)
+        return self.classes_[np.argmin(D, axis=1)]
+
+
+class HKNN(_LocalDistanceClassifier):
+    """K-local hyperplane distance nearest neighbour (Vincent & Bengio 2001).
+
+    For a query ``x`` and each class ``c``: take the ``K`` nearest training samples
+    of class ``c`` (Euclidean), ``N_1..N_K``, their mean ``N̄`` and ``V = [N_k - N̄]``.
+    The local hyperplane is ``{N̄ + V a}``; with the ridge penalty ``lambda`` on the
+    coefficients,
+
+        a* = argmin_a ||x - N̄ - V a||^2 + lambda ||a||^2 = (V'V + lambda I)^-1 V'(x - N̄),
+
+    and the class distance is ``||x - N̄ - V a*||``.  The query gets the class with
+    the smallest distance.  ``alpha = 0`` gives the exact distance to the affine hull
+    (a pseudo-inverse solve).  All queries are solved at once as a stack of ``K x K``
+    systems.
+
+    Used by LH-RELIEF (Cai & Ng, Sec. 3.1) on the data rescaled by the feature
+    weights: ``Pipeline([("w", LHRelief()), ("clf", HKNN())])``.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=5
+        ``K`` (per class; a class with fewer samples uses all of them).
+    alpha : float, default=1.0
+        ``lambda``, the ridge penalty on the hyperplane coefficients.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    References
+    ----------
+    P. Vincent and Y. Bengio, "K-local hyperplane and convex distance nearest neighbor
+    algorithms", NIPS 14, 2001, pp. 985-992.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights.classifiers import HKNN
+    >>> X = np.array([[0., 0.], [1., 0.], [2., 0.], [0., 3.], [1., 3.], [2., 3.]])
+    >>> HKNN(n_neighbors=3, alpha=0.0).fit(X, [0, 0, 0, 1, 1, 1]).predict([[5., 1.]])
+    array([0])
+    """
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, n_neighbors=5, alpha=1.0):
+        self.n_neighbors = n_neighbors
+        self.alpha = alpha
+
+    def _local_distance(self, x, N):
+        center = N.mean(axis=1)
+        V = N - center[:, None, :]
+        r = x - center
+        G = np.matmul(V, np.swapaxes(V, 1, 2))
+        rhs = np.einsum("mkd,md->mk", V, r)
+        if self.alpha > 0:
+            G = G + self.alpha * np.eye(G.shape[1])
+            coef = np.linalg.solve(G, rhs[..., None])[..., 0]
+        else:
+            coef = np.einsum("mij,mj->mi", np.linalg.pinv(G, rcond=1e-10, hermitian=True), rhs)
+        resid = r - np.einsum("mk,mkd->md", coef, V)
+        return np.sqrt(np.einsum("md,md->m", resid, resid))
+
+
+class CKNN(_LocalDistanceClassifier):
+    """K-local convex distance nearest neighbour (Vincent & Bengio 2001).
+
+    As :class:`HKNN`, but the class distance is the Euclidean distance from the query
+    to the *convex hull* of its ``K`` nearest neighbours of that class,
+
+        min_a ||x - N a||   s.t.  sum(a) = 1,  a >= 0,
+
+    solved for all queries at once by the exact batched simplex QP solver
+    (:func:`knnweights._simplex_qp.solve_simplex_qp`, shared with LH-RELIEF).
+
+    Parameters
+    ----------
+    n_neighbors : int, default=5
+        ``K`` (per class; a class with fewer samples uses all of them).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    References
+    ----------
+    P. Vincent and Y. Bengio, "K-local hyperplane and convex distance nearest neighbor
+    algorithms", NIPS 14, 2001, pp. 985-992.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights.classifiers import CKNN
+    >>> X = np.array([[0., 0.], [1., 0.], [2., 0.], [0., 3.], [1., 3.], [2., 3.]])
+    >>> CKNN(n_neighbors=3).fit(X, [0, 0, 0, 1, 1, 1]).predict([[1., 1.], [1., 2.]])
+    array([0, 1])
+    """
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_neighbors=5):
+        self.n_neighbors = n_neighbors
+
+    def _local_distance(self, x, N):
+        res = simplex_least_squares(x, N)
+        diff = x - res.projection
+        return np.sqrt(np.einsum("md,md->m", diff, diff))
