@@ -1,0 +1,69 @@
+"""SVM-RFE as a weighter; VR-Lmba and SBMLR refuse to run (no faithful version)."""
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from knnweights.efw_baselines import SBMLR, SVMRFE, VRLmba, rank_weights
+
+
+@parametrize_with_checks([SVMRFE(step=0.5)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _data(n=40, d=7, seed=0):
+    rng = np.random.RandomState(seed)
+    y = np.repeat([0, 1], n // 2)
+    X = rng.randn(n, d)
+    X[:, 0] += 1.5 * y
+    X[:, 1] -= 1.0 * y
+    return X, y
+
+
+def _brute_force_rfe(X, y, C=1.0):
+    """Guyon et al.'s loop written out: drop argmin w_j^2 of a linear SVM, one at a time."""
+    Xs = StandardScaler().fit_transform(X)
+    alive = list(range(X.shape[1]))
+    rank = np.empty(X.shape[1], int)
+    while alive:
+        if len(alive) == 1:
+            rank[alive[0]] = 1
+            break
+        w = SVC(kernel="linear", C=C).fit(Xs[:, alive], y).coef_.ravel()
+        j = alive[int(np.argmin(w ** 2))]
+        rank[j] = len(alive)
+        alive.remove(j)
+    return rank
+
+
+def test_ranking_equals_guyon_loop():
+    X, y = _data()
+    est = SVMRFE(C=0.5).fit(X, y)
+    np.testing.assert_array_equal(est.ranking_, _brute_force_rfe(X, y, C=0.5))
+    # the weights order the features as the ranking does
+    np.testing.assert_array_equal(np.argsort(-est.feature_importances_), np.argsort(est.ranking_))
+    assert set(np.argsort(est.ranking_)[:2]) == {0, 1}
+
+
+def test_rank_weights_and_constant_feature():
+    np.testing.assert_allclose(rank_weights([1, 3, 2, 3]), [1.0, 1 / 3, 2 / 3, 1 / 3])
+    X, y = _data()
+    X[:, 4] = 2.0
+    w = SVMRFE().fit(X, y).feature_importances_
+    assert w[4] == 0 and np.all(np.delete(w, 4) > 0)
+
+
+def test_chunked_steps_tie_within_a_chunk():
+    X, y = _data(d=8)
+    r = SVMRFE(step=4).fit(X, y).ranking_
+    assert np.bincount(r).max() > 1
+
+
+@pytest.mark.parametrize("cls", [VRLmba, SBMLR])
+def test_unfaithful_baselines_raise_with_reason(cls):
+    X, y = _data()
+    with pytest.raises(NotImplementedError, match="faithful"):
+        cls().fit(X, y)
