@@ -78,7 +78,7 @@ def derive_seed(random_state, *keys):
     """
     if not isinstance(random_state, numbers.Integral) or random_state < 0:
         raise ValueError(f"random_state must be a non-negative int here; got {random_state!r}.")
-    words = [] if not keys else _key_words(tuple(str(k) if not isinstance(k, int) else k for k in keys))
+    words = [] if not keys else _key_words(tuple(int(k) if isinstance(k, numbers.Integral) else str(k) for k in keys))
     ss = np.random.SeedSequence(entropy=[int(random_state), *words])
     return int(ss.generate_state(1, dtype=np.uint32)[0] % _MAX_SEED)
 
