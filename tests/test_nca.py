@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import NCADiagonal
@@ -19,9 +20,11 @@ def _one_numba_thread():
     # the objective is evaluated hundreds of times on tiny blocks; on a loaded machine
     # launching the parallel kernels costs far more than the work (measured: 40 ms vs
     # 0.5 ms per evaluation at n=50 with 2 threads vs 1)
+    # (BLAS threads likewise: 10x slower fits measured under load)
     previous = numba.get_num_threads()
     numba.set_num_threads(1)
-    yield
+    with threadpool_limits(1):
+        yield
     numba.set_num_threads(previous)
 
 

@@ -1,0 +1,157 @@
+"""LOGO: the inner l1-logistic problem against finite differences, an independent
+solver and its KKT conditions; the outer fixed point; recovery of informative features."""
+
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from scipy.optimize import check_grad, minimize
+from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from knnweights import Logo
+from knnweights.logo import logo_inner_objective, logo_inner_solve
+from knnweights.neighbors import soft_margins
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_numba_thread():
+    # many small kernel calls: on a loaded machine the parallel launch dominates
+    # (BLAS threads likewise: 10x slower fits measured under load)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    with threadpool_limits(1):
+        yield
+    numba.set_num_threads(previous)
+
+
+def _margins(n=50, d=8, seed=0):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 2, n)
+    X = rng.normal(size=(n, d))
+    X[:, :2] += 1.5 * y[:, None]
+    return X, y, soft_margins(X, y, np.ones(d), 2.0, "manhattan", per_sample=True).z
+
+
+def _projected_gradient(w, g):
+    # minimisation over w >= 0: g_j = 0 where w_j > 0, g_j >= 0 where w_j = 0
+    return np.where(w > 0, g, np.minimum(g, 0.0))
+
+
+def _informative_problem(n=200, n_informative=5, n_noise=100, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, n_informative + n_noise))
+    y = (X[:, :n_informative].sum(axis=1) > 0).astype(int)
+    return X, y
+
+
+@parametrize_with_checks([Logo(sigma=2.0, max_iter=5)])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+@pytest.mark.parametrize("lambda_", [0.1, 1.0, 10.0])
+def test_inner_gradient_matches_finite_differences(lambda_):
+    _, _, Z = _margins()
+    w0 = np.random.RandomState(1).uniform(0.1, 2.0, Z.shape[1])
+    err = check_grad(lambda w: logo_inner_objective(w, Z, lambda_)[0],
+                     lambda w: logo_inner_objective(w, Z, lambda_)[1], w0, epsilon=1e-7)
+    assert err <= 1e-5 * max(1.0, np.linalg.norm(logo_inner_objective(w0, Z, lambda_)[1]))
+
+
+def test_inner_objective_is_the_l1_logistic_loss():
+    _, _, Z = _margins(n=20, d=4)
+    w = np.array([0.5, 0.0, 2.0, 1.0])
+    expected = sum(np.log1p(np.exp(-z @ w)) for z in Z) + 0.7 * np.abs(w).sum()
+    assert logo_inner_objective(w, Z, 0.7)[0] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("lambda_", [0.5, 3.0])
+def test_inner_solve_matches_the_papers_v_squared_parametrisation(lambda_):
+    # LOGO's own route: w = v**2, unconstrained minimisation in v (BFGS here)
+    _, _, Z = _margins()
+
+    def in_v(v):
+        f, g = logo_inner_objective(v * v, Z, lambda_)
+        return f, 2.0 * v * g
+
+    ref = minimize(in_v, np.ones(Z.shape[1]), jac=True, method="BFGS", options={"gtol": 1e-10, "maxiter": 10000})
+    res = logo_inner_solve(Z, lambda_, np.ones(Z.shape[1]))
+    assert res.fun <= ref.fun + 1e-9 * abs(ref.fun)
+    assert res.fun == pytest.approx(ref.fun, rel=1e-8)
+    np.testing.assert_allclose(res.x, ref.x ** 2, atol=1e-4)
+
+
+def test_inner_solution_satisfies_kkt():
+    _, _, Z = _margins(d=12)
+    res = logo_inner_solve(Z, 2.0, np.ones(Z.shape[1]))
+    g = logo_inner_objective(res.x, Z, 2.0)[1]
+    assert np.all(res.x >= 0)
+    assert np.max(np.abs(_projected_gradient(res.x, g))) < 1e-7
+    assert (res.x == 0).any() and (res.x > 0).any()  # both kinds of KKT condition are exercised
+
+
+def test_zero_is_optimal_exactly_above_the_critical_lambda():
+    # at w = 0 the gradient is lambda - sum_n z_n / 2: w = 0 is optimal iff lambda >= max_j sum_n z_nj / 2
+    _, _, Z = _margins()
+    lam_c = 0.5 * Z.sum(axis=0).max()
+    assert lam_c > 0
+    assert not logo_inner_solve(Z, 1.01 * lam_c, np.ones(Z.shape[1])).x.any()
+    assert logo_inner_solve(Z, 0.99 * lam_c, np.ones(Z.shape[1])).x.any()
+
+
+def test_one_outer_iteration_solves_the_inner_problem_at_unit_weights():
+    X, y, _ = _margins(d=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = Logo(sigma=2.0, lambda_=1.5, max_iter=1).fit(X, y)
+    w = est.feature_importances_
+    Z = soft_margins(X, y, np.ones(X.shape[1]), 2.0, "manhattan", per_sample=True).z
+    f, g = logo_inner_objective(w, Z, 1.5)
+    assert np.max(np.abs(_projected_gradient(w, g))) < 1e-7
+    assert est.cost_history_ == [pytest.approx(f, rel=1e-12)]
+
+
+def test_converged_weights_are_a_fixed_point():
+    X, y, _ = _margins(n=60, d=10)
+    est = Logo(sigma=5.0, lambda_=1.0, max_iter=200, tol=1e-8).fit(X, y)
+    w = est.feature_importances_
+    Z = soft_margins(X, y, w, 5.0, "manhattan", per_sample=True).z
+    w_next = logo_inner_solve(Z, 1.0, w).x
+    assert np.linalg.norm(w_next - w) < 1e-6
+    # and w solves the inner problem built on its own neighbours (KKT)
+    g = logo_inner_objective(w, Z, 1.0)[1]
+    assert np.max(np.abs(_projected_gradient(w, g))) < 1e-4
+    assert est.n_iter_ == len(est.cost_history_) > 1
+
+
+def test_recovers_informative_features_among_100_noise():
+    X, y = _informative_problem()
+    w = Logo(sigma=10.0, lambda_=1.0).fit(X, y).feature_importances_
+    assert set(np.argsort(-w)[:5]) == set(range(5))
+    assert w[:5].min() > 3 * w[5:].max()
+
+
+def test_constant_feature_gets_zero_weight():
+    X, y, _ = _margins(n=40, d=4)
+    X = np.column_stack([X, np.full(40, -2.0)])
+    w = Logo(sigma=2.0).fit(X, y).feature_importances_
+    assert w[-1] == 0.0 and np.all(np.isfinite(w)) and w[:2].min() > 0
+
+
+def test_float32_input():
+    X, y, _ = _margins(n=40, d=6)
+    w64 = Logo(sigma=2.0).fit(X, y).feature_importances_
+    est = Logo(sigma=2.0).fit(X.astype(np.float32), y)
+    np.testing.assert_allclose(est.feature_importances_, w64, rtol=1e-3, atol=1e-4)
+    assert est.transform(X.astype(np.float32)).dtype == np.float32
+
+
+def test_max_iter_warns():
+    X, y, _ = _margins()
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        Logo(max_iter=1, tol=0.0).fit(X, y)
