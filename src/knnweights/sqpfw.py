@@ -105,6 +105,10 @@ class SQPFW(BaseWeighter):
         self.refresh_every = refresh_every
         self.max_iter = max_iter
 
+    def __sklearn_is_fitted__(self):
+        # the parameter ``lambda_`` ends in "_", so the default attribute scan would misfire
+        return hasattr(self, "feature_importances_")
+
     # -- helpers ---------------------------------------------------------------------
     def _setup(self, X, codes):
         self._check_n_neighbors(self.kappa, codes, name="kappa")

@@ -1,0 +1,201 @@
+"""SQP-FW: TN consistency, Theorem 7 local minimality, the fixed-TN closed form, the path."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from knnweights._active_set import project_simplex, sqpfw_active_set, sqpfw_objective
+from scipy.optimize import minimize
+
+from knnweights.neighbors import indexed_distances, nearest_hits_misses, weighted_distances
+from knnweights.sqpfw import SQPFW
+
+
+def _data(n=60, d=5, seed=0, n_classes=2):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    score = X[:, 0] + 0.7 * X[:, 1]
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1])).astype(np.int64)
+    return X, y
+
+
+def _c_vector(X, y, w, kappa, lambda_):
+    nb = nearest_hits_misses(X, y, w, max(kappa, lambda_), "sqeuclidean")
+    h, m = nb.hit_idx[:, kappa - 1], nb.miss_idx[:, lambda_ - 1]
+    return ((X - X[h]) ** 2 - (X - X[m]) ** 2).sum(axis=0)
+
+
+def _fixed_tn_reference(X, y, w, theta, kappa=1, lambda_=1, rtol=1e-9):
+    """Independent reference: the convex QP with the target neighbours read off ``w`` held fixed.
+
+    Without ties it is the simplex projection of ``w_bar - (theta/n) c``; target
+    neighbours tied at ``w`` add the equalities ``(eps_ij - eps_ij') . w = 0`` (solved by
+    scipy's SLSQP).
+    """
+    n, d = X.shape
+    D = weighted_distances(X, w=w, metric="sqeuclidean")
+    c, rows = np.zeros(d), []
+    for i in range(n):
+        for same, k, sign in ((True, kappa, 1.0), (False, lambda_, -1.0)):
+            cand = np.flatnonzero((y == y[i]) if same else (y != y[i]))
+            cand = cand[cand != i]
+            dist = D[i, cand]
+            dk = np.sort(dist)[k - 1]
+            tied = cand[np.abs(dist - dk) <= rtol * (1 + dk)]
+            e = (X[i] - X[tied]) ** 2
+            c += sign * e[0]
+            rows.extend(e[1:] - e[0])
+    w_bar = np.full(d, 1 / d)
+    if not rows:
+        return project_simplex(w_bar - theta / n * c)
+    E = np.array(rows)
+    res = minimize(lambda v: theta / n * c @ v + 0.5 * np.sum((v - w_bar) ** 2), w,
+                   jac=lambda v: theta / n * c + v - w_bar, method="SLSQP", bounds=[(0, None)] * d,
+                   constraints=[{"type": "eq", "fun": lambda v: np.r_[v.sum() - 1, E @ v],
+                                 "jac": lambda v: np.vstack([np.ones(d), E])}],
+                   options={"ftol": 1e-15, "maxiter": 500})
+    return res.x
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_indexed_distances_matches_numpy(big):
+    rng = np.random.RandomState(1)
+    n, d, k = (300, 40, 30) if big else (20, 3, 4)
+    X = rng.randn(n, d)
+    idx = rng.randint(-1, n, size=(n, k))
+    v = rng.randn(d)  # any sign: step directions are not weights
+    ref = np.where(idx >= 0, np.einsum("ikj,j->ik", (X[:, None, :] - X[idx]) ** 2, v), 0.0)
+    np.testing.assert_allclose(indexed_distances(X, idx, v, "sqeuclidean"), ref, rtol=1e-12, atol=1e-12)
+    ref1 = np.where(idx >= 0, np.einsum("ikj,j->ik", np.abs(X[:, None, :] - X[idx]), v), 0.0)
+    np.testing.assert_allclose(indexed_distances(X, idx, v, "manhattan"), ref1, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kappa,lambda_,theta", [(1, 1, 5.0), (2, 2, 3.0), (1, 3, 50.0)])
+def test_solution_is_target_neighbour_consistent(kappa, lambda_, theta):
+    X, y = _data(seed=kappa + lambda_)
+    est = SQPFW(kappa=kappa, lambda_=lambda_, theta=theta).fit(X, y)
+    w = est.feature_importances_
+    nb = nearest_hits_misses(X, y, w, max(kappa, lambda_), "sqeuclidean")
+    rows = np.arange(X.shape[0])
+    for cand, state, tn, k in ((est.hit_candidates_, est.hit_state_, nb.hit_idx, kappa),
+                               (est.miss_candidates_, est.miss_state_, nb.miss_idx, lambda_)):
+        target = tn[:, k - 1]
+        in_eq = ((cand == target[:, None]) & (state == 0)).any(axis=1)
+        assert in_eq.all(), "the recomputed target neighbour must be held in [=]"
+        D = indexed_distances(X, cand, w, "sqeuclidean")
+        dk = indexed_distances(X, target[:, None], w, "sqeuclidean")[:, 0]
+        tol = 1e-8 * (1 + dk[:, None])
+        assert np.all(np.abs(D - dk[:, None])[state == 0] <= np.broadcast_to(tol, D.shape)[state == 0])
+        assert np.all((D < dk[:, None] + tol)[state == -1])
+        assert np.all(((D > dk[:, None] - tol) | (cand < 0))[state == 1])
+        assert ((state == -1).sum(axis=1) < k).all() and ((state <= 0).sum(axis=1) >= k).all()
+    assert rows.size == X.shape[0]
+
+
+@pytest.mark.parametrize("kappa,lambda_,theta", [(1, 1, 5.0), (2, 2, 20.0)])
+def test_local_minimum_under_random_simplex_moves(kappa, lambda_, theta):
+    X, y = _data(seed=3)
+    est = SQPFW(kappa=kappa, lambda_=lambda_, theta=theta).fit(X, y)
+    w = est.feature_importances_
+    f0 = sqpfw_objective(X, y, w, theta, kappa, lambda_)
+    assert f0 == pytest.approx(est.objective_, rel=1e-10, abs=1e-12)
+    rng = np.random.RandomState(0)
+    for step in (1e-3, 1e-5):
+        for _ in range(60):
+            w2 = project_simplex(w + step * rng.randn(w.size))
+            assert sqpfw_objective(X, y, w2, theta, kappa, lambda_) >= f0 - 1e-12
+    # a larger theta pulls weight off the features the margins penalise: objective strictly below w_bar's
+    assert f0 < sqpfw_objective(X, y, np.full(X.shape[1], 1 / X.shape[1]), theta, kappa, lambda_)
+
+
+def test_cost_history_is_non_increasing():
+    X, y = _data(n=80, d=6, seed=4, n_classes=3)
+    est = SQPFW(theta=10.0).fit(X, y)
+    h = est.cost_history_
+    assert est.n_iter_ > 5 and h.size > 5
+    assert np.all(np.diff(h) <= 1e-12 * (1 + np.abs(h[:-1])))
+    assert h[-1] < h[0]
+
+
+def test_fixed_target_neighbours_give_simplex_projection():
+    X, y = _data(seed=5)
+    n, d = X.shape
+    w_bar = np.full(d, 1 / d)
+    for theta in (0.05, 2.0, 30.0):
+        w = SQPFW(theta=theta).fit(X, y).feature_importances_
+        # the TNs recomputed at the solution (ties included) define a convex QP it must solve
+        np.testing.assert_allclose(w, _fixed_tn_reference(X, y, w, theta), atol=1e-7)
+    # with the TNs of w_bar held fixed, small theta is exactly the projection of w_bar - theta c0 / n
+    c0 = _c_vector(X, y, w_bar, 1, 1)
+    w = sqpfw_active_set(X, y, 1e-3).x
+    np.testing.assert_allclose(w, project_simplex(w_bar - 1e-3 / n * c0), atol=1e-12)
+
+
+def test_path_is_piecewise_linear_and_locally_optimal():
+    X, y = _data(n=50, d=4, seed=6)
+    n, d = X.shape
+    p = SQPFW().path(X, y, thetas=[30.0])
+    T, W = p.thetas_, p.weights_
+    assert T[0] == 0 and T[-1] == pytest.approx(30.0) and np.all(np.diff(T) >= 0) and len(T) > 3
+    np.testing.assert_allclose(W[0], np.full(d, 1 / d))
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-10)
+    assert (W >= 0).all()
+    # inside every segment: linear in theta, and each point is the simplex projection for its own TNs
+    checked = 0
+    for k in range(len(T) - 1):
+        if T[k + 1] - T[k] < 1e-6:
+            continue
+        for frac in (0.25, 0.5, 0.75):
+            th = T[k] + frac * (T[k + 1] - T[k])
+            w = p(th)
+            np.testing.assert_allclose(w, (1 - frac) * W[k] + frac * W[k + 1], atol=1e-12)
+            np.testing.assert_allclose(w, _fixed_tn_reference(X, y, w, th), atol=1e-7)
+            checked += 1
+    assert checked >= 3
+    # continuity: the only discontinuities are the recorded jumps (repeated theta)
+    jumps = np.flatnonzero(np.diff(T) == 0)
+    steps = np.abs(np.diff(W, axis=0)).max(axis=1)
+    assert np.all(np.delete(steps, jumps) < 1.0)
+
+
+def test_working_set_agrees_with_full_run():
+    X, y = _data(n=150, d=5, seed=7, n_classes=3)
+    full = sqpfw_active_set(X, y, 8.0)
+    ws = sqpfw_active_set(X, y, 8.0, working_set=5, refresh_every=7)
+    assert full.status == 0 and ws.status == 0
+    assert ws.hit_candidates.shape[1] < full.hit_candidates.shape[1]
+    np.testing.assert_allclose(ws.x, full.x, atol=1e-10)
+    assert ws.fun == pytest.approx(full.fun, rel=1e-10)
+
+
+def test_recovers_relevant_features():
+    rng = np.random.RandomState(8)
+    n = 120
+    X = rng.randn(n, 10)
+    y = ((X[:, 2] > 0) ^ (X[:, 7] > 0)).astype(int)  # XOR: invisible to any single feature
+    w = SQPFW(theta=50.0).fit(X, y).feature_importances_
+    assert set(np.argsort(w)[-2:]) == {2, 7}
+    assert w[[2, 7]].sum() > 0.8
+
+
+def test_constant_feature_gets_zero_and_select_theta():
+    X, y = _data(n=60, d=4, seed=9)
+    X = np.column_stack([X, np.full(60, 3.0)])
+    w = SQPFW(theta=1.0).fit(X, y).feature_importances_
+    assert w[-1] == 0 and w.sum() == pytest.approx(1.0)
+    thetas = np.logspace(-3, 2, 20)
+    best, errors, path = SQPFW.select_theta(X[:40], y[:40], X[40:], y[40:], thetas=thetas)
+    assert best in thetas and errors.shape == (20,) and errors[thetas == best][0] == errors.min()
+
+
+def test_bad_parameters():
+    X, y = _data()
+    with pytest.raises(ValueError, match="kappa"):
+        SQPFW(kappa=100).fit(X, y)
+    with pytest.raises(ValueError, match="w_bar"):
+        SQPFW(w_bar=np.ones(2)).fit(X, y)
+
+
+@parametrize_with_checks([SQPFW(theta=1.0, max_iter=300)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
