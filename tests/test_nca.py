@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import threadpool_limits
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
 
 from knnweights import NCADiagonal
 from knnweights.nca import nca_diagonal_objective

@@ -153,6 +153,7 @@ class Logo(BaseWeighter):
         w = (np.ptp(X, axis=0) > 0).astype(np.float64)
         self.cost_history_ = []
         for it in range(1, self.max_iter + 1):
+            self.n_iter_ = it
             Z = soft_margins(X, y, w, self.sigma, "manhattan", per_sample=True).z
             res = logo_inner_solve(Z, self.lambda_, w, gtol=self.inner_tol)
             w_new = res.x
@@ -163,5 +164,4 @@ class Logo(BaseWeighter):
                 break
         else:
             warn_max_iter(self, self.max_iter)
-        self.n_iter_ = it
         return w
