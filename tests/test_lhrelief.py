@@ -1,0 +1,141 @@
+"""LH-RELIEF: the update against a brute-force reference, recovery, invariances, contract."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from knnweights import LHRelief
+from knnweights.datasets import add_irrelevant_features, make_spiral
+
+
+def _hull_point_slsqp(x, H, w):
+    """argmin over the simplex of 1/2 (x - H a)^T W (x - H a), by SLSQP (H is k x d)."""
+    k = H.shape[0]
+
+    def f(a):
+        r = x - a @ H
+        return 0.5 * np.sum(w * r * r)
+
+    def jac(a):
+        return -(H @ (w * (x - a @ H)))
+
+    res = minimize(f, np.full(k, 1 / k), jac=jac, method="SLSQP", bounds=[(0, None)] * k,
+                   constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
+                   options={"ftol": 1e-16, "maxiter": 1000})
+    return res.x @ H, res.fun
+
+
+def _margins_reference(X, y, w, k):
+    """Per-sample loop: weighted-L1 k nearest hits/misses, SLSQP hull points, z_n (eqs. 5-8)."""
+    n = len(X)
+    Z = np.empty_like(X)
+    objective = []
+    for i in range(n):
+        dist = np.abs(X - X[i]) @ w
+        order = np.lexsort((np.arange(n), dist))
+        hits = [j for j in order if y[j] == y[i] and j != i][:k]
+        misses = [j for j in order if y[j] != y[i]][:k]
+        ph, fh = _hull_point_slsqp(X[i], X[hits], w)
+        pm, fm = _hull_point_slsqp(X[i], X[misses], w)
+        Z[i] = np.abs(X[i] - pm) - np.abs(X[i] - ph)
+        objective.append((fh, fm))
+    return Z, np.array(objective)
+
+
+def _small_problem(seed=0, n=36, d=5, n_classes=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % n_classes
+    X = rng.normal(size=(n, d)) + 0.8 * y[:, None] * (np.arange(d) < 2)
+    return X, y
+
+
+@pytest.mark.parametrize("k", [1, 3, 4])
+def test_margin_vectors_equal_per_sample_reference(k):
+    X, y = _small_problem(k)
+    w = np.random.default_rng(1).random(X.shape[1])
+    Z = LHRelief(n_neighbors=k)._margin_vectors(X, y, w)
+    Zref, _ = _margins_reference(X, y, w, k)
+    np.testing.assert_allclose(Z, Zref, atol=2e-5)
+
+
+def test_first_iteration_is_normalised_mean_margin_from_uniform_start():
+    X, y = _small_problem(5)
+    d = X.shape[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = LHRelief(n_neighbors=3, max_iter=1).fit(X, y)
+    Zref, _ = _margins_reference(X, y, np.full(d, 1.0 / d), 3)
+    v = np.maximum(Zref.mean(axis=0), 0)
+    np.testing.assert_allclose(est.feature_importances_, v / np.linalg.norm(v), atol=1e-5)
+    assert est.n_iter_ == 1
+    # eq. 8 at w = 1/d
+    np.testing.assert_allclose(est.cost_history_[0], Zref.mean(axis=0).sum() / d, atol=1e-6)
+
+
+def test_spiral_with_100_noise_features_puts_the_two_true_features_on_top():
+    # the paper does not give its spiral's size: here the spiral has radius 3 and one turn,
+    # the 100 irrelevant features are N(0, 1) (with make_spiral's default radius 1 and two
+    # turns neither LH-RELIEF nor I-RELIEF finds the two features at 100 noise features)
+    X, y = make_spiral(n_per_class=100, turns=1.0, random_state=0)
+    X = add_irrelevant_features(3.0 * X, 100, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        w = LHRelief(n_neighbors=5, max_iter=20).fit(X, y).feature_importances_
+    assert set(np.argsort(w)[-2:]) == {0, 1}
+    assert w[:2].min() > 2 * np.sort(w[2:])[-1]
+
+
+def test_weights_are_invariant_to_global_scale_and_follow_feature_permutations():
+    X, y = _small_problem(7, n=45, d=6)
+    kw = dict(n_neighbors=3, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        w = LHRelief(**kw).fit(X, y).feature_importances_
+        w_scaled = LHRelief(**kw).fit(7.5 * X, y).feature_importances_
+        perm = np.array([3, 0, 5, 1, 4, 2])
+        w_perm = LHRelief(**kw).fit(X[:, perm], y).feature_importances_
+    np.testing.assert_allclose(w_scaled, w, atol=1e-8)
+    np.testing.assert_allclose(w_perm, w[perm], atol=1e-8)
+
+
+def test_constant_feature_gets_zero_weight_and_weights_are_unit_norm():
+    X, y = _small_problem(2)
+    X = np.column_stack([X, np.full(len(X), 4.2)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = LHRelief(n_neighbors=3, max_iter=10).fit(X, y)
+    w = est.feature_importances_
+    assert w[-1] == 0.0 and np.all(w >= 0) and np.isfinite(w).all()
+    np.testing.assert_allclose(np.linalg.norm(w), 1.0)
+    assert len(est.cost_history_) == est.n_iter_ and est.metric_ == "manhattan"
+
+
+def test_max_iter_warns_and_convergence_stops_early():
+    X, y = _small_problem(3)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        LHRelief(n_neighbors=2, max_iter=1).fit(X, y)
+    # two well-separated informative features, no noise: a fixed point is reached
+    rng = np.random.default_rng(0)
+    y2 = np.repeat([0, 1], 20)
+    X2 = np.column_stack([y2 * 5.0 + rng.normal(size=40), y2 * 5.0 + rng.normal(size=40)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = LHRelief(n_neighbors=3, max_iter=50, tol=1e-8).fit(X2, y2)
+    assert est.n_iter_ < 50 and est.step_history_[-1] < 1e-8
+
+
+def test_too_many_neighbors_raises():
+    X, y = _small_problem(4, n=12)
+    with pytest.raises(ValueError, match="n_neighbors=5"):
+        LHRelief(n_neighbors=5).fit(X, y)
+
+
+@parametrize_with_checks([LHRelief(n_neighbors=1, max_iter=3)])
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
