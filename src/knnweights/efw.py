@@ -93,6 +93,8 @@ def efw_objective(W, Zs, gamma):
     The gradient is the exact one of this ``L``: the ``1/(beta n)`` factor in front of
     the loss term of eq. (7) and the extra factor 2 of its diversity term are not in
     eqs. (2) and (4), whose sum the method minimises (eq. 5); we follow eqs. (2), (4).
+    Eq. (7) is the gradient of ``L`` with ``gamma`` replaced by ``2 beta n gamma`` (and
+    divided by ``beta n``), so pass that ``gamma`` to reproduce eq. (7)'s balance.
 
     Parameters
     ----------
@@ -232,6 +234,12 @@ class EFW(BaseWeighter):
     ``{w >= 0, ||w||_2 = 1}`` (weights of a distance are nonnegative), in steps 3 and 4
     (projection: clip at 0, then normalise).  ``gamma = 0`` is EFWWD (the members are
     then independent base solutions of the ``1/m``-scaled loss).
+
+    The paper's gradient (eq. 7) divides the loss term by ``beta n`` and doubles the
+    diversity term, which is the gradient of ``L`` with ``gamma`` replaced by
+    ``2 beta n gamma``; we minimise ``L`` of eqs. (2) and (4) as written (the spec's
+    choice), where ``gamma = 0.001`` changes the members very little.  To reproduce the
+    balance of eq. (7), use ``gamma = 2 * subsample * n_samples * 0.001``.
 
     Parameters
     ----------

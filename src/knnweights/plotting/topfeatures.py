@@ -3,7 +3,7 @@
 __all__ = ["plot_top_feature_curves"]
 
 
-def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=True):
+def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=True, logx=False):
     """One line per method: mean CV accuracy against the number of top features.
 
     Parameters
@@ -17,6 +17,8 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
         Save the figure there as PNG.
     show_std : bool, default=True
         Shade mean +- one standard deviation over the folds.
+    logx : bool, default=False
+        Logarithmic x axis (for grids such as 1, 2, 5, ..., 2000 on gene data).
 
     Returns
     -------
@@ -36,6 +38,8 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
         if show_std and "std" in c:
             std = 100 * c["std"]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.12)
+    if logx:
+        ax.set_xscale("log")
     ax.set_xlabel("number of top-ranked features")
     ax.set_ylabel("accuracy (%), cross-validated")
     if title:
