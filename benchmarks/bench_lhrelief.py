@@ -1,0 +1,126 @@
+"""LH-RELIEF: fit time, and the Fermat's spiral robustness curve (Cai & Ng, Fig. 1b).
+
+    python benchmarks/bench_lhrelief.py fit-time
+    python benchmarks/bench_lhrelief.py spiral --counts 0 300 1000 3000 --repeats 2 \
+        --n-jobs 2 --out docs/figures/lhrelief_spiral_robustness.png
+
+``fit-time``: ``LHRelief(n_neighbors=5)`` fit time on random data with ``n=500,
+d=1000`` (10 informative features) and on the bundled microarray sets ``colon_alon``
+and ``leukemia_golub``; a fixed number of iterations (``tol=0``) so the time per
+iteration is comparable.
+
+``spiral``: error of HKNN on LH-RELIEF weights, on I-RELIEF weights and on the raw
+data as standard-normal irrelevant features are appended
+(:func:`knnweights.evaluation.robustness.irrelevant_feature_curve`, 10-fold CV, weights
+learnt on the training folds; HKNN's ``lambda`` chosen by 3-fold CV inside the training
+folds on the weighted data).
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+
+def _fit_time(X, y, n_neighbors, max_iter, repeats):
+    from sklearn.exceptions import ConvergenceWarning
+
+    from knnweights import LHRelief
+
+    times = []
+    for _ in range(repeats):
+        est = LHRelief(n_neighbors=n_neighbors, max_iter=max_iter, tol=0.0)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(X, y)
+        times.append(time.perf_counter() - t0)
+    return min(times), est.n_iter_
+
+
+def fit_time(args):
+    from knnweights import LHRelief
+    from knnweights.datasets import load
+
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 250)
+    X = rng.normal(size=(500, 1000))
+    X[:, :10] += 0.8 * y[:, None]
+    LHRelief(n_neighbors=2, max_iter=1, tol=0).fit(X[:20, :5], y[:20])  # compile the kernels
+    rows = [("synthetic n=500 d=1000", X, y)]
+    for name in ("colon_alon", "leukemia_golub"):
+        Xd, yd = load(name, return_X_y=True, missing="median")
+        rows.append((f"{name} n={Xd.shape[0]} d={Xd.shape[1]}", np.asarray(Xd, float), np.asarray(yd)))
+    print(f"LHRelief(n_neighbors={args.k}) fit, {args.max_iter} iterations, best of {args.repeats}")
+    for label, Xr, yr in rows:
+        t, it = _fit_time(Xr, yr, args.k, args.max_iter, args.repeats)
+        print(f"  {label:40s} {t:8.3f} s   ({1000 * t / it:7.1f} ms / iteration)")
+
+
+def spiral(args):
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+
+    from knnweights import IRelief, LHRelief
+    from knnweights.classifiers import HKNN
+    from knnweights.datasets import make_spiral
+    from knnweights.evaluation.robustness import irrelevant_feature_curve
+    from knnweights.plotting.robustness import plot_irrelevant_feature_curve
+
+    X, y = make_spiral(n_per_class=200, turns=args.turns, random_state=args.seed)
+    X = args.radius * X
+
+    def hknn():
+        return GridSearchCV(HKNN(n_neighbors=args.K), {"alpha": [1e-3, 1e-2, 1e-1, 1.0, 10.0]}, cv=3)
+
+    estimators = {
+        "LH-RELIEF + HKNN": Pipeline([("w", LHRelief(n_neighbors=args.k, max_iter=args.max_iter)),
+                                      ("clf", hknn())]),
+        "I-RELIEF + HKNN": Pipeline([("w", IRelief(sigma=args.sigma, max_iter=args.max_iter)),
+                                     ("clf", hknn())]),
+        "HKNN (no weights)": hknn(),
+    }
+    t0 = time.perf_counter()
+    res = irrelevant_feature_curve(estimators, X, y, args.counts, cv=args.cv, n_repeats=args.repeats,
+                                   random_state=args.seed, n_jobs=args.n_jobs)
+    print(f"spiral: 2 x 200 points, radius {args.radius}, {args.turns} turns; {args.cv}-fold CV x "
+          f"{args.repeats} repeats; {time.perf_counter() - t0:.0f} s")
+    print("error % (mean +- std over repeats)")
+    print(f"{'noise features':>15s} " + " ".join(f"{name:>22s}" for name in res))
+    for i, c in enumerate(res[next(iter(res))].counts):
+        cells = [f"{100 * r.mean_error[i]:8.2f} +- {100 * r.std_error[i]:5.2f}" for r in res.values()]
+        print(f"{c:>15d} " + " ".join(f"{cell:>22s}" for cell in cells))
+    if args.out:
+        title = (f"Fermat's spiral (radius {args.radius:g}, {args.turns:g} turns): "
+                 f"{args.cv}-fold CV x {args.repeats}")
+        plot_irrelevant_feature_curve(res, title=title, path=args.out)
+        print("wrote", args.out)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    f = sub.add_parser("fit-time")
+    f.add_argument("--k", type=int, default=5)
+    f.add_argument("--max-iter", type=int, default=10)
+    f.add_argument("--repeats", type=int, default=3)
+    s = sub.add_parser("spiral")
+    s.add_argument("--counts", type=int, nargs="+", default=[0, 300, 1000, 3000])
+    s.add_argument("--repeats", type=int, default=2)
+    s.add_argument("--cv", type=int, default=10)
+    s.add_argument("--k", type=int, default=5, help="LH-RELIEF neighbours")
+    s.add_argument("--K", type=int, default=5, help="HKNN neighbours")
+    s.add_argument("--sigma", type=float, default=1.0, help="I-RELIEF kernel width")
+    s.add_argument("--max-iter", type=int, default=20)
+    s.add_argument("--radius", type=float, default=3.0)
+    s.add_argument("--turns", type=float, default=1.0)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--n-jobs", type=int, default=None)
+    s.add_argument("--out", default=None)
+    args = p.parse_args()
+    fit_time(args) if args.what == "fit-time" else spiral(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Plot error against the number of irrelevant features (LH-RELIEF, Figs. 1b and 2)."""
+
+__all__ = ["plot_irrelevant_feature_curve"]
+
+
+def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_std=True, percent=True):
+    """One line per method: CV error against the number of appended noise features.
+
+    Parameters
+    ----------
+    results : dict or Bunch
+        Method name -> result of
+        :func:`knnweights.evaluation.robustness.irrelevant_feature_curve` (anything
+        with ``counts``, ``mean_error`` and optionally ``std_error``), or a single such
+        result.
+    ax : matplotlib Axes, optional
+    title : str, optional
+    path : str or path-like, optional
+        Save the figure there as PNG.
+    show_std : bool, default=True
+        Error bars of one standard deviation over the repeats.
+    percent : bool, default=True
+        Show the error in percent.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    import matplotlib
+
+    if ax is None:
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 4))
+    if "counts" in results:
+        results = {"": results}
+    scale = 100.0 if percent else 1.0
+    for name, r in results.items():
+        mean = scale * r["mean_error"]
+        std = scale * r["std_error"] if show_std and "std_error" in r else None
+        ax.errorbar(r["counts"], mean, yerr=std, marker="o", ms=4, capsize=3, label=name or None)
+    ax.set_xlabel("number of irrelevant features added")
+    ax.set_ylabel("classification error (%)" if percent else "classification error")
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if any(results):
+        ax.legend()
+    if path is not None:
+        ax.figure.tight_layout()
+        ax.figure.savefig(path, dpi=120)
+    return ax
