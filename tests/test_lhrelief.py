@@ -139,3 +139,60 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+# -- the robustness protocol (evaluation.robustness, plotting.robustness) -------------------
+
+
+def test_irrelevant_feature_curve_is_seeded_and_error_rises_for_plain_knn():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from knnweights.evaluation.robustness import irrelevant_feature_curve
+
+    X, y = make_spiral(n_per_class=60, turns=1.0, random_state=0)
+    X = 3.0 * X
+    knn = KNeighborsClassifier(n_neighbors=1)
+    r1 = irrelevant_feature_curve(knn, X, y, [0, 200], cv=4, n_repeats=2, random_state=3)
+    r2 = irrelevant_feature_curve({"a": knn, "b": KNeighborsClassifier(n_neighbors=3)}, X, y, [0, 200], cv=4,
+                                  n_repeats=2, random_state=3)
+    assert r1.fold_errors.shape == (2, 2, 4) and r1.errors.shape == (2, 2)
+    np.testing.assert_array_equal(r1.mean_error, r2["a"].mean_error)  # same noise, same folds
+    np.testing.assert_allclose(r1.mean_error, r1.errors.mean(axis=1))
+    assert r1.mean_error[0] < 0.1 and r1.mean_error[1] > r1.mean_error[0] + 0.15
+
+
+def test_irrelevant_feature_curve_fits_on_training_folds_with_the_noise_appended():
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from knnweights.evaluation.robustness import irrelevant_feature_curve
+
+    seen = []
+
+    class Spy(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y):
+            seen.append(X.shape)
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.classes_[0])
+
+    X, y = _small_problem(0, n=40, d=3, n_classes=2)
+    irrelevant_feature_curve(Spy(), X, y, [0, 7], cv=5, n_repeats=1, random_state=0)
+    assert seen == [(32, 3)] * 5 + [(32, 10)] * 5
+
+
+def test_plot_irrelevant_feature_curve_writes_a_labelled_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    from sklearn.utils import Bunch
+
+    from knnweights.plotting.robustness import plot_irrelevant_feature_curve
+
+    r = Bunch(counts=np.array([0, 10]), mean_error=np.array([0.1, 0.3]), std_error=np.array([0.01, 0.02]))
+    path = tmp_path / "curve.png"
+    ax = plot_irrelevant_feature_curve({"m": r}, path=path)
+    assert path.stat().st_size > 1000
+    assert "irrelevant" in ax.get_xlabel() and "error" in ax.get_ylabel()
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
