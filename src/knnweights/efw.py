@@ -169,8 +169,9 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
     """Minimise ``fun`` on ``{w_k >= 0, ||w_k|| = 1}`` by projected gradient descent.
 
     Steps ``W <- P(W - t G)`` (``P``: :func:`project_sphere_orthant`) with a backtracking
-    step ``t`` (sufficient decrease ``L(W') <= L(W) - 1e-4 ||W' - W||^2 / t``), the step
-    doubled after each accepted step.  Stops when the largest
+    step ``t`` (sufficient decrease ``L(W') <= L(W) - 1e-4 ||W' - W||^2 / t``), each
+    trial step the Barzilai-Borwein one ``||s||^2 / (s.(G' - G))`` of the last move
+    ``s`` (spectral projected gradient; doubled when that is not positive).  Stops when the largest
     :func:`stationarity_residual` is ``<= tol`` or ``L`` stops changing (relative
     ``1e-15``).
 
@@ -198,13 +199,15 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
                 break
             t *= 0.5
         stalled = abs(f - fn) <= 1e-15 * max(1.0, abs(f))
+        sy = np.sum((Wn - W) * (Gn - G))
         W, f, G = Wn, fn, Gn
         history.append(f)
         res = stationarity_residual(W, G).max()
         if res <= tol or stalled or step == 0:
             converged = True
             break
-        t *= 2.0
+        # Barzilai-Borwein trial step (spectral projected gradient), else double
+        t = step / sy if sy > 0 else 2.0 * t
     return {"x": W, "fun": f, "nit": nit, "history": np.asarray(history), "converged": converged,
             "residual": res}
 
