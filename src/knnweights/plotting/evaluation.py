@@ -19,14 +19,16 @@ def _new_axes(ax, figsize):
     return Figure(figsize=figsize).subplots()
 
 
-def _finish(ax, title, path, legend=True):
+def _finish(ax, title, path, legend=True, outside=False):
     if title:
         ax.set_title(title)
     if legend and ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+        if outside:
+            ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        else:
+            ax.legend(fontsize="small")
     if path is not None:
-        ax.figure.tight_layout()
-        ax.figure.savefig(path, dpi=120)
+        ax.figure.savefig(path, dpi=120, bbox_inches="tight")
     return ax
 
 
@@ -82,7 +84,7 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
         if not data:
             continue
         bp = ax.boxplot(data, positions=pos, widths=width * 0.85 if len(datasets) > 1 else 0.6,
-                        patch_artist=True, manage_ticks=False)
+                        patch_artist=True, manage_ticks=False, medianprops={"color": "black"})
         for box in bp["boxes"]:
             box.set_facecolor(colors(j % colors.N))
             box.set_alpha(0.7)
@@ -124,7 +126,7 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
     w = np.array([r["wins"] for r in rows], dtype=float)
     t = np.array([r["ties"] for r in rows], dtype=float)
     l_ = np.array([r["losses"] for r in rows], dtype=float)
-    ax = _new_axes(ax, (6.0, 0.8 + 0.4 * len(rows)))
+    ax = _new_axes(ax, (6.0, 1.4 + 0.45 * len(rows)))
     y = np.arange(len(rows))
     ax.barh(y, w, color="#2ca02c", label="win")
     ax.barh(y, t, left=w, color="#bbbbbb", label="tie")
@@ -136,9 +138,12 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
     ax.invert_yaxis()
     total = (w + t + l_).max()
     ax.set_xlim(0, total * 1.2 + 0.5)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("number of datasets (win / tie / loss)")
     ax.set_ylabel("method" + (f" vs {reference}" if reference else ""))
-    return _finish(ax, title, path)
+    return _finish(ax, title, path, outside=True)
 
 
 def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
@@ -161,6 +166,7 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
     if not curves:
         raise ValueError("no curves to plot.")
     ax = _new_axes(ax, (6.0, 4.0))
+    xs = set()
     for name, c in curves.items():
         chosen = None
         std = None
@@ -176,6 +182,7 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
                 acc = 100.0 * np.asarray(c["mean"], dtype=float)
                 std = 100.0 * np.asarray(c["std"], dtype=float) if "std" in c else None
         order = np.argsort(x)
+        xs.update(x.tolist())
         (line,) = ax.plot(x[order], acc[order], marker="o", ms=3, label=name)
         if std is not None:
             ax.fill_between(x[order], (acc - std)[order], (acc + std)[order], color=line.get_color(), alpha=0.12)
@@ -183,7 +190,13 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
             k = int(np.flatnonzero(x == chosen)[0])
             ax.plot([x[k]], [acc[k]], marker="*", ms=12, color=line.get_color(), linestyle="none")
     if logx:
+        from matplotlib.ticker import NullFormatter, ScalarFormatter
+
         ax.set_xscale("log")
+        if len(xs) <= 12:  # label the counts visited (2000, 1000, ..., 31), not powers of ten
+            ax.set_xticks(sorted(xs))
+            ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.set_xlabel("number of features kept")
     ax.set_ylabel("accuracy (%)")
     ax.grid(True, alpha=0.3)
