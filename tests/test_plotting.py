@@ -45,7 +45,7 @@ def test_accuracy_boxplots(tmp_path):
     assert [t.get_text() for t in one.get_xticklabels()] == ["I-M4E", "ReliefF", "Simba"]
     # the median lines sit at the data's medians
     medians = sorted(float(line.get_ydata()[0]) for line in one.lines if len(line.get_xdata()) == 2
-                     and line.get_color() == "black")
+                     and line.get_gid() == "median")
     expect = sorted(np.median([r["accuracy"] for r in rows if r["dataset"] == "pima" and r["method"] == m])
                     for m in ("I-M4E", "ReliefF", "Simba"))
     assert np.allclose(medians, expect)

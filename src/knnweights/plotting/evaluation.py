@@ -84,7 +84,7 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
         if not data:
             continue
         bp = ax.boxplot(data, positions=pos, widths=width * 0.85 if len(datasets) > 1 else 0.6,
-                        patch_artist=True, manage_ticks=False, medianprops={"color": "black"})
+                        patch_artist=True, manage_ticks=False, medianprops={"color": "black", "gid": "median"})
         for box in bp["boxes"]:
             box.set_facecolor(colors(j % colors.N))
             box.set_alpha(0.7)
