@@ -47,7 +47,7 @@ def fit_time(args):
     y = np.repeat([0, 1], 250)
     X = rng.normal(size=(500, 1000))
     X[:, :10] += 0.8 * y[:, None]
-    LHRelief(n_neighbors=2, max_iter=1, tol=0).fit(X[:20, :5], y[:20])  # compile the kernels
+    LHRelief(n_neighbors=2, max_iter=1, tol=0).fit(X[::25, :5], y[::25])  # compile the kernels
     rows = [("synthetic n=500 d=1000", X, y)]
     for name in ("colon_alon", "leukemia_golub"):
         Xd, yd = load(name, return_X_y=True, missing="median")

@@ -116,15 +116,17 @@ def test_all_zero_weights_and_scale_invariance():
     np.testing.assert_allclose(r1.projection, r2.projection, atol=1e-9)
 
 
-def test_hull_projections_chunks_agree():
+def test_indexed_hull_projections_equal_the_dense_form():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(50, 7))
-    idx = rng.integers(0, 50, size=(50, 4))
+    XB = rng.normal(size=(30, 7))
+    idx = rng.integers(0, 30, size=(50, 4))
     w = rng.random(7)
-    c1, p1, s1 = hull_projections(X, X, idx, w)
-    c2, p2, s2 = hull_projections(X, X, idx, w, working_memory_elems=30)
-    np.testing.assert_allclose(p1, p2, atol=1e-12)
-    np.testing.assert_allclose(c1, c2, atol=1e-12)
+    c1, p1, s1 = hull_projections(X, XB, idx, w)
+    dense = simplex_least_squares(X, XB[idx], w)
+    np.testing.assert_allclose(p1, dense.projection, atol=1e-12)
+    np.testing.assert_allclose(c1, dense.x, atol=1e-10)
+    np.testing.assert_allclose(p1, np.einsum("nk,nkd->nd", c1, XB[idx]), atol=1e-12)
     assert (s1 == 0).all()
 
 

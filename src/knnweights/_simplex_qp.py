@@ -271,11 +271,58 @@ def simplex_least_squares(x, H, w=None, tol=1e-12, max_iter=None):
     return res
 
 
-def hull_projections(X, XB, idx, w=None, working_memory_elems=2_000_000, tol=1e-12):
+@numba.njit(cache=True)
+def _indexed_gram(X, XB, idx, w, Q):
+    """``Q[n] = D^T W D`` with ``D[:, i] = XB[idx[n, i]] - X[n]``, without an (n, k, d) array."""
+    n, k = idx.shape
+    d = X.shape[1]
+    diff = np.empty((k, d))
+    for s in range(n):
+        for i in range(k):
+            row = idx[s, i]
+            for f in range(d):
+                diff[i, f] = XB[row, f] - X[s, f]
+        for i in range(k):
+            for j in range(i, k):
+                acc = 0.0
+                for f in range(d):
+                    acc += w[f] * diff[i, f] * diff[j, f]
+                Q[s, i, j] = acc
+                Q[s, j, i] = acc
+
+
+@numba.njit(cache=True)
+def _indexed_combination(XB, idx, A, P):
+    """``P[n] = sum_i A[n, i] XB[idx[n, i]]``."""
+    n, k = idx.shape
+    d = XB.shape[1]
+    for s in range(n):
+        for f in range(d):
+            P[s, f] = 0.0
+        for i in range(k):
+            a = A[s, i]
+            if a != 0.0:
+                row = idx[s, i]
+                for f in range(d):
+                    P[s, f] += a * XB[row, f]
+
+
+def hull_projections(X, XB, idx, w=None, tol=1e-12):
     """Coefficients and projections of each ``X[n]`` onto the hull of ``XB[idx[n]]``.
 
-    Row blocks keep the ``(rows, k, d)`` neighbour array under
-    ``working_memory_elems`` floats; the QPs are solved by :func:`solve_simplex_qp`.
+    Solves ``min_a 1/2 (x_n - H_n a)^T W (x_n - H_n a)`` s.t. ``sum(a) = 1, a >= 0``
+    with ``H_n = XB[idx[n]]^T`` for every row (Cai & Ng, eq. 5).  The Gram matrices
+    are built by a compiled kernel straight from the indices (no ``(n, k, d)``
+    array); the QPs are solved by :func:`solve_simplex_qp`.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    XB : ndarray of shape (m, d)
+    idx : ndarray of int, shape (n, k)
+        Rows of ``XB`` spanning each sample's hull.
+    w : ndarray of shape (d,), default=None
+        Non-negative feature weights (``None``: all ones).
 
     Returns
     -------
@@ -283,17 +330,14 @@ def hull_projections(X, XB, idx, w=None, working_memory_elems=2_000_000, tol=1e-
     projection : ndarray of shape (n, d)
     status : ndarray of shape (n,)
     """
-    X = np.asarray(X, dtype=np.float64)
-    XB = np.asarray(XB, dtype=np.float64)
-    idx = np.asarray(idx)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    XB = np.ascontiguousarray(XB, dtype=np.float64)
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
     n, k = idx.shape
-    d = X.shape[1]
-    coef = np.empty((n, k))
-    proj = np.empty((n, d))
-    status = np.empty(n, np.int64)
-    step = max(1, int(working_memory_elems // max(1, k * d)))
-    for s in range(0, n, step):
-        e = min(n, s + step)
-        res = simplex_least_squares(X[s:e], XB[idx[s:e]], w, tol=tol)
-        coef[s:e], proj[s:e], status[s:e] = res.x, res.projection, res.status
-    return coef, proj, status
+    w = np.ones(X.shape[1]) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    Q = np.empty((n, k, k))
+    _indexed_gram(X, XB, idx, w, Q)
+    res = solve_simplex_qp(Q, None, tol=tol)
+    proj = np.empty((n, X.shape[1]))
+    _indexed_combination(XB, idx, res.x, proj)
+    return res.x, proj, res.status
