@@ -48,8 +48,9 @@ def test_n_jobs_2_equals_serial(serial):
 def test_dask_local_cluster_equals_serial(serial, tmp_path):
     distributed = pytest.importorskip("distributed")
     methods, data = _grid()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, protocol="tcp",
-                                  host="127.0.0.1") as cluster, distributed.Client(cluster) as client:
+    # in-process workers talking TCP on loopback only (no other interface is opened)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  protocol="tcp", host="127.0.0.1") as cluster, distributed.Client(cluster) as client:
         with joblib.parallel_backend("dask"):
             rows = run_grid(methods, data, protocol=RepeatedCV(3, 1), random_state=7, as_frame=False,
                             store=tmp_path / "cells.jsonl")

@@ -166,3 +166,19 @@ def test_im4e_wtl_rows_from_printed_means(fname):
         rows += _rows(r["method"], r["dataset"], float(r["mean"]) + noise)
     table = {t["method"]: (t["wins"], t["ties"], t["losses"]) for t in win_tie_loss_table(rows, "I-M4E")}
     assert wtl and table == wtl
+
+
+def test_paper_table_layout():
+    rng = np.random.default_rng(6)
+    rows = []
+    for ds, ref, comp in [("A", 80.0, 90.0), ("B", 70.0, 70.1)]:
+        base = rng.normal(0, 1, 100)
+        rows += _rows("I-M4E", ds, ref + base)
+        rows += _rows("RFF", ds, comp + base + rng.normal(0, 0.01, 100))
+    table = win_tie_loss_table(rows, "I-M4E")
+    from knnweights.evaluation import paper_table
+
+    out = paper_table(rows, "I-M4E")
+    assert [r["dataset"] for r in out] == ["A", "B", "W/T/L"]
+    assert out[0]["RFF"] == pytest.approx(np.mean([r["accuracy"] for r in rows[100:200]]), abs=0.005)
+    assert out[-1] == {"dataset": "W/T/L", "I-M4E": "-/-/-", "RFF": table[0]["wtl"]} and table[0]["wtl"] == "1/1/0"

@@ -13,6 +13,7 @@
 
 from .elimination import HalvingElimination, halving_counts
 from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
+from .robustness import irrelevant_feature_curve
 from .runner import (
     RepeatedCV,
     RepeatedHoldout,
@@ -24,9 +25,16 @@ from .runner import (
     to_frame,
     write_csv,
 )
-from .robustness import irrelevant_feature_curve
 from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
-from .stats import corrected_ttest, format_wtl, paired_ttest, wilcoxon_test, win_tie_loss, win_tie_loss_table
+from .stats import (
+    corrected_ttest,
+    format_wtl,
+    paired_ttest,
+    paper_table,
+    wilcoxon_test,
+    win_tie_loss,
+    win_tie_loss_table,
+)
 from .topfeatures import feature_order, top_feature_curve
 from .tuning import Tuned, halving_grid, log_grid, set_random_states, share_grid, tune
 
@@ -36,6 +44,7 @@ __all__ = [
     "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
     "RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit",
     "win_tie_loss", "paired_ttest", "corrected_ttest", "wilcoxon_test", "win_tie_loss_table", "format_wtl",
+    "paper_table",
     "HalvingElimination", "halving_counts",
     "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
     "spearman_similarity", "top_feature_curve", "feature_order",

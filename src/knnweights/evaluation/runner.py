@@ -423,8 +423,9 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         Return a pandas DataFrame; default: when pandas is importable, else a list
         of dicts.
     scoring : str, default="accuracy"
-        Tuning criterion of :class:`Tuned` methods passed without their own, and an
-        extra ``score`` column when it is not accuracy.
+        A scikit-learn scorer name; when not ``"accuracy"``, each row gets an extra
+        ``score`` column on the test part (``accuracy`` is always recorded).
+        :class:`Tuned` methods tune by their own ``scoring``.
 
     Returns
     -------

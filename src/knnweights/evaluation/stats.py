@@ -26,6 +26,7 @@ __all__ = [
     "win_tie_loss",
     "win_tie_loss_table",
     "format_wtl",
+    "paper_table",
 ]
 
 
@@ -264,6 +265,48 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="tt
                        "diff": float(a.mean() - b.mean()), "n_pairs": len(cells)}
         out.append({"method": m, "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"],
                     "wtl": format_wtl((counts["win"], counts["tie"], counts["loss"])), "per_dataset": per})
+    return out
+
+
+def paper_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", value="accuracy", methods=None,
+                decimals=2):
+    """Mean accuracy per dataset and method, plus the W/T/L row, laid out as I-M4E's tables.
+
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Rows of :func:`knnweights.evaluation.run_grid`.
+    reference : str
+        The method the others are compared with (its W/T/L cell is ``"-/-/-"``).
+    alpha, min_diff, test, value
+        As in :func:`win_tie_loss_table`.
+    methods : list of str, optional
+        Column order (default: order of appearance, reference included).
+    decimals : int, default=2
+
+    Returns
+    -------
+    list of dict
+        One row per dataset (``{"dataset": name, method: mean, ...}``, means rounded to
+        ``decimals``) and a last row ``{"dataset": "W/T/L", method: "w/t/l", ...}``.
+    """
+    rows = _rows(results)
+    if methods is None:
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+    sums = {}
+    for r in rows:
+        sums.setdefault((r["dataset"], r["method"]), []).append(float(r[value]))
+    out = []
+    for d in dict.fromkeys(r["dataset"] for r in rows):
+        line = {"dataset": d}
+        for m in methods:
+            v = sums.get((d, m))
+            line[m] = round(float(np.mean(v)), decimals) if v else None
+        out.append(line)
+    wtl = {t["method"]: t["wtl"] for t in win_tie_loss_table(rows, reference, alpha=alpha, min_diff=min_diff,
+                                                              test=test, value=value,
+                                                              methods=[m for m in methods if m != reference])}
+    out.append({"dataset": "W/T/L", **{m: ("-/-/-" if m == reference else wtl[m]) for m in methods}})
     return out
 
 

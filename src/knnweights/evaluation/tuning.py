@@ -66,7 +66,9 @@ def _inner_cv(cv, y, seed):
         counts = np.unique(y, return_counts=True)[1]
         n_splits = int(min(cv, counts.min()))
         if n_splits < 2:
-            raise ValueError(f"internal CV needs at least 2 samples per class in the training part; got {counts.min()}.")
+            raise ValueError(
+                f"internal CV needs at least 2 samples per class in the training part; got {counts.min()}."
+            )
         return StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     return cv
 
