@@ -22,7 +22,7 @@ __all__ = ["Logo", "logo_inner_objective", "logo_inner_solve"]
 
 
 def logo_inner_objective(w, Z, lambda_):
-    """Objective and gradient of LOGO's inner problem (Sun et al. 2010, eq. 10).
+    """Objective and gradient of LOGO's inner problem (Sun et al. 2010, Sec. 3).
 
     ``f(w) = sum_n log(1 + exp(-w . z_n)) + lambda ||w||_1``; on ``w >= 0`` the l1 norm
     is ``sum(w)``, so ``grad f = -sum_n sigmoid(-w . z_n) z_n + lambda``.
@@ -49,8 +49,9 @@ def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
     """Solve ``min_{w >= 0} sum_n log(1 + exp(-w . z_n)) + lambda sum(w)`` with L-BFGS-B.
 
     LOGO (Sun et al. 2010, Sec. 3) substitutes ``w = v**2`` and runs gradient descent
-    in ``v``; both reach the minimiser of the same convex problem (eq. 10), which the
-    bound-constrained quasi-Newton method finds faster.  ``gtol`` bounds the
+    in ``v``; both reach the minimiser of the same convex problem, which the
+    bound-constrained quasi-Newton method finds faster (``tests/test_logo.py`` checks
+    the two against each other).  ``gtol`` bounds the
     projected gradient at the returned point.
 
     Returns
@@ -71,17 +72,22 @@ class Logo(BaseWeighter):
 
     With the weights ``w`` of the previous iteration, hits and misses of each sample
     are soft: ``P(x_h = NH(x_n) | w) ∝ exp(-d_w(x_n, x_h) / sigma)`` over the hits,
-    likewise over the misses (eqs. 8, 9; weighted Manhattan distance ``d_w``).  The
-    expected margin vector ``z_n = E_miss|x_n - x_m| - E_hit|x_n - x_h|`` then makes the
-    margin linear in ``w`` and the new weights solve
+    likewise over the misses (weighted Manhattan distance ``d_w``, kernel
+    ``exp(-d / sigma)``).  The expected margin vector
+    ``z_n = E_miss|x_n - x_m| - E_hit|x_n - x_h|`` then makes the margin linear in ``w``
+    and the new weights solve the l1-regularised logistic regression
 
-        min_{w >= 0} sum_n log(1 + exp(-w . z_n)) + lambda ||w||_1     (eq. 10),
+        min_{w >= 0} sum_n log(1 + exp(-w . z_n)) + lambda ||w||_1,
 
     starting from ``w = 1`` and repeated until ``||w_t - w_{t-1}||_2 < tol`` or
-    ``max_iter`` (then a ``ConvergenceWarning``).  The paper solves eq. 10 by gradient
+    ``max_iter`` (then a ``ConvergenceWarning``).  The paper solves it by gradient
     descent on ``v`` with ``w = v**2``; here it is solved by L-BFGS-B with the bound
     ``w >= 0`` (the same convex problem, so the same minimiser), warm-started from the
-    previous weights.
+    previous weights.  (Sun et al. 2010, Sec. 3 and its algorithm; equation numbers are
+    not quoted because the paper is not among the project's stored papers.)  The
+    paper proves convergence of the outer iteration for a large enough ``sigma``; with
+    a small ``sigma`` (nearly hard neighbours on high-dimensional data) the iteration
+    can cycle and stops at ``max_iter`` with a warning.
 
     Multi-class data: hits are the samples of the same class, misses all the others
     (the paper's binary formulation with "other class" pooled).
@@ -108,8 +114,14 @@ class Logo(BaseWeighter):
     n_iter_ : int
         Outer iterations run.
     cost_history_ : list of float
-        Optimal value of the inner problem (eq. 10) at each outer iteration.
+        Optimal value of the inner problem at each outer iteration.
     metric_ : ``"manhattan"``
+
+    Notes
+    -----
+    Constant features have ``z_nj = 0`` for every sample; they start at weight 0 and the
+    l1 term keeps them there.  Each outer iteration costs one ``O(n^2 d)`` pass of
+    compiled kernels (the soft margins, in row blocks) and holds the ``(n, d)`` margins.
 
     References
     ----------
