@@ -6,6 +6,7 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 
 from ._config import config_context, get_config, set_config
 from .efw import EFW, ERelief
+from .efw_baselines import SVMRFE
 from .im4e import IM4E
 from .lhrelief import LHRelief
 from .lmba import Lmba
@@ -23,7 +24,7 @@ WEIGHTERS = {
     cls.__name__: cls
     for cls in (
         IM4E, LHRelief, SQPFW, MDM, EFW, ERelief,
-        Relief, ReliefF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba,
+        Relief, ReliefF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba, SVMRFE,
     )
 }
 
