@@ -75,25 +75,25 @@ def spiral(args):
         return GridSearchCV(HKNN(n_neighbors=args.K), {"alpha": [1e-3, 1e-2, 1e-1, 1.0, 10.0]}, cv=3)
 
     estimators = {
-        "LH-RELIEF + HKNN": Pipeline([("w", LHRelief(n_neighbors=args.k, max_iter=args.max_iter)),
-                                      ("clf", hknn())]),
-        "I-RELIEF + HKNN": Pipeline([("w", IRelief(sigma=args.sigma, max_iter=args.max_iter)),
-                                     ("clf", hknn())]),
+        "LH-RELIEF + HKNN": Pipeline([("w", LHRelief(n_neighbors=args.k, max_iter=args.max_iter)), ("clf", hknn())]),
+        "I-RELIEF + HKNN": Pipeline([("w", IRelief(sigma=args.sigma, max_iter=args.max_iter)), ("clf", hknn())]),
         "HKNN (no weights)": hknn(),
     }
     t0 = time.perf_counter()
-    res = irrelevant_feature_curve(estimators, X, y, args.counts, cv=args.cv, n_repeats=args.repeats,
-                                   random_state=args.seed, n_jobs=args.n_jobs)
-    print(f"spiral: 2 x 200 points, radius {args.radius}, {args.turns} turns; {args.cv}-fold CV x "
-          f"{args.repeats} repeats; {time.perf_counter() - t0:.0f} s")
+    res = irrelevant_feature_curve(
+        estimators, X, y, args.counts, cv=args.cv, n_repeats=args.repeats, random_state=args.seed, n_jobs=args.n_jobs
+    )
+    print(
+        f"spiral: 2 x 200 points, radius {args.radius}, {args.turns} turns; {args.cv}-fold CV x "
+        f"{args.repeats} repeats; {time.perf_counter() - t0:.0f} s"
+    )
     print("error % (mean +- std over repeats)")
     print(f"{'noise features':>15s} " + " ".join(f"{name:>22s}" for name in res))
     for i, c in enumerate(res[next(iter(res))].counts):
         cells = [f"{100 * r.mean_error[i]:8.2f} +- {100 * r.std_error[i]:5.2f}" for r in res.values()]
         print(f"{c:>15d} " + " ".join(f"{cell:>22s}" for cell in cells))
     if args.out:
-        title = (f"Fermat's spiral (radius {args.radius:g}, {args.turns:g} turns): "
-                 f"{args.cv}-fold CV x {args.repeats}")
+        title = f"Fermat's spiral (radius {args.radius:g}, {args.turns:g} turns): {args.cv}-fold CV x {args.repeats}"
         plot_irrelevant_feature_curve(res, title=title, path=args.out)
         print("wrote", args.out)
 

@@ -38,10 +38,15 @@ def _cknn_reference(Xtr, ytr, Xte, K):
         for ci, c in enumerate(classes):
             N = _class_neighbors(Xtr, ytr, x, c, K)
             k = len(N)
-            res = minimize(lambda a: 0.5 * np.sum((x - a @ N) ** 2), np.full(k, 1 / k),
-                           jac=lambda a: -(N @ (x - a @ N)), method="SLSQP", bounds=[(0, None)] * k,
-                           constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
-                           options={"ftol": 1e-15, "maxiter": 500})
+            res = minimize(
+                lambda a, x=x, N=N: 0.5 * np.sum((x - a @ N) ** 2),
+                np.full(k, 1 / k),
+                jac=lambda a, x=x, N=N: -(N @ (x - a @ N)),
+                method="SLSQP",
+                bounds=[(0, None)] * k,
+                constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
+                options={"ftol": 1e-15, "maxiter": 500},
+            )
             D[q, ci] = np.linalg.norm(x - res.x @ N)
     return D
 

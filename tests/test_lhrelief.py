@@ -23,9 +23,15 @@ def _hull_point_slsqp(x, H, w):
     def jac(a):
         return -(H @ (w * (x - a @ H)))
 
-    res = minimize(f, np.full(k, 1 / k), jac=jac, method="SLSQP", bounds=[(0, None)] * k,
-                   constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
-                   options={"ftol": 1e-16, "maxiter": 1000})
+    res = minimize(
+        f,
+        np.full(k, 1 / k),
+        jac=jac,
+        method="SLSQP",
+        bounds=[(0, None)] * k,
+        constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1}],
+        options={"ftol": 1e-16, "maxiter": 1000},
+    )
     return res.x @ H, res.fun
 
 
@@ -153,8 +159,9 @@ def test_irrelevant_feature_curve_is_seeded_and_error_rises_for_plain_knn():
     X = 3.0 * X
     knn = KNeighborsClassifier(n_neighbors=1)
     r1 = irrelevant_feature_curve(knn, X, y, [0, 200], cv=4, n_repeats=2, random_state=3)
-    r2 = irrelevant_feature_curve({"a": knn, "b": KNeighborsClassifier(n_neighbors=3)}, X, y, [0, 200], cv=4,
-                                  n_repeats=2, random_state=3)
+    r2 = irrelevant_feature_curve(
+        {"a": knn, "b": KNeighborsClassifier(n_neighbors=3)}, X, y, [0, 200], cv=4, n_repeats=2, random_state=3
+    )
     assert r1.fold_errors.shape == (2, 2, 4) and r1.errors.shape == (2, 2)
     np.testing.assert_array_equal(r1.mean_error, r2["a"].mean_error)  # same noise, same folds
     np.testing.assert_allclose(r1.mean_error, r1.errors.mean(axis=1))

@@ -84,10 +84,16 @@ def test_general_form_matches_slsqp_and_kkt():
     assert res.success
     assert _kkt_violation(G, b, res.x).max() < 1e-8
     for i in range(n):
-        sl = minimize(lambda a: 0.5 * a @ G[i] @ a - b[i] @ a, np.full(k, 1 / k),
-                      jac=lambda a: G[i] @ a - b[i], method="SLSQP", bounds=[(0, None)] * k,
-                      constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1, "jac": lambda a: np.ones(k)}],
-                      options={"ftol": 1e-14, "maxiter": 500})
+        Gi, bi = G[i], b[i]
+        sl = minimize(
+            lambda a, Gi=Gi, bi=bi: 0.5 * a @ Gi @ a - bi @ a,
+            np.full(k, 1 / k),
+            jac=lambda a, Gi=Gi, bi=bi: Gi @ a - bi,
+            method="SLSQP",
+            bounds=[(0, None)] * k,
+            constraints=[{"type": "eq", "fun": lambda a: a.sum() - 1, "jac": lambda a: np.ones(k)}],
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
         assert res.fun[i] <= sl.fun + 1e-9
         assert res.fun[i] >= _brute_force(G[i], b[i])[0] - 1e-9
 
@@ -95,11 +101,13 @@ def test_general_form_matches_slsqp_and_kkt():
 def test_nearest_point_of_hull_is_the_known_geometric_answer():
     # x outside a segment's end; x above the middle of a square's side; x inside a triangle
     x = np.array([[3.0, 0.0], [0.5, 2.0], [0.2, 0.2]])
-    H = np.array([
-        [[0.0, 0.0], [1.0, 0.0], [1.0, 0.0]],
-        [[0.0, 0.0], [1.0, 0.0], [0.5, -1.0]],
-        [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]],
-    ])
+    H = np.array(
+        [
+            [[0.0, 0.0], [1.0, 0.0], [1.0, 0.0]],
+            [[0.0, 0.0], [1.0, 0.0], [0.5, -1.0]],
+            [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]],
+        ]
+    )
     res = simplex_least_squares(x, H)
     np.testing.assert_allclose(res.projection, [[1.0, 0.0], [0.5, 0.0], [0.2, 0.2]], atol=1e-12)
     np.testing.assert_allclose(res.x[2], [0.6, 0.2, 0.2], atol=1e-12)

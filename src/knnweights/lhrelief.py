@@ -110,6 +110,7 @@ class LHRelief(BaseWeighter):
         self.step_history_ = []
         converged = False
         for it in range(1, self.max_iter + 1):
+            self.n_iter_ = it
             z_mean = self._margin_vectors(X, y, w).mean(axis=0)
             self.cost_history_.append(float(w @ z_mean))
             w_new = normalize_weights(z_mean, "l2")
@@ -130,5 +131,4 @@ class LHRelief(BaseWeighter):
                 break
         if not converged:
             warn_max_iter(self, self.max_iter)
-        self.n_iter_ = it
         return w

@@ -60,8 +60,9 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         n_classes = len(self.classes_)
         k_max = int(min(self.n_neighbors, self._class_counts.max()))
-        idx, _ = nearest_by_class(X, None, None, k_max, "sqeuclidean", n_classes=n_classes,
-                                  XB=self._fit_X, yB=self._fit_codes)
+        idx, _ = nearest_by_class(
+            X, None, None, k_max, "sqeuclidean", n_classes=n_classes, XB=self._fit_X, yB=self._fit_codes
+        )
         out = np.empty((X.shape[0], n_classes))
         step = max(1, _BLOCK_ELEMS // max(1, k_max * X.shape[1]))
         for c in range(n_classes):

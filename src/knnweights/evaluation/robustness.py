@@ -33,8 +33,7 @@ def _one_run(estimator, X, y, n_noise, cv, noise_seed, cv_seed):
     return np.asarray(errors)
 
 
-def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repeats=10, random_state=None,
-                             n_jobs=None):
+def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repeats=10, random_state=None, n_jobs=None):
     """Cross-validated error as standard-normal irrelevant features are appended.
 
     For every count ``c`` in ``counts`` and every repeat, ``c`` i.i.d. N(0, 1)
@@ -102,9 +101,13 @@ def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repea
     pos = {job: p for p, job in enumerate(jobs)}
     results = {}
     for name in estimators:
-        fold = np.stack([np.stack([out[pos[(name, i, r)]] for r in range(n_repeats)])
-                         for i in range(counts.size)])
+        fold = np.stack([np.stack([out[pos[(name, i, r)]] for r in range(n_repeats)]) for i in range(counts.size)])
         per_repeat = fold.mean(axis=2)
-        results[name] = Bunch(counts=counts.copy(), mean_error=per_repeat.mean(axis=1),
-                              std_error=per_repeat.std(axis=1), errors=per_repeat, fold_errors=fold)
+        results[name] = Bunch(
+            counts=counts.copy(),
+            mean_error=per_repeat.mean(axis=1),
+            std_error=per_repeat.std(axis=1),
+            errors=per_repeat,
+            fold_errors=fold,
+        )
     return results["estimator"] if single else results
