@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 from knnweights import NCADiagonal
-from knnweights.nca import nca_diagonal_objective
+from knnweights.nca import _mean_pairwise_sqdist, nca_diagonal_objective
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -115,6 +115,20 @@ def test_recovers_informative_features():
     assert set(np.argsort(-w)[:3]) == {0, 1, 2}
     # and beats the unweighted metric on its own objective
     assert nca_diagonal_objective(w, X, y)[0] > nca_diagonal_objective(np.ones(X.shape[1]), X, y)[0]
+
+
+def test_scaled_init_recovers_5_informative_among_100_noise():
+    # labels set by the sum of the first 5 features; 100 noise features
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 105))
+    y = (X[:, :5].sum(axis=1) > 0).astype(int)
+    est = NCADiagonal(init="scaled").fit(X, y)
+    w = est.feature_importances_
+    assert set(np.argsort(-w)[:5]) == set(range(5))
+    assert w[:5].min() > 1.5 * w[5:].max()
+    # the scaled start is 1 / mean pairwise squared distance
+    diff2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    assert _mean_pairwise_sqdist(X) == pytest.approx(diff2[~np.eye(200, dtype=bool)].mean(), rel=1e-12)
 
 
 def test_n_init_keeps_the_best_start():

@@ -71,6 +71,12 @@ def _negated(w, X, y):
     return -f, -g
 
 
+def _mean_pairwise_sqdist(X):
+    # mean over pairs i != j of ||x_i - x_j||^2 = 2 n / (n - 1) * sum_k var_k, in O(n d)
+    n = X.shape[0]
+    return 2.0 * n / (n - 1) * float(X.var(axis=0).sum())
+
+
 def _recorder(history):
     # scipy passes the OptimizeResult only to a callback whose sole parameter has this name
     def record(intermediate_result):
@@ -99,9 +105,15 @@ class NCADiagonal(BaseWeighter):
         L-BFGS-B iterations per start (a ``ConvergenceWarning`` when reached).
     tol : float, default=1e-5
         L-BFGS-B ``ftol`` (relative decrease) and ``gtol`` (projected gradient).
-    init : {"ones", "random"}, default="ones"
-        First start: ``w = 1`` (the unweighted metric) or random.  Every further start
-        is random: ``w_k ~ Uniform(0, 2)`` (mean 1, the scale of ``"ones"``).
+    init : {"ones", "scaled", "random"}, default="ones"
+        First start: ``"ones"``: ``w = 1`` (the unweighted metric); ``"scaled"``:
+        ``w = c`` with ``c = 1 / mean_{i != j} ||x_i - x_j||**2`` (computed in ``O(n d)``
+        from the feature variances), so the typical logit ``-d_w`` is ``-1`` and the
+        stochastic neighbourhoods start soft -- on many noise features this avoids the
+        nearly hard neighbours of ``"ones"`` and the local optima they bring;
+        ``"random"``: ``w_k ~ Uniform(0, 2)``.  Every further start is random,
+        ``w_k ~ Uniform(0, 2 c)``, around the scale ``c`` of the first (``c = 1``
+        unless ``"scaled"``).  The paper does not fix an initialisation.
     n_init : int, default=1
         Number of starts.
     random_state : int, RandomState or None
@@ -142,7 +154,7 @@ class NCADiagonal(BaseWeighter):
     _parameter_constraints = {
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "init": [StrOptions({"ones", "random"})],
+        "init": [StrOptions({"ones", "scaled", "random"})],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
     }
@@ -160,9 +172,16 @@ class NCADiagonal(BaseWeighter):
         d = X.shape[1]
         varying = np.ptp(X, axis=0) > 0
         bounds = [(0.0, None) if v else (0.0, 0.0) for v in varying]
+        scale = 1.0
+        if self.init == "scaled":
+            mean_d = _mean_pairwise_sqdist(X)
+            scale = 1.0 / mean_d if mean_d > 0 else 1.0
         best = None
         for start in range(self.n_init):
-            w0 = np.ones(d) if (start == 0 and self.init == "ones") else rng.uniform(0.0, 2.0, size=d)
+            if start == 0 and self.init != "random":
+                w0 = np.full(d, scale)
+            else:
+                w0 = rng.uniform(0.0, 2.0 * scale, size=d)
             w0[~varying] = 0.0
             history = []
             record = _recorder(history)
