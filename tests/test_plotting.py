@@ -70,13 +70,13 @@ def test_win_tie_loss_bars(tmp_path):
 def test_elimination_curves(tmp_path):
     rng = np.random.default_rng(1)
     y = np.repeat([0, 1], 30)
-    X = rng.normal(size=(60, 40))
+    X = rng.normal(size=(60, 20))
     X[:, :2] += 2.0 * y[:, None]
     from sklearn.neighbors import KNeighborsClassifier
 
     from knnweights import ReliefF
 
-    h = HalvingElimination(ReliefF(n_neighbors=5), KNeighborsClassifier(1), min_features=3, cv=3,
+    h = HalvingElimination(ReliefF(n_neighbors=5), KNeighborsClassifier(1), min_features=3, cv=2,
                            random_state=0).fit(X, y)
     manual = {"n_features": [1, 2, 5, 10, 40], "accuracy": [70.0, 90.0, 85.0, 80.0, 65.0], "std": [3.0] * 5}
     ax = plot_elimination_curves({"ReliefF halving": h, "manual": manual}, title="elimination",

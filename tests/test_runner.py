@@ -84,9 +84,9 @@ def test_repeated_holdout_thirds():
 
 def test_rerun_gives_identical_table_and_seed_changes_it():
     X, y = _data()
-    methods = {"ReliefF": Tuned(weighted_knn(ReliefF(n_neighbors=3)), {"n_neighbors": [1, 3]}, cv=3),
+    methods = {"ReliefF": Tuned(weighted_knn(ReliefF(n_neighbors=3)), {"n_neighbors": [1, 3]}, cv=2),
                "Relief": weighted_knn(Relief(n_iter=20))}
-    kw = dict(protocol=RepeatedCV(3, 2), as_frame=False)
+    kw = dict(protocol=RepeatedCV(2, 2), as_frame=False)
     a = run_grid(methods, {"toy": (X, y)}, random_state=3, **kw)
     b = run_grid(methods, {"toy": (X, y)}, random_state=3, **kw)
     cheap = {"Relief": methods["Relief"]}
@@ -96,11 +96,11 @@ def test_rerun_gives_identical_table_and_seed_changes_it():
     assert [r["seed"] for r in a_relief] != [r["seed"] for r in c]
     assert [r["accuracy"] for r in a_relief] != [r["accuracy"] for r in c]
     assert [(r["method"], r["repeat"], r["fold"]) for r in a] == [
-        (m, r, f) for m in methods for r in range(2) for f in range(3)]
+        (m, r, f) for m in methods for r in range(2) for f in range(2)]
     assert all(r["best_params"]["n_neighbors"] in (1, 3) for r in a if r["method"] == "ReliefF")
     # Relief with n_iter draws random samples: it must be seeded per cell (seed differs per cell)
     assert len({r["seed"] for r in a}) == len(a)
-    frame = run_grid(cheap, {"toy": (X, y)}, random_state=3, as_frame=True, protocol=RepeatedCV(3, 2))
+    frame = run_grid(cheap, {"toy": (X, y)}, random_state=3, as_frame=True, protocol=RepeatedCV(2, 2))
     assert frame["accuracy"].tolist() == [r["accuracy"] for r in a_relief]
 
 
