@@ -161,6 +161,8 @@ def accuracy(args):
     print(f"sigma grid: {len(sigmas)} values 1 .. {sigmas[-1]:g}; {args.repeats} x 10-fold outer CV, "
           f"{args.inner}-fold internal CV, max_iter={args.max_iter}")
     for key, label, elim in (("colon_alon", "Colon", True), ("ionosphere", "IONO", False)):
+        if args.datasets and key not in args.datasets:
+            continue
         X, y = _two_largest(*load_data(key, return_X_y=True))
         X = StandardScaler().fit_transform(X)
         counts = _feature_counts(X.shape[1]) if elim else [X.shape[1]]
@@ -183,6 +185,7 @@ def main():
     ap.add_argument("--inner", type=int, default=10)
     ap.add_argument("--sigma-step", type=int, default=1)
     ap.add_argument("--max-iter", type=int, default=100)
+    ap.add_argument("--datasets", nargs="*", default=None, help="colon_alon and/or ionosphere (default both)")
     args = ap.parse_args()
     if args.accuracy:
         accuracy(args)
