@@ -87,13 +87,32 @@ def _rows_per_chunk(n_cols, itemsize, working_memory=None, n_arrays=3):
     return max(1, int(budget // max(1, n_cols * itemsize * n_arrays)))
 
 
+def _on_gpu():
+    return get_config()["device"] != "cpu"
+
+
 def _pairwise_scaled(A, B, phi):
     dtype = np.result_type(A.dtype, B.dtype)
     A = np.ascontiguousarray(A, dtype=dtype)
     B = np.ascontiguousarray(B, dtype=dtype)
+    if _on_gpu() and A.shape[0] and B.shape[0]:
+        from . import _torch_backend
+
+        return _torch_backend.pairwise_phi(A, B, phi, get_config()["device"])
     out = np.empty((A.shape[0], B.shape[0]), dtype=dtype)
     if A.shape[0] and B.shape[0]:
         _kernels.pairwise_phi(A, B, phi, out)
+    return out
+
+
+def _coef_phi_rows(A, B, P, phi):
+    """``out[i] = sum_j P[i, j] phi(A[i] - B[j])`` on the configured device."""
+    if _on_gpu():
+        from . import _torch_backend
+
+        return _torch_backend.coef_phi_rows(A, B, P, phi, get_config()["device"])
+    out = np.empty((A.shape[0], A.shape[1]), dtype=A.dtype)
+    _kernels.coef_phi_rows(A, B, P, phi, out)
     return out
 
 
@@ -333,8 +352,7 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
             sw = sample_weight(lse_h, lse_m) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
             P *= np.asarray(sw, dtype=P.dtype)[:, None]
         P = np.ascontiguousarray(P, dtype=Zd.dtype)
-        block = np.empty((e - s, d), dtype=Zd.dtype)
-        _kernels.coef_phi_rows(Zd[s:e], Zd, P, phi, block)
+        block = _coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, P, phi)
         if per_sample:
             z[s:e] = block
         else:
