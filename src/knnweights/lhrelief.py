@@ -75,10 +75,11 @@ class LHRelief(BaseWeighter):
     Examples
     --------
     >>> from knnweights import LHRelief
-    >>> from knnweights.datasets import make_spiral
-    >>> X, y = make_spiral(n_per_class=60, n_irrelevant=20, random_state=0)
-    >>> w = LHRelief(n_neighbors=5).fit(X, y).feature_importances_
-    >>> sorted(w.argsort()[-2:].tolist())
+    >>> from knnweights.datasets import add_irrelevant_features, make_spiral
+    >>> X, y = make_spiral(n_per_class=100, turns=1.0, random_state=0)
+    >>> X = add_irrelevant_features(3.0 * X, 20, random_state=1)
+    >>> est = LHRelief(n_neighbors=5, max_iter=20).fit(X, y)
+    >>> sorted(est.feature_importances_.argsort()[-2:].tolist())
     [0, 1]
     """
 
