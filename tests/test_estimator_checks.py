@@ -21,6 +21,10 @@ FAST = {
     "LHRelief": {"n_neighbors": 1, "max_iter": 5},
     "EFW": {"n_estimators": 2},
     "ERelief": {"n_estimators": 2},
+    "Logo": {"max_iter": 5},
+    "NCADiagonal": {"max_iter": 15},
+    "SQPFW": {"max_iter": 200},
+    "SVMRFE": {"step": 0.5},
 }
 
 

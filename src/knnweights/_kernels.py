@@ -11,6 +11,7 @@ nothing in this module is public API.  Each kernel has a NumPy reference in
 ``phi`` codes: 0 = L1 (``|a|``), 1 = L2sq (``a**2``).
 """
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -287,3 +288,36 @@ def index_phi_dot_serial(A, B, idx, v, phi, out):  # pragma: no cover - compiled
                         s += v[k] * a * a
             out[i, t] = s
     return out
+
+
+# -- size dispatch ------------------------------------------------------------------------
+# Waking the thread pool costs ~10-50 us on an idle machine and milliseconds on a busy
+# one, far more than a small block's work: below SERIAL_WORK element operations a
+# parallel kernel runs on the calling thread only.
+SERIAL_WORK = 4_000_000
+
+
+def _size_dispatch(kernel, work):
+    def call(*args):
+        prev = numba.get_num_threads()
+        if prev > 1 and work(*args) < SERIAL_WORK:
+            numba.set_num_threads(1)
+            try:
+                return kernel(*args)
+            finally:
+                numba.set_num_threads(prev)
+        return kernel(*args)
+
+    call.__name__ = kernel.py_func.__name__
+    call.__doc__ = kernel.py_func.__doc__
+    call.compiled = kernel
+    return call
+
+
+pairwise_phi = _size_dispatch(pairwise_phi, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
+coef_phi_rows = _size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
+index_phi_rows = _size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
+index_phi_dot = _size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
+select_neighbors = _size_dispatch(select_neighbors, lambda D, *a: D.size * 4)
+select_hits_misses = _size_dispatch(select_hits_misses, lambda D, *a: D.size * 4)
+gflip_margins = _size_dispatch(gflip_margins, lambda D, *a: D.size * 4)

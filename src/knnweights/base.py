@@ -152,6 +152,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def _fit(self, X, y):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def __sklearn_is_fitted__(self):
+        # parameters such as ``lambda_`` end in "_" too: fittedness is the weights
+        return hasattr(self, "feature_importances_")
+
     # -- output ----------------------------------------------------------------------
     @property
     def weights_(self):

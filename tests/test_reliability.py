@@ -1,0 +1,292 @@
+"""Reliability: bad input, numerical extremes and long runs never crash, never give NaN.
+
+A property-based suite (hypothesis) over every weighter of ``knnweights.WEIGHTERS``
+and the classifiers: each generated case must end either in finite, non-negative
+weights (predictions) or in a documented exception -- ``ValueError`` whose message
+says what to change, or ``NotImplementedError`` for a method not yet faithful to its
+paper.  Anything else (``FloatingPointError``, ``ZeroDivisionError``, ``IndexError``,
+``LinAlgError``, NaN weights, ...) is a failure.  Then: a kill-and-resume test of
+the results store, and bit-identical determinism across runs and ``n_jobs``.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import knnweights
+from knnweights.classifiers import WeightedKNN
+
+# fast settings per weighter: the suite checks robustness, not accuracy
+FAST = {
+    "IM4E": {"max_iter": 20},
+    "IRelief": {"max_iter": 10},
+    "MulRel": {"n_rounds": 3},
+    "GFlip": {"max_iter": 3},
+    "ReliefF": {"n_neighbors": 1},
+    "LHRelief": {"n_neighbors": 1, "max_iter": 5},
+    "EFW": {"n_estimators": 2, "max_iter": 50},
+    "ERelief": {"n_estimators": 2},
+    "Logo": {"max_iter": 5},
+    "NCADiagonal": {"max_iter": 20},
+    "SQPFW": {"max_iter": 200},
+    "SVMRFE": {"step": 0.5},
+}
+EXAMPLES = int(os.environ.get("KNNWEIGHTS_HYPOTHESIS_EXAMPLES", "12"))
+TRIED = {}
+
+
+def make(name):
+    cls = knnweights.WEIGHTERS[name]
+    params = {k: v for k, v in FAST.get(name, {}).items() if k in cls().get_params()}
+    est = cls(**params)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=0)
+    return est
+
+
+def fit_outcome(est, X, y):
+    """'ok' with finite weights >= 0, or the documented exception's class name."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            est.fit(X, y)
+        except NotImplementedError:
+            return "NotImplementedError"
+        except ValueError as exc:
+            assert len(str(exc)) > 20, f"{type(est).__name__}: terse error {exc!r}"
+            return "ValueError"
+    w = est.feature_importances_
+    assert w.shape == (np.asarray(X).shape[1],)
+    assert np.all(np.isfinite(w)), f"{type(est).__name__} gave non-finite weights {w}"
+    assert np.all(w >= 0), f"{type(est).__name__} gave negative weights"
+    Xt = est.transform(X)
+    assert np.all(np.isfinite(Xt)) or not np.all(np.isfinite(np.asarray(X, dtype=float)))
+    return "ok"
+
+
+@st.composite
+def datasets(draw):
+    n = draw(st.integers(2, 60))
+    d = draw(st.sampled_from([1, 2, 3, 5, 20, 300]))
+    n_classes = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    kind = draw(st.sampled_from(["plain", "duplicates", "constant", "tiny", "huge", "ties", "integer"]))
+    if kind == "duplicates":
+        X[n // 2:] = X[: n - n // 2]
+    elif kind == "constant":
+        X[:, rng.integers(0, d)] = 3.0
+    elif kind == "tiny":
+        X *= 1e-300
+    elif kind == "huge":
+        X *= 1e300
+    elif kind in ("ties", "integer"):
+        X = np.round(X)
+    y = rng.integers(0, n_classes, n)
+    label_kind = draw(st.sampled_from(["int", "str", "bool"]))
+    if label_kind == "str":
+        y = np.array([f"class-{v}" for v in y])
+    elif label_kind == "bool" and n_classes <= 2:
+        y = y.astype(bool)
+    return X, y
+
+
+@pytest.mark.parametrize("name", sorted(knnweights.WEIGHTERS))
+def test_weighters_never_crash_or_return_nan(name):
+    outcomes = []
+
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(datasets())
+    def check(data):
+        X, y = data
+        outcomes.append(fit_outcome(make(name), X, y))
+
+    check()
+    TRIED[name] = len(outcomes)
+    assert len(outcomes) >= min(EXAMPLES, 5)
+    if "NotImplementedError" not in outcomes:
+        assert "ok" in outcomes, f"{name}: no generated case was fitted ({set(outcomes)})"
+
+
+@pytest.mark.parametrize("name", sorted(knnweights.WEIGHTERS))
+def test_clear_errors_for_bad_input(name):
+    est = make(name)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), np.repeat([0, 1, 2], 10)
+    if fit_outcome(make(name), X, y) == "NotImplementedError":
+        pytest.skip("not implemented")
+    bad = X.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match="column 2"):
+        est.fit(bad, y)
+    bad[3, 2] = -np.inf
+    with pytest.raises(ValueError, match="column 2"):
+        est.fit(bad, y)
+    with pytest.raises(ValueError, match="1 class"):
+        est.fit(X, np.zeros(30))
+    with pytest.raises((TypeError, ValueError), match="[Ss]parse"):
+        est.fit(sp.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="requires y"):
+        est.fit(X, None)
+
+
+def test_pandas_input_with_column_names():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.normal(size=(30, 3)), columns=["alpha", "beta", "gamma"])
+    y = pd.Series(np.repeat(["a", "b"], 15))
+    for name in sorted(knnweights.WEIGHTERS):
+        est = make(name)
+        if fit_outcome(est, df, y) == "ok":
+            assert list(est.get_feature_names_out()) == ["alpha", "beta", "gamma"], name
+    df.iloc[2, 1] = np.nan
+    with pytest.raises(ValueError, match="column 1"):
+        knnweights.ReliefF(n_neighbors=1).fit(df, y)
+
+
+def test_n_neighbors_larger_than_a_class_is_explained():
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(20, 3)), np.array([0] * 17 + [1] * 3)
+    for est in (knnweights.ReliefF(n_neighbors=5), knnweights.MulRel(n_neighbors=5)):
+        with pytest.raises(ValueError, match="n_neighbors=5 is larger than the number of hits"):
+            est.fit(X, y)
+
+
+@pytest.mark.parametrize("sigma", [1e-4, 1e-6, 1e-8])
+def test_tiny_kernel_widths_stay_finite(sigma):
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(40, 6)), np.repeat([0, 1], 20)
+    for name in ("IRelief", "IM4E", "Logo"):
+        cls = knnweights.WEIGHTERS[name]
+        if "sigma" not in cls().get_params():
+            continue
+        assert fit_outcome(make(name).set_params(sigma=sigma), X, y) in ("ok", "NotImplementedError")
+
+
+def test_classifiers_never_return_nan_probabilities():
+    from knnweights import classifiers
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(40, 5)), np.repeat(["x", "y"], 20)
+    X[5] = X[6]  # duplicate rows
+    found = 0
+    for name in ("ExpectedDistanceClassifier", "HKNN", "CKNN"):
+        cls = getattr(classifiers, name, None)
+        if cls is None:
+            continue
+        found += 1
+        clf = cls().fit(X, y)
+        pred = clf.predict(X)
+        assert set(pred) <= {"x", "y"}
+        if hasattr(clf, "predict_proba"):
+            assert np.all(np.isfinite(clf.predict_proba(X)))
+    clf = WeightedKNN(knnweights.ReliefF(n_neighbors=1)).fit(X, y)
+    assert np.all(np.isfinite(clf.predict_proba(X)))
+    assert found >= 1
+
+
+# -- determinism ---------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["Simba", "EFW", "ERelief", "IM4E", "Relief"])
+def test_same_seed_bit_identical_weights(name):
+    rng = np.random.default_rng(5)
+    X, y = rng.normal(size=(50, 8)), np.repeat([0, 1], 25)
+    est = make(name)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=7)
+    if name == "Relief":
+        est.set_params(n_iter=30)
+    if fit_outcome(est, X, y) != "ok":
+        pytest.skip("not fitted")
+    a = est.feature_importances_.copy()
+    b = make(name).set_params(**est.get_params()).fit(X, y).feature_importances_
+    assert np.array_equal(a, b)
+
+
+def test_grid_results_identical_across_n_jobs():
+    from knnweights.evaluation import RepeatedCV, run_grid
+
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(60, 6)), np.repeat([0, 1], 30)
+    methods = {"relief": WeightedKNN(knnweights.Relief(n_iter=20), 1), "simba": WeightedKNN(knnweights.Simba(), 1)}
+    kw = dict(protocol=RepeatedCV(3, 2), random_state=3, progress=False, as_frame=False)
+    serial = run_grid(methods, {"d": (X, y)}, n_jobs=1, **kw)
+    parallel = run_grid(methods, {"d": (X, y)}, n_jobs=2, **kw)
+    key = lambda r: (r["method"], r["repeat"], r["fold"])  # noqa: E731
+    assert [(key(r), r["accuracy"]) for r in serial] == [(key(r), r["accuracy"]) for r in parallel]
+
+
+# -- kill and resume -------------------------------------------------------------------
+RUNNER = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    from knnweights import Relief
+    from knnweights.classifiers import WeightedKNN
+    from knnweights.evaluation import RepeatedCV, run_grid
+
+    def slow(X_train, y_train, X_test, y_test, X_val=None, y_val=None, random_state=None):
+        time.sleep(float(sys.argv[2]))
+        clf = WeightedKNN(Relief(n_iter=10, random_state=random_state), 1).fit(X_train, y_train)
+        return float((clf.predict(X_test) == y_test).mean())
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 5)), np.repeat([0, 1], 30)
+    run_grid({"slow": slow}, {"d": (X, y)}, protocol=RepeatedCV(4, 3), random_state=1, n_jobs=1,
+             store=sys.argv[1], progress=False, as_frame=False)
+    """
+)
+
+
+def _run(store, delay, tmp_path):
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    return subprocess.Popen([sys.executable, str(script), str(store), str(delay)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+
+
+def test_killed_run_resumes_without_losing_or_duplicating_cells(tmp_path):
+    from knnweights.evaluation import ResultStore
+
+    store = tmp_path / "cells.jsonl"
+    proc = _run(store, 0.3, tmp_path)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if store.exists() and len(ResultStore(store).read()) >= 3:
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"runner ended early: {proc.stderr.read().decode()[-2000:]}")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = len(ResultStore(store).read())
+    assert 3 <= done_before < 12
+    resumed = _run(store, 0.0, tmp_path)
+    assert resumed.wait(timeout=120) == 0, resumed.stderr.read().decode()[-2000:]
+    rows = ResultStore(store).read()
+    keys = [(r["repeat"], r["fold"]) for r in rows]
+    assert len(keys) == 12 and len(set(keys)) == 12  # none lost, none duplicated
+    clean = tmp_path / "clean.jsonl"
+    assert _run(clean, 0.0, tmp_path).wait(timeout=120) == 0
+    acc = {(r["repeat"], r["fold"]): r["accuracy"] for r in rows}
+    ref = {(r["repeat"], r["fold"]): r["accuracy"] for r in ResultStore(clean).read()}
+    assert acc == ref
+
+
+def test_report_cases_tried(capsys):
+    """Prints how many generated cases each weighter was tried on (for the issue note)."""
+    with capsys.disabled():
+        if TRIED:
+            print("\nhypothesis cases per weighter:", dict(sorted(TRIED.items())))
+    assert all(v >= 1 for v in TRIED.values())
