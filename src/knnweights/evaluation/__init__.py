@@ -27,6 +27,7 @@ from .runner import (
 )
 from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
 from .stats import (
+    best_marks,
     corrected_ttest,
     format_wtl,
     paired_ttest,
@@ -44,7 +45,7 @@ __all__ = [
     "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
     "RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit",
     "win_tie_loss", "paired_ttest", "corrected_ttest", "wilcoxon_test", "win_tie_loss_table", "format_wtl",
-    "paper_table",
+    "paper_table", "best_marks",
     "HalvingElimination", "halving_counts",
     "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
     "spearman_similarity", "top_feature_curve", "feature_order",

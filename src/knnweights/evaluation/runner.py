@@ -192,7 +192,9 @@ class ResultStore:
 
     Each line is written whole, flushed and fsynced before the next cell is stored, so
     a crash leaves at most one torn last line; reading ignores it and the next append
-    cuts it off first.  Only the parent process writes (workers return their rows).
+    cuts it off first.  Only the parent process writes (workers return their rows);
+    run one grid per store file at a time (two runs appending to the same file could
+    both compute a cell, although each would still write whole lines).
 
     Parameters
     ----------

@@ -27,6 +27,7 @@ __all__ = [
     "win_tie_loss_table",
     "format_wtl",
     "paper_table",
+    "best_marks",
 ]
 
 
@@ -307,6 +308,49 @@ def paper_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", v
                                                               test=test, value=value,
                                                               methods=[m for m in methods if m != reference])}
     out.append({"dataset": "W/T/L", **{m: ("-/-/-" if m == reference else wtl[m]) for m in methods}})
+    return out
+
+
+def best_marks(results, *, alpha=0.05, value="accuracy", lower_is_better=False, test="ttest"):
+    """Per dataset: the best method and the methods not significantly different from it.
+
+    SQP-FW's Table 1 marks the best of the row with an asterisk and sets in bold every
+    method with no significant difference from the best (paired t-test, ``p >= 0.05``).
+
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Rows of :func:`knnweights.evaluation.run_grid`.
+    alpha : float, default=0.05
+    value : str, default="accuracy"
+    lower_is_better : bool, default=False
+        ``True`` for error rates.
+    test : {"ttest", "wilcoxon"}, default="ttest"
+
+    Returns
+    -------
+    list of dict
+        ``dataset``, ``best`` (name), ``not_different`` (names, the best included) and
+        ``p`` (method -> p-value against the best; 1 for the best itself).
+    """
+    rows = _rows(results)
+    cells = {}
+    for r in rows:
+        cells.setdefault(r["dataset"], {}).setdefault(r["method"], {})[(int(r["repeat"]), int(r["fold"]))] = float(
+            r[value])
+    out = []
+    for d, per in cells.items():
+        means = {m: np.mean(list(v.values())) for m, v in per.items()}
+        best = (min if lower_is_better else max)(means, key=means.get)
+        pvals, same = {}, []
+        for m, v in per.items():
+            keys = sorted(set(v) & set(per[best]))
+            p = 1.0 if m == best or len(keys) < 2 else _p_value([v[k] for k in keys], [per[best][k] for k in keys],
+                                                                 test, None, None)
+            pvals[m] = p
+            if p >= alpha:
+                same.append(m)
+        out.append({"dataset": d, "best": best, "not_different": same, "p": pvals})
     return out
 
 
