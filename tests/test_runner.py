@@ -187,6 +187,10 @@ def test_resume_after_interruption_runs_only_missing_cells(tmp_path):
     fail_seed = derive_seed(11, "cell", "flaky", "b", 1, 0)  # 10th of 12 cells in serial order
     methods = {"flaky": FlakyMethod(str(marker), str(calls), fail_seed), "1nn": KNeighborsClassifier(1)}
     reference = run_grid(methods, data, protocol=protocol, random_state=11, as_frame=False)
+    # rows ordered by method, dataset, repeat, fold
+    assert [(r["method"], r["dataset"]) for r in reference][::6] == [("flaky", "a"), ("flaky", "b"), ("1nn", "a"),
+                                                                     ("1nn", "b")]
+    assert [(r["repeat"], r["fold"]) for r in reference[:6]] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     calls.unlink()
     store = tmp_path / "store" / "cells.jsonl"
     marker.touch()

@@ -507,6 +507,9 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
                 bar.update()
     finally:
         bar.close()
+    mpos = {m: i for i, m in enumerate(methods)}
+    dpos = {d: i for i, d in enumerate(data)}
+    order.sort(key=lambda k: (mpos[k[0]], dpos[k[1]], k[2], k[3]))
     rows = []
     for key in order:
         row = dict(done[key])
