@@ -5,6 +5,7 @@ import pytest
 from evalhelpers import RecordingWeighter, read_log
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import ReliefF
 from knnweights.evaluation import (
@@ -127,3 +128,11 @@ def test_halving_in_the_runner_records_selected_counts():
     assert all(r["n_features_selected"] in halving_counts(203, 8) for r in halving)
     plain = [r["accuracy"] for r in rows if r["method"] == "1nn"]
     assert np.mean([r["accuracy"] for r in halving]) > np.mean(plain) + 15
+
+
+@parametrize_with_checks([
+    RemoveLowestWeights(ReliefF(n_neighbors=1), share=0.5),
+    HalvingElimination(ReliefF(n_neighbors=1), KNeighborsClassifier(1), min_features=2, cv=2, random_state=0),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .pipelines import _feature_weights, cached_fit, fit_cache
@@ -156,6 +157,7 @@ class HalvingElimination(ClassifierMixin, BaseEstimator):
         """Choose the feature count by internal CV, then fit on the whole training part."""
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
         est = self.estimator if self.estimator is not None else _default_estimator(self.ranker)
         counts = halving_counts(X.shape[1], self.min_features, self.factor)
         self.counts_ = counts
@@ -165,9 +167,11 @@ class HalvingElimination(ClassifierMixin, BaseEstimator):
                 self.cv_scores_ = np.array([np.nan])
                 best = 0
             else:
-                n_splits = int(min(self.cv, np.unique(y, return_counts=True)[1].min()))
+                smallest = int(np.unique(y, return_counts=True)[1].min())
+                n_splits = min(self.cv, smallest)
                 if n_splits < 2:
-                    raise ValueError("internal CV needs at least 2 samples per class.")
+                    raise ValueError(f"the internal CV needs at least 2 samples per class; the smallest class has "
+                                     f"{smallest} sample(s).")
                 skf = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=self.random_state)
                 scores = np.zeros((n_splits, len(counts)))
                 for i, (tr, va) in enumerate(skf.split(X, y)):
