@@ -8,9 +8,9 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from knnweights._lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
 from knnweights.classifiers import WeightedKNN
 from knnweights.mdm import MDM, select_C
-from knnweights._lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
 
 
 def _data(n, d=4, n_classes=3, seed=0, shift=1.5):
@@ -58,7 +58,7 @@ def _reference_lp(X, y, soft, C):
 def _full_multipliers(mdm_pairs, mdm_kind, mdm_dual, rows, soft, m):
     """Scatter the working-set multipliers onto the reference LP's rows (zeros elsewhere)."""
     lam = np.zeros(m)
-    for (i, j), k, v in zip(mdm_pairs, mdm_kind, mdm_dual):
+    for (i, j), k, v in zip(mdm_pairs, mdm_kind, mdm_dual, strict=True):
         assert k in (SEPARATION, COMPACTNESS)
         if k == SEPARATION or not soft:
             assert i < j  # symmetric constraints are stored once, as i < j
@@ -100,20 +100,16 @@ def test_lazy_needs_several_rounds_and_matches_the_reference_optimum():
 # -- optimality certificates -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("soft", [False, True])
-@pytest.mark.parametrize("lazy", [False, True])
-def test_duals_certify_optimality_of_the_full_lp(soft, lazy):
-    X, y = _data(60, d=5, seed=4)
-    C = 0.05
-    mdm = MDM(soft=soft, C=C, lazy=lazy, n_init=1).fit(X, y)
+def _assert_certificate(X, y, soft, C, w, r, xi, pairs, kind, dual, objective):
+    """Primal/dual feasibility, complementary slackness and zero gap on the full reference LP."""
     f, A, b, rows = _reference_lp(X, y, soft, C)
-    v = np.concatenate([mdm.feature_importances_, [mdm.radius_], mdm.slacks_ if soft else []])
-    lam = _full_multipliers(mdm.constraint_pairs_, mdm.constraint_kind_, mdm.dual_, rows, soft, len(b))
+    v = np.concatenate([w, [r], xi if soft else []])
+    lam = _full_multipliers(pairs, kind, dual, rows, soft, len(b))
     scale = np.abs(A).max()
     # primal feasibility on *every* pair (lazy pairs left out included)
     assert np.all(A @ v - b <= 1e-7 * scale)
     assert np.all(v >= 0)
-    # dual feasibility: lambda >= 0 and reduced costs f + A^T lambda >= 0
+    # dual feasibility: lambda >= 0 and reduced costs f + A^T lambda >= 0 (every feature included)
     assert np.all(lam >= 0)
     g = f + A.T @ lam
     assert np.all(g >= -1e-6 * scale)
@@ -121,11 +117,41 @@ def test_duals_certify_optimality_of_the_full_lp(soft, lazy):
     assert np.max(np.abs(lam * (b - A @ v))) <= 1e-6 * scale
     assert np.max(np.abs(v * g)) <= 1e-6 * scale * max(1.0, v.max())
     # strong duality: primal f.v equals dual -b.lambda
-    primal, dual = f @ v, -b @ lam
-    assert abs(primal - dual) <= 1e-6 * max(1.0, abs(primal))
-    assert abs(primal - mdm.objective_) <= 1e-7 * max(1.0, abs(primal))
-    # the pairs with positive multipliers are tight
+    primal, dual_value = f @ v, -b @ lam
+    assert abs(primal - dual_value) <= 1e-6 * max(1.0, abs(primal))
+    assert abs(primal - objective) <= 1e-7 * max(1.0, abs(primal))
+
+
+@pytest.mark.parametrize("soft", [False, True])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_duals_certify_optimality_of_the_full_lp(soft, lazy):
+    X, y = _data(60, d=5, seed=4)
+    C = 0.05
+    mdm = MDM(soft=soft, C=C, lazy=lazy, n_init=1).fit(X, y)
+    _assert_certificate(X, y, soft, C, mdm.feature_importances_, mdm.radius_, mdm.slacks_, mdm.constraint_pairs_,
+                        mdm.constraint_kind_, mdm.dual_, mdm.objective_)
     assert len(mdm.support_vectors_) >= 1
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_feature_generation_for_many_features_equals_full_lp(soft):
+    # d >> n (the microarray case): weight columns priced in by reduced cost, rows added lazily
+    X, y = _data(24, d=40, n_classes=2, seed=14, shift=2.0)
+    C = 0.05
+    full = solve_mdm(X, y, soft=soft, C=C, lazy=False)
+    lazy = solve_mdm(X, y, soft=soft, C=C, lazy=True, n_init=1, feature_block=3)
+    assert lazy.converged and lazy.n_rounds >= 2
+    assert lazy.features.size < X.shape[1]
+    assert abs(lazy.fun - full.fun) <= 1e-7 * max(1.0, abs(full.fun))
+    assert np.all(lazy.w[np.setdiff1d(np.arange(X.shape[1]), lazy.features)] == 0)
+    _assert_certificate(X, y, soft, C, lazy.w, lazy.r, lazy.xi, lazy.pairs, lazy.kind, lazy.dual, lazy.fun)
+    # a basic (vertex) solution has at most as many nonzero variables (w, r, xi) as tight rows
+    I, J = lazy.pairs.T
+    D = ((X[I] - X[J]) ** 2) @ lazy.w
+    bound = np.where(lazy.kind == SEPARATION, 1.0, lazy.r + lazy.xi[I])
+    n_tight = np.count_nonzero(np.abs(D - bound) <= 1e-7 * max(1.0, lazy.r))
+    n_nonzero = np.count_nonzero(lazy.w) + (lazy.r > 0) + np.count_nonzero(lazy.xi)
+    assert n_nonzero <= n_tight
 
 
 def test_multipliers_of_separation_rows_sum_to_the_objective():
@@ -214,7 +240,7 @@ def test_duplicate_conflicts_matches_brute_force():
     y = rng.integers(0, 3, 40)
     got = {tuple(p) for p in duplicate_conflicts(X, y)}
     same = (X[:, None, :] == X[None, :, :]).all(-1) & (y[:, None] != y[None, :])
-    brute = {(i, j) for i, j in zip(*np.nonzero(np.triu(same, 1)))}
+    brute = {(i, j) for i, j in zip(*np.nonzero(np.triu(same, 1)), strict=True)}
     # the function reports one conflicting neighbour per sorted run; every report is a real conflict
     assert got and got <= brute
     assert {i for p in brute for i in p} >= {i for p in got for i in p}

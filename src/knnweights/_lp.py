@@ -171,14 +171,6 @@ def _keys(I, J, kind, n):
     return (kind.astype(np.int64) * n + I) * n + J
 
 
-def _assemble(x, res, d, n, soft):
-    w = np.maximum(x[:d], 0.0)
-    r = max(float(x[d]), 0.0)
-    xi = np.maximum(x[d + 1:], 0.0) if soft else np.zeros(n)
-    dual = -np.asarray(res.ineqlin.marginals, dtype=np.float64)
-    return w, r, xi, np.maximum(dual, 0.0)
-
-
 def _check_status(res, what):
     if res.status == 0 and res.x is not None and np.all(np.isfinite(res.x)):
         return
@@ -189,8 +181,45 @@ def _check_status(res, what):
     )
 
 
+def _feature_scores(X, codes):
+    """Between-class over within-class variance per feature (the first features to price in)."""
+    mu = X.mean(axis=0)
+    between = np.zeros(X.shape[1])
+    within = np.zeros(X.shape[1])
+    for k in range(int(codes.max()) + 1):
+        Xk = X[codes == k]
+        between += Xk.shape[0] * (Xk.mean(axis=0) - mu) ** 2
+        within += ((Xk - Xk.mean(axis=0)) ** 2).sum(axis=0)
+    return between / np.maximum(within, np.finfo(float).tiny)
+
+
+def _cover(X, I, J, kind, F, d):
+    """Features to add so that every separation row has a nonzero entry in the columns ``F``.
+
+    Keeps the restricted LP feasible (eq. 6 cannot hold for a pair equal on every kept
+    feature); the added feature is the pair's largest ``eps``.
+    """
+    sep = np.flatnonzero(kind == SEPARATION)
+    if sep.size == 0 or F.size == d:
+        return np.empty(0, np.int64)
+    eps = _eps_rows(X, I[sep], J[sep])
+    dead = ~(eps[:, F] > 0).any(axis=1)
+    return np.unique(np.argmax(eps[dead], axis=1)) if dead.any() else np.empty(0, np.int64)
+
+
+def _reduced_costs(X, I, J, kind, dual):
+    """``(A^T lambda)_j`` over all feature columns (their cost is 0), from the rows with ``lambda > 0``."""
+    act = np.flatnonzero(dual > 0)
+    g = np.zeros(X.shape[1])
+    if act.size:
+        eps = _eps_rows(X, I[act], J[act])
+        sign = np.where(kind[act] == SEPARATION, -1.0, 1.0)
+        g = (dual[act] * sign) @ eps
+    return g
+
+
 def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n_add=1, tol=1e-8,
-              working_memory=None):
+              feature_block=None, working_memory=None):
     """Solve hard or soft MDM exactly (Hocke & Martinetz 2014, eqs. 6-14).
 
     Parameters
@@ -216,15 +245,23 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         (most violated first).
     tol : float
         A pair is violated when it misses its constraint by more than ``tol`` (distances
-        are in the LP's units: the smallest separation distance is 1).
+        are in the LP's units: the smallest separation distance is 1); a left-out
+        feature is priced in when its reduced cost is below ``-tol``.
+    feature_block : int or None
+        With ``lazy`` and ``d > feature_block``, the weight columns are generated
+        lazily too (for ``d >> n``, e.g. microarrays): start with the ``feature_block``
+        features of largest between/within-class variance ratio, and add per round up
+        to ``feature_block`` left-out features of most negative reduced cost
+        ``(A^T lambda)_j``.  A left-out feature has ``w_j = 0``; at the end no left-out
+        feature has a negative reduced cost, so the solution is optimal with all of them.
 
     Returns
     -------
     OptimizeResult
-        ``w``, ``r``, ``xi``, ``fun`` (objective), ``x`` (the LP variables),
-        ``pairs`` (``(m, 2)`` pairs of the working set), ``kind`` (0 separation,
-        1 compactness), ``dual`` (``(m,)`` Lagrange multipliers ``>= 0`` of those rows,
-        from HiGHS' marginals; every pair left out has multiplier 0),
+        ``w``, ``r``, ``xi``, ``fun`` (objective), ``pairs`` (``(m, 2)`` pairs of the
+        working set), ``kind`` (0 separation, 1 compactness), ``dual`` (``(m,)``
+        Lagrange multipliers ``>= 0`` of those rows, from HiGHS' marginals; every pair
+        left out has multiplier 0), ``features`` (the weight columns in the final LP),
         ``n_rounds``, ``n_constraints``, ``history`` (objective per round),
         ``converged``, ``max_violation``, ``status``, ``message``.
     """
@@ -232,47 +269,74 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     n, d = X.shape
     const = np.ptp(X, axis=0) == 0
-    bounds = [(0, 0) if c else (0, None) for c in const] + [(0, None)] * (1 + (n if soft else 0))
-    c = _objective(n, d, soft, C)
+    c_tail = _objective(n, 0, soft, C)  # costs of (r, xi)
+    tail_bounds = [(0, None)] * (1 + (n if soft else 0))
+
+    def restricted(F, I, J, kind):
+        A, b = mdm_constraint_matrix(X[:, F], I, J, kind, soft)
+        c = np.concatenate([np.zeros(F.size), c_tail])
+        res = _solve(c, A, b, [(0, 0) if const[j] else (0, None) for j in F] + tail_bounds)
+        return res
+
+    def unpack(res, F):
+        w = np.zeros(d)
+        w[F] = np.maximum(res.x[:F.size], 0.0)
+        w[const] = 0.0
+        r = max(float(res.x[F.size]), 0.0)
+        xi = np.maximum(res.x[F.size + 1:], 0.0) if soft else np.zeros(n)
+        dual = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
+        return w, r, xi, dual
 
     if not lazy:
         I, J, kind = all_pairs(codes, soft)
-        A, b = mdm_constraint_matrix(X, I, J, kind, soft)
-        res = _solve(c, A, b, bounds)
+        F = np.arange(d)
+        res = restricted(F, I, J, kind)
         _check_status(res, f"full LP, {I.size} constraints")
-        w, r, xi, dual = _assemble(res.x, res, d, n, soft)
-        return OptimizeResult(w=w, r=r, xi=xi, fun=float(res.fun), x=res.x, pairs=np.column_stack([I, J]),
-                              kind=kind, dual=dual, n_rounds=1, n_constraints=int(I.size),
-                              history=[float(res.fun)], converged=True, max_violation=0.0,
-                              status=0, message="full LP solved")
+        w, r, xi, dual = unpack(res, F)
+        return OptimizeResult(w=w, r=r, xi=xi, fun=float(res.fun), pairs=np.column_stack([I, J]), kind=kind,
+                              dual=dual, features=F, n_rounds=1, n_constraints=int(I.size),
+                              history=[float(res.fun)], converged=True, max_violation=0.0, status=0,
+                              message="full LP solved")
 
+    col_lazy = feature_block is not None and d > feature_block
+    if col_lazy:
+        scores = np.where(const, -np.inf, _feature_scores(X, codes))
+        F = np.sort(np.argsort(-scores, kind="stable")[:feature_block])
+    else:
+        F = np.arange(d)
     # starting working set: nearest misses and farthest hits under unit weights on standardised data
     w0 = np.where(const, 0.0, 1.0 / np.maximum(X.var(axis=0), np.finfo(float).tiny))
     w0 = w0 / np.max(w0) if np.max(w0) > 0 else w0
     I, J, kind, _ = _scan(X, codes, w0, n_init, np.inf, np.zeros(n), -np.inf, working_memory)
     I, J = _canonical(I, J, kind, soft)
-    keys, first = np.unique(_keys(I, J, kind, n), return_index=True)
+    _, first = np.unique(_keys(I, J, kind, n), return_index=True)
     I, J, kind = I[first], J[first], kind[first]
+    F = np.union1d(F, _cover(X, I, J, kind, F, d))
     history = []
     converged = False
     max_violation = np.inf
     for rnd in range(1, max_rounds + 1):
         order = np.argsort(kind, kind="stable")  # separation rows first
         I, J, kind = I[order], J[order], kind[order]
-        A, b = mdm_constraint_matrix(X, I, J, kind, soft)
-        res = _solve(c, A, b, bounds)
-        _check_status(res, f"lazy round {rnd}, {I.size} constraints")
+        res = restricted(F, I, J, kind)
+        _check_status(res, f"lazy round {rnd}, {I.size} constraints, {F.size} features")
         history.append(float(res.fun))
-        w, r, xi, dual = _assemble(res.x, res, d, n, soft)
+        w, r, xi, dual = unpack(res, F)
         hit_base = r + xi if soft else np.full(n, r)
         nI, nJ, nkind, viol = _scan(X, codes, w, n_add, 1.0 - tol, hit_base, tol, working_memory)
         max_violation = float(viol.max()) + tol if viol.size else 0.0
         nI, nJ = _canonical(nI, nJ, nkind, soft)
-        nkeys = _keys(nI, nJ, nkind, n)
-        nkeys, first = np.unique(nkeys, return_index=True)
-        fresh = ~np.isin(nkeys, np.sort(_keys(I, J, kind, n)), assume_unique=True)
-        first = first[fresh]
-        if first.size == 0:
+        nkeys, first = np.unique(_keys(nI, nJ, nkind, n), return_index=True)
+        first = first[~np.isin(nkeys, np.sort(_keys(I, J, kind, n)), assume_unique=True)]
+        new_F = np.empty(0, np.int64)
+        if col_lazy:
+            g = _reduced_costs(X, I, J, kind, dual)
+            g[F] = np.inf
+            g[const] = np.inf
+            cand = np.flatnonzero(g < -tol)
+            new_F = cand[np.argsort(g[cand], kind="stable")[:feature_block]]
+            max_violation = max(max_violation, float(-g[cand].min()) if cand.size else 0.0)
+        if first.size == 0 and new_F.size == 0:
             converged = True
             break
         if rnd == max_rounds:
@@ -280,8 +344,11 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         I = np.concatenate([I, nI[first]])
         J = np.concatenate([J, nJ[first]])
         kind = np.concatenate([kind, nkind[first]])
-    return OptimizeResult(w=w, r=r, xi=xi, fun=float(res.fun), x=res.x, pairs=np.column_stack([I, J]), kind=kind,
-                          dual=dual, n_rounds=rnd, n_constraints=int(I.size), history=history,
-                          converged=converged, max_violation=max_violation if not converged else 0.0,
+        F = np.union1d(F, new_F)
+        if col_lazy:
+            F = np.union1d(F, _cover(X, nI[first], nJ[first], nkind[first], F, d))
+    return OptimizeResult(w=w, r=r, xi=xi, fun=float(res.fun), pairs=np.column_stack([I, J]), kind=kind,
+                          dual=dual, features=F, n_rounds=rnd, n_constraints=int(I.size), history=history,
+                          converged=converged, max_violation=0.0 if converged else max_violation,
                           status=0 if converged else 1,
                           message="no violated pair left" if converged else "max_rounds reached")

@@ -14,6 +14,8 @@ __all__ = ["MDM", "select_C"]
 
 #: ``lazy="auto"`` solves the full LP up to this many pairs ``n (n - 1) / 2``
 _AUTO_FULL_MAX_PAIRS = 20_000
+#: lazy form: weight columns are generated too when ``d > 2 * _FEATURE_BLOCK``
+_FEATURE_BLOCK = 64
 
 
 class MDM(BaseWeighter):
@@ -164,7 +166,8 @@ class MDM(BaseWeighter):
         Xs = (X - X.mean(axis=0)) / scale
         lazy = self.lazy if self.lazy != "auto" else n * (n - 1) // 2 > _AUTO_FULL_MAX_PAIRS
         res = solve_mdm(Xs, y, soft=bool(self.soft), C=float(self.C), lazy=bool(lazy), max_rounds=self.max_rounds,
-                        n_init=self.n_init, n_add=self.n_add, tol=self.tol)
+                        n_init=self.n_init, n_add=self.n_add, tol=self.tol,
+                        feature_block=_FEATURE_BLOCK if X.shape[1] > 2 * _FEATURE_BLOCK else None)
         if not res.converged:
             warnings.warn(
                 f"MDM stopped at max_rounds={self.max_rounds} LP solves with constraints still violated (largest "
