@@ -196,6 +196,6 @@ def test_bad_parameters():
         SQPFW(w_bar=np.ones(2)).fit(X, y)
 
 
-@parametrize_with_checks([SQPFW(theta=1.0, max_iter=300)])
+@parametrize_with_checks([SQPFW(theta=1.0, max_iter=2000)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -209,7 +209,8 @@ class _Problem:
         P = ~self.Z
         A = np.vstack([np.ones((1, int(P.sum()))), E[:, P]])
         gp = g[P]
-        mu = linalg.lstsq(A.T, -gp, cond=1e-12, lapack_driver="gelsd")[0]
+        # Schur complement of the KKT system: (A A^T) mu = -A g (m x m, m = 1 + #ties)
+        mu = linalg.lstsq(A @ A.T, -(A @ gp), cond=1e-13, lapack_driver="gelsd")[0]
         dw = np.zeros(self.d)
         dw[P] = -(gp + A.T @ mu)
         return dw, mu
