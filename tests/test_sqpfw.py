@@ -199,3 +199,15 @@ def test_bad_parameters():
 @parametrize_with_checks([SQPFW(theta=1.0, max_iter=2000)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_plot_path_draws_one_line_per_feature():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from knnweights.plotting.sqpfw import plot_sqpfw_path
+
+    X, y = _data(n=40, d=3, seed=10)
+    p = SQPFW().path(X, y, thetas=[5.0])
+    ax = plot_sqpfw_path(p, breakpoints=False)
+    assert len(ax.get_lines()) == 3 and ax.get_xlabel() and ax.get_ylabel()
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), p.weights_[:, 1])
