@@ -22,8 +22,8 @@ def synthetic(sizes):
         X = rng.randn(n, 20)
         y = (X[:, 0] + X[:, 1] + 0.3 * rng.randn(n) > 0).astype(int)
         t = time.perf_counter()
-        est = SQPFW(theta=10.0, max_iter=20000).fit(X, y)
-        print(f"n={n} d=20 theta=10: fit {time.perf_counter() - t:.1f} s, steps {est.n_iter_}, "
+        est = SQPFW(theta=1.0, max_iter=20000).fit(X, y)
+        print(f"n={n} d=20 theta=1: fit {time.perf_counter() - t:.1f} s, steps {est.n_iter_}, "
               f"nonzero {int((est.feature_importances_ > 0).sum())}, working_set "
               f"{'100' if n > 1000 else 'all'}", flush=True)
 

@@ -210,7 +210,10 @@ class _Problem:
         A = np.vstack([np.ones((1, int(P.sum()))), E[:, P]])
         gp = g[P]
         # Schur complement of the KKT system: (A A^T) mu = -A g (m x m, m = 1 + #ties)
-        mu = linalg.lstsq(A @ A.T, -(A @ gp), cond=1e-13, lapack_driver="gelsd")[0]
+        M = A @ A.T
+        mu = linalg.lstsq(M, -(A @ gp), cond=1e-13, lapack_driver="gelsd")[0]
+        for _ in range(2):  # iterative refinement: the Schur complement squares the condition number
+            mu += linalg.lstsq(M, -(A @ (gp + A.T @ mu)), cond=1e-13, lapack_driver="gelsd")[0]
         dw = np.zeros(self.d)
         dw[P] = -(gp + A.T @ mu)
         return dw, mu
@@ -350,7 +353,7 @@ class _Problem:
             g = ton * c + self.w - self.w_bar
             E, info = self.tie_rows()
             dw, mu = self.eqp(g, E)
-            if np.abs(dw).max() > 1e-12 * max(1.0, np.abs(g).max()):
+            if np.abs(dw).max() > 1e-10 * max(1.0, np.abs(g).max()):
                 tau, kind, where = self.ratio(dw, 1.0)
                 self.w = self.w + tau * dw
                 self.moved(tau)
