@@ -147,7 +147,12 @@ def _scan(Xs, codes, w, k, miss_limit, hit_base, hit_limit, working_memory=None)
         H[rows - s, rows] = -np.inf
         for M, sign, kind in ((Dm, 1.0, SEPARATION), (H, -1.0, COMPACTNESS)):
             kk = min(k, n)
-            idx = np.argpartition(sign * M, kk - 1, axis=1)[:, :kk] if kk < n else np.tile(np.arange(n), (e - s, 1))
+            if kk == 1:  # the common case (n_add=1): a plain arg-extremum is much cheaper
+                idx = (np.argmin(M, axis=1) if kind == SEPARATION else np.argmax(M, axis=1))[:, None]
+            elif kk < n:
+                idx = np.argpartition(sign * M, kk - 1, axis=1)[:, :kk]
+            else:
+                idx = np.tile(np.arange(n), (e - s, 1))
             val = np.take_along_axis(M, idx, axis=1)
             ok = (val < miss_limit) if kind == SEPARATION else (val > hit_limit)
             ok &= np.isfinite(val)
