@@ -56,9 +56,12 @@ class MDM(BaseWeighter):
     soft : bool, default=True
         Soft MDM (eqs. 12-14); ``False`` is hard MDM (eqs. 6-8).
     C : float, default=1.0
-        Penalty of the slacks in soft MDM (eq. 14); ignored when ``soft=False``.  The
-        paper's text available to us does not say how C was chosen; :func:`select_C`
-        chooses it by stratified internal cross-validation over ``10**-3 .. 10**3``.
+        Penalty of the slacks in soft MDM (eq. 14); ignored when ``soft=False``.  For
+        ``C >= 1`` soft MDM has the hard optimum (``(w, r + max xi)`` is hard-feasible
+        and ``r + max xi <= r + C sum xi``), so the soft form differs from the hard one
+        only for ``C < 1``.  The paper's text available to us does not say how C was
+        chosen; :func:`select_C` chooses it by stratified internal cross-validation
+        over ``10**-3 .. 10**0``.
     lazy : {"auto", True, False}, default="auto"
         Constraint generation (``True``) or the full LP (``False``); ``"auto"`` uses the
         full LP up to 1 000 sample pairs (n <= 45) and constraint generation above.
@@ -198,7 +201,8 @@ def select_C(X, y, Cs=None, cv=5, n_neighbors=1, scoring="accuracy", n_jobs=None
     """Choose soft MDM's ``C`` by stratified internal cross-validation of a weighted kNN.
 
     The MDM text available to us does not describe how the paper chose ``C``; this is
-    the usual protocol: a grid ``Cs`` (default ``10**-3, 10**-2, ..., 10**3``), each
+    the usual protocol: a grid ``Cs`` (default 7 values log-spaced from ``10**-3`` to
+    ``1``; any ``C >= 1`` gives the hard-MDM optimum, so larger values add nothing), each
     scored by the accuracy of ``WeightedKNN(MDM(soft=True, C=C), n_neighbors)`` under
     ``StratifiedKFold(cv, shuffle=True, random_state)``; ties go to the smaller ``C``.
 
@@ -225,7 +229,7 @@ def select_C(X, y, Cs=None, cv=5, n_neighbors=1, scoring="accuracy", n_jobs=None
 
     from .classifiers import WeightedKNN
 
-    Cs = np.logspace(-3, 3, 7) if Cs is None else np.asarray(Cs, dtype=float)
+    Cs = np.logspace(-3, 0, 7) if Cs is None else np.asarray(Cs, dtype=float)
     model = WeightedKNN(MDM(soft=True, **mdm_params), n_neighbors=n_neighbors)
     folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
     search = GridSearchCV(model, {"weighter__C": list(np.sort(Cs))}, cv=folds, scoring=scoring, n_jobs=n_jobs)
