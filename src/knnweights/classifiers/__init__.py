@@ -1,7 +1,7 @@
 """Classifiers the papers use: weighted kNN, I-M4E's expected-distance rule, HKNN, CKNN."""
 
 from ._expected_distance import ExpectedDistanceClassifier
-from ._hyperplane import CKNN, HKNN  # noqa: F401
+from ._hyperplane import CKNN, HKNN
 from ._weighted_knn import WeightedKNN
 
-__all__ = ["ExpectedDistanceClassifier", "WeightedKNN"]
+__all__ = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN"]
