@@ -6,6 +6,7 @@ Every function takes ``ax=None, title=None, path=None``, returns the matplotlib 
 
 from .evaluation import plot_accuracy_boxplots, plot_elimination_curves, plot_win_tie_loss
 from .robustness import plot_irrelevant_feature_curve
+from .sqpfw import plot_sqpfw_path
 from .topfeatures import plot_top_feature_curves
 
 __all__ = [
@@ -14,4 +15,5 @@ __all__ = [
     "plot_elimination_curves",
     "plot_irrelevant_feature_curve",
     "plot_top_feature_curves",
+    "plot_sqpfw_path",
 ]
