@@ -191,7 +191,7 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
         converged = True
     while not converged and nit < max_iter:
         nit += 1
-        while True:
+        for _ in range(200):  # backtracking; bounded even when the loss is flat to round-off
             Wn = project_sphere_orthant(W - t * G)
             fn, Gn = fun(Wn)
             step = np.sum((Wn - W) ** 2)
@@ -208,6 +208,8 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
             break
         # Barzilai-Borwein trial step (spectral projected gradient), else double
         t = step / sy if sy > 0 else 2.0 * t
+        # margins at 1e-300 scale make sy subnormal and the BB step overflow: keep it finite
+        t = min(t, 1e12 / max(np.abs(G).max(), 1e-300)) if np.isfinite(t) else 1.0 / max(np.abs(G).max(), 1e-12)
     return {"x": W, "fun": f, "nit": nit, "history": np.asarray(history), "converged": converged,
             "residual": res}
 
