@@ -269,27 +269,6 @@ def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(fastmath=False, cache=True, nogil=True)
-def index_phi_dot_serial(A, B, idx, v, phi, out):  # pragma: no cover - compiled
-    """Serial twin of :func:`index_phi_dot` for small blocks (no thread start-up cost)."""
-    na, d = A.shape
-    kk = idx.shape[1]
-    for i in range(na):
-        for t in range(kk):
-            j = idx[i, t]
-            s = 0.0
-            if j >= 0:
-                if phi == 0:
-                    for k in range(d):
-                        s += v[k] * abs(A[i, k] - B[j, k])
-                else:
-                    for k in range(d):
-                        a = A[i, k] - B[j, k]
-                        s += v[k] * a * a
-            out[i, t] = s
-    return out
-
-
 # -- size dispatch ------------------------------------------------------------------------
 # Waking the thread pool costs ~10-50 us on an idle machine and milliseconds on a busy
 # one, far more than a small block's work: below SERIAL_WORK element operations a

@@ -433,6 +433,5 @@ def indexed_distances(X, idx, v=None, metric="sqeuclidean", rows=None):
     A = X if rows is None else np.ascontiguousarray(X[np.asarray(rows, dtype=np.int64)])
     out = np.empty(idx.shape, np.float64)
     if idx.size:
-        kernel = _kernels.index_phi_dot if idx.size * X.shape[1] > 2**18 else _kernels.index_phi_dot_serial
-        kernel(A, X, idx, v, metric_code(metric), out)
+        _kernels.index_phi_dot(A, X, idx, v, metric_code(metric), out)  # serial for small blocks
     return out
