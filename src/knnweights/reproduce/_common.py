@@ -1,0 +1,117 @@
+"""Shared data preparation for the paper modules (two largest classes, standardising, subsampling)."""
+
+import numpy as np
+
+from .. import datasets as _ds
+from .tables import subsample
+
+__all__ = ["loader", "two_largest", "standardize", "top_variance", "drop_constant"]
+
+
+def two_largest(X, y):
+    """Keep the rows of the two largest classes (I-M4E, Sec. 5.2.2)."""
+    labels, counts = np.unique(y, return_counts=True)
+    if labels.size <= 2:
+        return X, y
+    keep = labels[np.argsort(-counts, kind="stable")[:2]]
+    m = np.isin(y, keep)
+    return X[m], y[m]
+
+
+def standardize(X):
+    """Zero mean, unit variance per feature (constant features: centred only)."""
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def drop_constant(X):
+    return X[:, X.std(axis=0) > 0]
+
+
+def top_variance(X, k):
+    """The ``k`` features of largest variance (unsupervised, so no label leaks into the folds)."""
+    if k is None or X.shape[1] <= k:
+        return X
+    idx = np.sort(np.argsort(-X.var(axis=0), kind="stable")[:k])
+    return X[:, idx]
+
+
+def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None, max_features=None):
+    """A ``callable(cfg) -> (X, y)`` for a bundled dataset.
+
+    ``max_rows`` / ``max_features``: dicts mode -> limit (quick / tiny subsampling, said in the
+    table captions); ``rows``: keep the first ``rows`` samples (SQP-FW's 102 Prostate samples).
+    """
+
+    def load(cfg):
+        X, y = _ds.load(name, return_X_y=True, missing="median")
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y)
+        if rows is not None:
+            X, y = X[:rows], y[:rows]
+        if two:
+            X, y = two_largest(X, y)
+        if const:
+            X = drop_constant(X)
+        mf = (max_features or {}).get(cfg.mode)
+        X = top_variance(X, mf)
+        if std:
+            X = standardize(X)
+        X, y = subsample(X, y, (max_rows or {}).get(cfg.mode), seed=cfg.random_state)
+        return X, y
+
+    return load
+
+
+def limits_note(max_rows=None, max_features=None):
+    """Caption text for the quick-mode reductions."""
+    parts = []
+    if max_rows and max_rows.get("quick"):
+        parts.append(f"--quick subsamples to at most {max_rows['quick']} rows (stratified)")
+    if max_features and max_features.get("quick"):
+        parts.append(f"--quick keeps the {max_features['quick']} highest-variance features")
+    return "; ".join(parts)
+
+
+def cached(cfg, name, key, compute):
+    """``compute()`` once per ``(name, key, mode, random_state)``; JSON-able result kept in ``OUT/store/figures.jsonl``.
+
+    Figures and stability numbers are not :func:`run_grid` cells; they resume through the
+    same :class:`~knnweights.evaluation.ResultStore` mechanism (one JSON line per result).
+    """
+    import os
+
+    from ..evaluation import ResultStore
+    from ..evaluation.runner import _jsonable
+
+    store = ResultStore(os.path.join(cfg.out, "store", "figures.jsonl"))
+    full_key = [name, repr(key), cfg.mode, cfg.random_state]
+    for row in store.read():
+        if row.get("key") == full_key:
+            cfg.say(f"  {name}: from the store")
+            return row["value"]
+    value = _jsonable(compute())
+    cfg.computed = getattr(cfg, "computed", 0) + 1
+    store._repair()
+    store.append({"key": full_key, "value": value})
+    return value
+
+
+def curve_to_json(bunch):
+    return {k: np.asarray(v).tolist() for k, v in bunch.items() if k in ("counts", "mean_error", "std_error",
+                                                                            "n_features", "mean", "std")}
+
+
+def savefig(ax, path):
+    import matplotlib.pyplot as plt
+
+    fig = ax.figure
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def as_arrays(res):
+    """JSON curves (lists) back to arrays, for the plotting functions."""
+    return {k: {f: np.asarray(v) for f, v in d.items()} for k, d in res.items()}

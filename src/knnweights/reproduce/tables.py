@@ -1,0 +1,307 @@
+"""The engine of ``knnweights reproduce``: table specs, running them, comparing with the papers.
+
+A :class:`TableSpec` names the paper's CSV (bundled under
+``knnweights/data/paper_tables``), its datasets (:class:`DatasetSpec`) and its methods
+(:class:`MethodSpec`).  :func:`run_table` evaluates every available (method, dataset)
+cell with :func:`knnweights.evaluation.run_grid` (resumable through a
+:class:`~knnweights.evaluation.ResultStore` in the output folder) and lays out our mean
+and standard deviation beside the paper's number.  A method that raises
+:class:`NotImplementedError`, a dataset that is not bundled, or a WEKA classifier with no
+faithful scikit-learn counterpart stays in the table with its reason.
+"""
+
+import csv
+import io
+import math
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from ..evaluation import ResultStore, paired_ttest, run_grid, win_tie_loss
+
+__all__ = ["Config", "DatasetSpec", "MethodSpec", "TableSpec", "TableResult", "read_paper_table", "run_table",
+           "within_tolerance", "subsample"]
+
+
+@dataclass
+class Config:
+    """How much to run: ``mode`` in {"tiny", "quick", "full"}, parallelism, output, progress."""
+
+    mode: str = "quick"
+    out: str = "knnweights-results"
+    n_jobs: int = None
+    progress: bool = None
+    datasets: tuple = None  # restrict to these dataset keys / labels (None: all)
+    random_state: int = 0
+    log: object = None
+
+    def pick(self, tiny, quick, full):
+        return {"tiny": tiny, "quick": quick, "full": full}[self.mode]
+
+    def say(self, msg):
+        if self.log is not None:
+            self.log(msg)
+
+
+@dataclass
+class DatasetSpec:
+    """One dataset row of a paper table.
+
+    ``label`` as the paper prints it; ``load``: ``callable(cfg) -> (X, y)`` or ``None``
+    with ``reason`` (not bundled); ``note``: preprocessing / subsampling said in the table.
+    """
+
+    label: str
+    key: str
+    load: object = None
+    reason: str = ""
+    note: str = ""
+
+
+@dataclass
+class MethodSpec:
+    """One method column: ``build(cfg) -> method for run_grid`` or ``None`` with ``reason``.
+
+    ``stand_in``: the scikit-learn stand-in for a WEKA / MATLAB method, said in the table.
+    """
+
+    label: str
+    build: object = None
+    reason: str = ""
+    stand_in: str = ""
+
+
+@dataclass
+class TableSpec:
+    """A paper table to reproduce."""
+
+    paper: str
+    name: str  # e.g. "im4e_table5"
+    title: str
+    csv: str  # paper CSV file name (None: our own experiment)
+    datasets: list
+    methods: list
+    protocol: object  # callable(cfg) -> RepeatedCV / RepeatedHoldout
+    metric: str = "accuracy"  # or "error" (100 - accuracy)
+    reference: str = None  # W/T/L reference method label
+    wtl_rule: str = None  # "im4e" | "lhrelief" | None
+    caption: str = ""
+    extra_value: str = None  # a further recorded value to report (e.g. "n_nonzero")
+
+
+@dataclass
+class TableResult:
+    spec: TableSpec
+    rows: list  # comparison rows (dicts)
+    wtl: list = field(default_factory=list)
+    cells_total: int = 0
+    cells_run: int = 0
+    seconds: float = 0.0
+    raw: list = field(default_factory=list)
+
+
+def read_paper_table(fname):
+    """Rows of a bundled paper CSV (``knnweights/data/paper_tables/<fname>``) as dicts."""
+    text = resources.files("knnweights.data").joinpath("paper_tables").joinpath(fname).read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def subsample(X, y, max_rows, seed=0):
+    """A stratified random subset of at most ``max_rows`` rows (all rows when ``None``)."""
+    if max_rows is None or X.shape[0] <= max_rows:
+        return X, y
+    from sklearn.model_selection import train_test_split
+
+    idx, _ = train_test_split(np.arange(X.shape[0]), train_size=max_rows, stratify=y, random_state=seed)
+    idx.sort()
+    return X[idx], y[idx]
+
+
+def within_tolerance(ours, se, paper, points=2.0):
+    """``|ours - paper| <= 2 se + points`` (the fidelity criterion of the report)."""
+    if ours is None or paper is None or not np.isfinite(ours) or not np.isfinite(paper):
+        return None
+    return bool(abs(ours - paper) <= 2.0 * (se if np.isfinite(se) else 0.0) + points)
+
+
+def _f(x):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _selected(cfg, ds):
+    return cfg.datasets is None or ds.key in cfg.datasets or ds.label in cfg.datasets
+
+
+def run_table(spec, cfg):
+    """Run every available cell of ``spec`` and compare with the paper's numbers.
+
+    Returns a :class:`TableResult` whose ``rows`` hold, per (dataset, method):
+    ``ours_mean``, ``ours_std``, ``ours_se``, ``n_cells``, ``paper``, ``diff``,
+    ``within`` (see :func:`within_tolerance`) and ``status`` (``ok``, ``not bundled:
+    ...``, ``not available: ...``, ``not implemented: ...``, ``failed: ...``).
+    """
+    import os
+
+    t0 = time.monotonic()
+    paper_rows = read_paper_table(spec.csv) if spec.csv else []
+    paper = {}
+    for r in paper_rows:
+        paper[(r.get("dataset"), r.get("method"))] = r
+    store = ResultStore(os.path.join(cfg.out, "store", f"{spec.name}.jsonl"))
+    protocol = spec.protocol(cfg)
+    res = TableResult(spec, [])
+    cells = {}  # (dataset label, method label) -> list of row dicts
+    status = {}
+    method_objs = {}
+    for m in spec.methods:
+        if m.build is None:
+            continue
+        try:
+            method_objs[m.label] = m.build(cfg)
+        except NotImplementedError as exc:
+            status[m.label] = f"not implemented: {exc}"
+    for ds in spec.datasets:
+        if not _selected(cfg, ds):
+            continue
+        if ds.load is None:
+            continue
+        try:
+            X, y = ds.load(cfg)
+        except Exception as exc:  # noqa: BLE001 - reported in the table
+            for m in spec.methods:
+                status[(ds.label, m.label)] = f"failed: loading the data: {type(exc).__name__}: {exc}"
+            continue
+        for m in spec.methods:
+            if m.label not in method_objs:
+                continue
+            before = len(store.read())
+            try:
+                rows = run_grid({m.label: method_objs[m.label]}, {ds.key: (X, y)}, protocol=protocol,
+                                random_state=cfg.random_state, n_jobs=cfg.n_jobs, store=store,
+                                progress=cfg.progress, as_frame=False)
+            except NotImplementedError as exc:
+                status[(ds.label, m.label)] = f"not implemented: {exc}"
+                continue
+            except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
+                status[(ds.label, m.label)] = f"failed: {type(exc).__name__}: {str(exc)[:200]}"
+                continue
+            ran = len(store.read()) - before
+            res.cells_total += len(rows)
+            res.cells_run += ran
+            for r in rows:
+                r["dataset_label"] = ds.label
+            cells[(ds.label, m.label)] = rows
+            res.raw.extend(rows)
+            cfg.say(f"  {spec.name}: {m.label} on {ds.label}: {len(rows)} cells ({ran} run, "
+                    f"{len(rows) - ran} from the store)")
+    # comparison rows
+    sign = -1.0 if spec.metric == "error" else 1.0
+    for ds in spec.datasets:
+        if not _selected(cfg, ds):
+            continue
+        for m in spec.methods:
+            p = paper.get((ds.label, m.label))
+            pv = _f(p["mean"]) if p else None
+            row = {"table": spec.name, "dataset": ds.label, "dataset_key": ds.key, "method": m.label,
+                   "stand_in": m.stand_in, "dataset_note": ds.note, "paper": pv,
+                   "paper_as_printed": p.get("as_printed", "") if p else "", "paper_std": _f(p.get("std")) if p else None,
+                   "ours_mean": None, "ours_std": None, "ours_se": None, "n_cells": 0, "diff": None, "within": None}
+            if ds.load is None:
+                row["status"] = f"not bundled: {ds.reason}"
+            elif m.build is None:
+                row["status"] = f"not available: {m.reason}"
+            elif m.label in status:
+                row["status"] = status[m.label]
+            elif (ds.label, m.label) in status:
+                row["status"] = status[(ds.label, m.label)]
+            elif (ds.label, m.label) in cells:
+                rows = cells[(ds.label, m.label)]
+                acc = np.array([r["accuracy"] for r in rows], dtype=float)
+                vals = 100.0 - acc if spec.metric == "error" else acc
+                mean = float(vals.mean())
+                std = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
+                se = std / math.sqrt(vals.size) if vals.size > 1 else float("nan")
+                row.update(ours_mean=round(mean, 2), ours_std=round(std, 2), ours_se=round(se, 3) if np.isfinite(se) else None,
+                           n_cells=int(vals.size), status="ok")
+                if spec.extra_value:
+                    ev = [r.get(spec.extra_value) for r in rows if r.get(spec.extra_value) is not None]
+                    row[f"ours_median_{spec.extra_value}"] = float(np.median(ev)) if ev else None
+                if pv is not None:
+                    row["diff"] = round(mean - pv, 2)
+                    row["within"] = within_tolerance(mean, se, pv)
+            else:
+                row["status"] = "not run (dataset not selected)"
+            res.rows.append(row)
+    if spec.reference and spec.wtl_rule:
+        res.wtl = _wtl(spec, cells, paper_rows, sign)
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _paired(rows_a, rows_b):
+    a = {(r["repeat"], r["fold"]): r["accuracy"] for r in rows_a}
+    b = {(r["repeat"], r["fold"]): r["accuracy"] for r in rows_b}
+    keys = sorted(set(a) & set(b))
+    return np.array([a[k] for k in keys]), np.array([b[k] for k in keys])
+
+
+def _wtl(spec, cells, paper_rows, sign):
+    """Per competitor: our W/T/L (from its side vs the reference) and the paper's.
+
+    I-M4E rule: paired two-tailed t-test p < 0.01 and >= 0.5 points; the paper's count is
+    in its ``W/T/L`` row, and per dataset the direction implied by its means (its README
+    checks that the 0.5-point rule alone reproduces every printed W/T/L cell).
+    LH-RELIEF rule: the p-value of the paired t-test of I-RELIEF vs LH-RELIEF, p < 0.05.
+    """
+    ref = spec.reference
+    pmean = {(r["dataset"], r["method"]): _f(r["mean"]) for r in paper_rows}
+    pwtl = {r["method"]: r.get("as_printed", "") for r in paper_rows if r.get("dataset") == "W/T/L"}
+    out = []
+    labels = [ds.label for ds in spec.datasets]
+    for m in spec.methods:
+        if m.label == ref:
+            continue
+        ours = {"win": 0, "tie": 0, "loss": 0}
+        agree = total = 0
+        per = []
+        for d in labels:
+            if (d, m.label) not in cells or (d, ref) not in cells:
+                continue
+            a, b = _paired(cells[(d, m.label)], cells[(d, ref)])
+            if a.size < 2:
+                continue
+            if spec.wtl_rule == "im4e":
+                o = win_tie_loss(a, b, alpha=0.01, min_diff=0.5)
+            else:
+                o = win_tie_loss(a, b, alpha=0.05, min_diff=0.0)
+            ours[o] += 1
+            p = paired_ttest(a, b)
+            pval = float(p[1]) if isinstance(p, tuple) else float(getattr(p, "pvalue", np.nan))
+            pm, pr = pmean.get((d, m.label)), pmean.get((d, ref))
+            paper_o = None
+            if pm is not None and pr is not None:
+                diff = sign * (pm - pr)
+                if spec.wtl_rule == "im4e":
+                    paper_o = "win" if diff >= 0.5 else "loss" if diff <= -0.5 else "tie"
+                else:
+                    pp = None
+                    for r in paper_rows:
+                        if r["dataset"] == d and r["method"] == m.label:
+                            pp = _f(r.get("p_value_vs_LH-RELIEF"))
+                    if pp is None:
+                        paper_o = None
+                    else:
+                        paper_o = "tie" if pp >= 0.05 else ("win" if diff > 0 else "loss")
+                if paper_o is not None:
+                    total += 1
+                    agree += int(paper_o == o)
+            per.append({"dataset": d, "ours": o, "p_value": pval, "paper": paper_o})
+        out.append({"method": m.label, "ours": f"{ours['win']}/{ours['tie']}/{ours['loss']}",
+                    "paper": pwtl.get(m.label, ""), "agree": agree, "compared": total, "per_dataset": per})
+    return out
