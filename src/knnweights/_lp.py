@@ -179,7 +179,10 @@ def _keys(I, J, kind, n):
 def _check_status(res, what):
     if res.status == 0 and res.x is not None and np.all(np.isfinite(res.x)):
         return
-    raise RuntimeError(
+    # infeasible / unbounded LPs come from the data (near-duplicates of different labels):
+    # a ValueError saying what to change; anything else is a solver failure
+    exc = ValueError if res.status == 2 else RuntimeError
+    raise exc(
         f"HiGHS could not solve the MDM linear program ({what}): status {res.status}, {res.message!r}. "
         "This happens with near-duplicate samples of different labels (tiny distances force huge weights): "
         "remove or merge them, or standardise the features."

@@ -36,6 +36,19 @@ def check_finite_columns(X, what="X"):
         )
 
 
+def _check_scale(X):
+    """Refuse data whose pairwise squared differences, summed, would overflow."""
+    amax = float(np.max(np.abs(X))) if X.size else 0.0
+    log_limit = 300.0 if X.dtype == np.float64 else 36.0
+    if amax > 0 and 2 * np.log10(2.0 * amax) + np.log10(X.shape[0] * X.shape[1]) >= log_limit:
+        j = int(np.argmax(np.max(np.abs(X), axis=0)))
+        raise ValueError(
+            f"Input X has values up to {amax:.3g} (column {j}): sums of squared differences would overflow "
+            f"{X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
+            "MaxAbsScaler."
+        )
+
+
 def warn_max_iter(estimator, max_iter, what="the weights"):
     """Emit the ConvergenceWarning every iterative method gives when it stops at max_iter."""
     warnings.warn(
@@ -86,6 +99,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2,
                              accept_sparse=False, y_numeric=False)
         check_classification_targets(y)
+        _check_scale(X)
         self._label_encoder = LabelEncoder().fit(y)
         self.classes_ = self._label_encoder.classes_
         codes = self._label_encoder.transform(y).astype(np.int64)
