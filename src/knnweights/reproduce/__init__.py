@@ -95,7 +95,19 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, 
     with warnings.catch_warnings():
         # iterative weighters warn when they stop at max_iter (reduced on purpose in --quick / --tiny)
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out)
+        old = os.environ.get("PYTHONWARNINGS")
+        # the same in the joblib worker processes (they read it when they start)
+        from .. import WEIGHTERS
+
+        quiet = [f"ignore:{name} stopped at max_iter" for name in WEIGHTERS]
+        os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [old, *quiet]))
+        try:
+            return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out)
+        finally:
+            if old is None:
+                os.environ.pop("PYTHONWARNINGS", None)
+            else:
+                os.environ["PYTHONWARNINGS"] = old
 
 
 def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out):

@@ -122,8 +122,7 @@ def _micro_ds():
     out = []
     for lab, key, name in _MICRO:
         if name is None:
-            out.append(DatasetSpec(lab, key, None, reason="not bundled (not redistributable / not in the shared "
-                                                          "datasets); see paper_tables/README.md"))
+            out.append(DatasetSpec(lab, key, None, reason="not among the bundled datasets (see paper_tables/README.md)"))
         else:
             out.append(DatasetSpec(lab, key, loader(name, max_features=_MICRO_FEATS),
                                    note="missing values: feature median" if name == "breast_vantveer" else ""))

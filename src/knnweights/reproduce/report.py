@@ -66,7 +66,7 @@ def table_markdown(result):
         if spec.wtl_rule == "lhrelief":
             lines += ["", "p-values of our paired t-tests (competitor vs LH-RELIEF):", ""]
             for r in result.wtl:
-                ps = ", ".join(f"{p['dataset']}: {p['p_value']:.3g} ({p['ours']}; paper {p['paper']})"
+                ps = ", ".join(f"{p['dataset']}: {p['p_value']:.3g} ({p['ours']}; paper {p['paper'] or 'n/a'})"
                                for p in r["per_dataset"])
                 lines.append(f"- {r['method']}: {ps}")
     lines.append("")

@@ -17,7 +17,7 @@ from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "sqp-fw"
 _ROWS = {"tiny": 90, "quick": 300}
-_FEATS = {"tiny": 40, "quick": 200}
+_FEATS = {"tiny": 40, "quick": 100}
 
 
 def _thetas(cfg):
@@ -119,7 +119,7 @@ def table2():
     methods = [MethodSpec("Standard 1NN", lambda cfg: KNeighborsClassifier(1), stand_in="sklearn 1-NN, Euclidean"),
                MethodSpec("Weighted 1NN with SQP-FW",
                           lambda cfg: _SQPFW1NN(cfg.pick([1.0], [0.1, 1.0, 10.0], list(log_grid(1e-3, 1e2, 100))),
-                                                cfg.pick(2, 3, 10)),
+                                                cfg.pick(2, 2, 10)),
                           stand_in="knnweights SQPFW (kappa = lambda = 1) + 1-NN")]
     return TableSpec(PAPER, "sqpfw_table2", "SQP-FW Table 2: 1NN test error (%) on microarray sets",
                      "sqpfw_table2.csv", ds, methods,
@@ -127,7 +127,7 @@ def table2():
                                                    RepeatedHoldout(10, 2 / 3, 0, 1 / 3)),
                      metric="error", extra_value="n_nonzero",
                      caption="Random train / test 2:1, 10 repeats (--quick: 2); theta by 10-fold CV on the training "
-                             "part (--quick: 3-fold over {0.1, 1, 10}); " + limits_note(None, _FEATS) +
+                             "part (--quick: 2-fold over {0.1, 1, 10}); " + limits_note(None, _FEATS) +
                              " (so the median number of non-zero weights is out of those). Paper's ± is SD or SE "
                              "(not said).")
 

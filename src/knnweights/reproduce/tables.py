@@ -108,14 +108,23 @@ def read_paper_table(fname):
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def subsample(X, y, max_rows, seed=0):
-    """A stratified random subset of at most ``max_rows`` rows (all rows when ``None``)."""
+def subsample(X, y, max_rows, seed=0, min_per_class=6):
+    """A stratified random subset of about ``max_rows`` rows (all rows when ``None``).
+
+    Every class keeps at least ``min(its size, min_per_class)`` rows, so that rare classes
+    (Page Blocks) survive the stratified folds.
+    """
     if max_rows is None or X.shape[0] <= max_rows:
         return X, y
-    from sklearn.model_selection import train_test_split
-
-    idx, _ = train_test_split(np.arange(X.shape[0]), train_size=max_rows, stratify=y, random_state=seed)
-    idx.sort()
+    rng = np.random.RandomState(seed)
+    labels, inv, counts = np.unique(y, return_inverse=True, return_counts=True)
+    frac = max_rows / X.shape[0]
+    keep = []
+    for c in range(labels.size):
+        idx = np.flatnonzero(inv == c)
+        k = min(counts[c], max(int(round(frac * counts[c])), min_per_class))
+        keep.append(rng.choice(idx, size=k, replace=False))
+    idx = np.sort(np.concatenate(keep))
     return X[idx], y[idx]
 
 
