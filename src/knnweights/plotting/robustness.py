@@ -1,5 +1,7 @@
 """Plot error against the number of irrelevant features (LH-RELIEF, Figs. 1b and 2)."""
 
+from ._common import _finish, _new_axes
+
 __all__ = ["plot_irrelevant_feature_curve"]
 
 
@@ -26,13 +28,7 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
     -------
     matplotlib Axes
     """
-    import matplotlib
-
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 4))
+    ax = _new_axes(ax, (6, 4))
     if "counts" in results:
         results = {"": results}
     scale = 100.0 if percent else 1.0
@@ -42,12 +38,5 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
         ax.errorbar(r["counts"], mean, yerr=std, marker="o", ms=4, capsize=3, label=name or None)
     ax.set_xlabel("number of irrelevant features added")
     ax.set_ylabel("classification error (%)" if percent else "classification error")
-    if title:
-        ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    if any(results):
-        ax.legend()
-    if path is not None:
-        ax.figure.tight_layout()
-        ax.figure.savefig(path, dpi=120)
-    return ax
+    return _finish(ax, title, path)

@@ -1,5 +1,7 @@
 """Plot accuracy against the number of top-ranked features (the EFW paper's Fig. 2)."""
 
+from ._common import _finish, _new_axes
+
 __all__ = ["plot_top_feature_curves"]
 
 
@@ -24,13 +26,7 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
     -------
     matplotlib Axes
     """
-    import matplotlib
-
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 4))
+    ax = _new_axes(ax, (6, 4))
     for name, c in curves.items():
         x = c["n_features"]
         mean = 100 * c["mean"]
@@ -42,11 +38,5 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
         ax.set_xscale("log")
     ax.set_xlabel("number of top-ranked features")
     ax.set_ylabel("accuracy (%), cross-validated")
-    if title:
-        ax.set_title(title)
     ax.grid(True, alpha=0.3)
-    ax.legend()
-    if path is not None:
-        ax.figure.tight_layout()
-        ax.figure.savefig(path, dpi=120)
-    return ax
+    return _finish(ax, title, path)
