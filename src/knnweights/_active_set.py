@@ -209,11 +209,12 @@ class _Problem:
         P = ~self.Z
         A = np.vstack([np.ones((1, int(P.sum()))), E[:, P]])
         gp = g[P]
-        # Schur complement of the KKT system: (A A^T) mu = -A g (m x m, m = 1 + #ties)
-        M = A @ A.T
-        mu = linalg.lstsq(M, -(A @ gp), cond=1e-13, lapack_driver="gelsd")[0]
-        for _ in range(2):  # iterative refinement: the Schur complement squares the condition number
-            mu += linalg.lstsq(M, -(A @ (gp + A.T @ mu)), cond=1e-13, lapack_driver="gelsd")[0]
+        # Multipliers: the least-squares solution of A^T mu = -g_P of least norm, i.e. the
+        # Schur complement (A A^T) mu = -A g_P without squaring the condition number;
+        # A^T is |P| x m with |P| <= d, so heavy ties (m in the thousands) stay cheap.
+        # rcond 3e-7 on A's singular values = 1e-13 on those of A A^T.
+        mu = linalg.lstsq(A.T, -gp, cond=3e-7, lapack_driver="gelsd")[0]
+        mu += linalg.lstsq(A.T, -(gp + A.T @ mu), cond=3e-7, lapack_driver="gelsd")[0]  # refinement
         dw = np.zeros(self.d)
         dw[P] = -(gp + A.T @ mu)
         return dw, mu
