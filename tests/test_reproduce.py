@@ -106,3 +106,25 @@ def test_cli_parser():
     assert args.paper == "all" and args.quick and args.out == "x" and args.n_jobs == 2
     with pytest.raises(SystemExit):
         build_parser().parse_args(["reproduce", "nonsense"])
+
+
+def test_subsample_keeps_rare_classes():
+    from knnweights.reproduce.tables import subsample
+
+    y = np.r_[np.zeros(990, int), np.ones(7, int), np.full(3, 2)]
+    X = np.arange(y.size, dtype=float)[:, None]
+    Xs, ys = subsample(X, y, 100, seed=1)
+    counts = np.bincount(ys)
+    assert counts[1] == 6 and counts[2] == 3 and 95 <= ys.size <= 110
+    assert np.all(np.diff(Xs[:, 0]) > 0)  # rows stay in order, no duplicates
+
+
+def test_cli_end_to_end(tmp_path, capsys):
+    from knnweights.cli import main
+
+    out = tmp_path / "res"
+    assert main(["reproduce", "mdm", "--tiny", "--out", str(out), "--datasets", "Sonar", "--no-progress"]) == 0
+    rows = _rows(out / "mdm_ours.csv")
+    assert {r["method"] for r in rows if r["status"] == "ok"} >= {"1-NN (Euclidean)", "soft MDM + 1-NN"}
+    assert "OURS, not the paper's" in (out / "report.md").read_text()
+    assert "fidelity" in capsys.readouterr().err
