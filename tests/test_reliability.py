@@ -38,7 +38,7 @@ FAST = {
     "ERelief": {"n_estimators": 2},
     "Logo": {"max_iter": 5},
     "NCADiagonal": {"max_iter": 20},
-    "SQPFW": {"max_iter": 200},
+    "SQPFW": {"max_iter": 50},
     "SVMRFE": {"step": 0.5},
 }
 EXAMPLES = int(os.environ.get("KNNWEIGHTS_HYPOTHESIS_EXAMPLES", "40"))

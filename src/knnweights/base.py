@@ -37,7 +37,7 @@ def check_finite_columns(X, what="X"):
 
 
 def _check_scale(X):
-    """Refuse data whose pairwise squared differences, summed, would overflow."""
+    """Refuse data whose squared differences would overflow, or all underflow to zero."""
     amax = float(np.max(np.abs(X))) if X.size else 0.0
     log_limit = 300.0 if X.dtype == np.float64 else 36.0
     if amax > 0 and 2 * np.log10(2.0 * amax) + np.log10(X.shape[0] * X.shape[1]) >= log_limit:
@@ -46,6 +46,12 @@ def _check_scale(X):
             f"Input X has values up to {amax:.3g} (column {j}): sums of squared differences would overflow "
             f"{X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
             "MaxAbsScaler."
+        )
+    if 0 < amax < 1e-145:
+        raise ValueError(
+            f"Input X has no value larger than {amax:.3g} in magnitude: squared differences underflow to 0 in "
+            f"{X.dtype}, so every distance would be 0. Rescale the features first, e.g. with "
+            "sklearn.preprocessing.StandardScaler or MaxAbsScaler."
         )
 
 
