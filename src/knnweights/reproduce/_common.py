@@ -36,7 +36,7 @@ def top_variance(X, k):
     return X[:, idx]
 
 
-def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None, max_features=None):
+def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None, max_features=None, min_class=None):
     """A ``callable(cfg) -> (X, y)`` for a bundled dataset.
 
     ``max_rows`` / ``max_features``: dicts mode -> limit (quick / tiny subsampling, said in the
@@ -51,6 +51,10 @@ def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None,
             X, y = X[:rows], y[:rows]
         if two:
             X, y = two_largest(X, y)
+        if min_class:  # drop classes too small to give every split part a hit
+            labels, counts = np.unique(y, return_counts=True)
+            keep = np.isin(y, labels[counts >= min_class])
+            X, y = X[keep], y[keep]
         if const:
             X = drop_constant(X)
         mf = (max_features or {}).get(cfg.mode)

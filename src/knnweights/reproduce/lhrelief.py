@@ -110,10 +110,10 @@ def figures(cfg, out):
     ests = {"LH-RELIEF": weighter_pipeline(LHRelief(max_iter=it), hknn()),
             "I-RELIEF": weighter_pipeline(IRelief(max_iter=it), hknn()),
             "HKNN (no weights)": hknn()}
-    cv, reps = cfg.pick((2, 1), (3, 1), (10, 10))
+    cv, reps = cfg.pick((2, 1), (5, 1), (10, 10))
     figs = []
-    counts = cfg.pick([0, 50], [0, 300, 1000], list(range(0, 3001, 300)))
-    n_per = cfg.pick(40, 100, 200)
+    counts = cfg.pick([0, 50], [0, 300, 1000, 3000], list(range(0, 3001, 300)))
+    n_per = cfg.pick(40, 200, 200)
 
     def spiral():
         X, y = make_spiral(n_per_class=n_per, turns=1.0, random_state=cfg.random_state)

@@ -108,7 +108,7 @@ def read_paper_table(fname):
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def subsample(X, y, max_rows, seed=0, min_per_class=6):
+def subsample(X, y, max_rows, seed=0, min_per_class=20):
     """A stratified random subset of about ``max_rows`` rows (all rows when ``None``).
 
     Every class keeps at least ``min(its size, min_per_class)`` rows, so that rare classes
