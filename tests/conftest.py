@@ -1,5 +1,7 @@
+import numba
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 
 def informative_problem(n=120, n_informative=5, n_noise=100, n_classes=2, random_state=0):
@@ -17,3 +19,14 @@ def informative_problem(n=120, n_informative=5, n_noise=100, n_classes=2, random
 @pytest.fixture
 def problem():
     return informative_problem()
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Numba and BLAS on one thread: for tests making many tiny kernel / BLAS calls,
+    where starting threads costs more than the work on a loaded machine."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    with threadpool_limits(1):
+        yield
+    numba.set_num_threads(previous)

@@ -3,28 +3,18 @@ solver and its KKT conditions; the outer fixed point; recovery of informative fe
 
 import warnings
 
-import numba
 import numpy as np
 import pytest
 from scipy.optimize import check_grad, minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from threadpoolctl import threadpool_limits
 
 from knnweights import Logo
 from knnweights.logo import logo_inner_objective, logo_inner_solve
 from knnweights.neighbors import soft_margins
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_numba_thread():
-    # many small kernel calls: on a loaded machine the parallel launch dominates
-    # (BLAS threads likewise: 10x slower fits measured under load)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    with threadpool_limits(1):
-        yield
-    numba.set_num_threads(previous)
+# many small kernel and BLAS calls: one thread each (see conftest.one_thread)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _margins(n=50, d=8, seed=0):

@@ -3,29 +3,17 @@ optimality (KKT) of the returned weights, recovery of informative features."""
 
 import warnings
 
-import numba
 import numpy as np
 import pytest
 from scipy.optimize import check_grad
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from threadpoolctl import threadpool_limits
 
 from knnweights import NCADiagonal
 from knnweights.nca import _mean_pairwise_sqdist, nca_diagonal_objective
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_numba_thread():
-    # the objective is evaluated hundreds of times on tiny blocks; on a loaded machine
-    # launching the parallel kernels costs far more than the work (measured: 40 ms vs
-    # 0.5 ms per evaluation at n=50 with 2 threads vs 1)
-    # (BLAS threads likewise: 10x slower fits measured under load)
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    with threadpool_limits(1):
-        yield
-    numba.set_num_threads(previous)
+# many small kernel and BLAS calls: one thread each (see conftest.one_thread)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _brute_force_nca(w, X, y):
