@@ -201,3 +201,11 @@ def test_best_marks_bold_and_asterisk():
     assert mark["p"]["Simba"] < 1e-10 and mark["p"]["SQP-FW"] == 1.0
     (hi,) = best_marks(rows)  # higher is better: Simba now the best
     assert hi["best"] == "Simba" and hi["not_different"] == ["Simba"]
+
+
+def test_share_grid_never_exceeds_stop():
+    from knnweights.evaluation import share_grid
+
+    assert share_grid() == [round(i / 100, 10) for i in range(100)]
+    assert max(share_grid(0.1)) <= 0.99 and share_grid(0.1)[-1] == 0.9
+    assert share_grid(0.25, 0.5) == [0.0, 0.25, 0.5]

@@ -143,8 +143,8 @@ def halving_grid(start=1.0, stop=1e-4, include_first_below=False):
 
 def share_grid(step=0.01, stop=0.99):
     """Shares of lowest-weight features removed: ``0, step, ..., stop`` (SQP-FW baselines: 0 %..99 %)."""
-    n = int(round(stop / step))
-    return [round(i * step, 10) for i in range(n + 1)]
+    n = int(np.floor(stop / step + 1e-9))
+    return [round(i * step, 10) for i in range(n + 1) if round(i * step, 10) <= stop]
 
 
 def log_grid(low=1e-3, high=1e2, num=100):
