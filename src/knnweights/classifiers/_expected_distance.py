@@ -5,10 +5,10 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..neighbors import distance_chunks
+from ._base import validate_training_set
 
 __all__ = ["ExpectedDistanceClassifier", "expected_class_distances"]
 
@@ -131,13 +131,9 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
+        X, y, self._codes = validate_training_set(self, X, y)
         self.weights_ = self._resolve_weights(X, y)
         self.X_fit_ = X
-        self._codes = codes.astype(np.int64)
         return self
 
     def expected_distances(self, X):

@@ -4,13 +4,12 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._simplex_qp import simplex_least_squares
 from ..neighbors import nearest_by_class
+from ._base import validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
 
@@ -33,13 +32,8 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        encoder = LabelEncoder().fit(y)
-        self.classes_ = encoder.classes_
+        X, _, self._fit_codes = validate_training_set(self, X, y)
         self._fit_X = X
-        self._fit_codes = encoder.transform(y).astype(np.int64)
         self._class_counts = np.bincount(self._fit_codes, minlength=len(self.classes_))
         return self
 
