@@ -140,6 +140,7 @@ def _halving(ranker_fn, estimator_fn=None):
 
 def table3():
     import knnweights as K
+
     from ..classifiers import ExpectedDistanceClassifier
 
     def svm(kernel, degree=3):

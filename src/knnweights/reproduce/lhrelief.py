@@ -7,8 +7,6 @@ p-value of the paired t-test of I-RELIEF vs LH-RELIEF), Fig. 1 (Fermat's spiral 
 
 import os
 
-import numpy as np
-
 from ..evaluation import RepeatedHoldout, Tuned, irrelevant_feature_curve, weighter_pipeline
 from ._common import as_arrays, cached, limits_note, loader, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec
@@ -94,12 +92,12 @@ def tables():
 
 
 def figures(cfg, out):
+    from sklearn.model_selection import GridSearchCV
+
     from .. import IRelief, LHRelief
     from ..classifiers import HKNN
     from ..datasets import make_spiral
     from ..plotting.robustness import plot_irrelevant_feature_curve
-
-    from sklearn.model_selection import GridSearchCV
 
     it = cfg.pick(5, 20, 50)
 
