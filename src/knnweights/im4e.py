@@ -217,7 +217,8 @@ class IM4E(BaseWeighter):
         ``"tol"``, ``"max_iter"``, ``"cycle"``, ``"no_positive"`` or ``"line_search"``
         (no decrease along the segment).
     fixed_point_residual_ : float
-        ``||T(w) - w||_1`` at the returned ``w`` (``nan`` if ``T`` is undefined there).
+        ``||T(w) - w||_1`` at the returned ``w`` (``inf`` where ``T`` is undefined: no
+        positive entry in ``v``).
     lambda_used_ : float
     metric_ : ``"manhattan"``
 
@@ -401,7 +402,8 @@ class IM4E(BaseWeighter):
         self.n_iter_ = it
         self.cost_history_ = costs
         self.stop_reason_ = reason
-        self.fixed_point_residual_ = (float(np.abs(st.update - w).sum()) if st.update is not None else float("nan"))
+        # T is undefined where v has no positive entry: then w is no fixed point (inf, not NaN)
+        self.fixed_point_residual_ = float(np.abs(st.update - w).sum()) if st.update is not None else np.inf
         return w
 
 

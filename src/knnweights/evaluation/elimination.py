@@ -125,7 +125,9 @@ class HalvingElimination(ClassifierMixin, BaseEstimator):
     counts_ : list of int
         Feature counts tried.
     cv_scores_ : ndarray of shape (len(counts_),)
-        Mean internal-CV accuracy per count.
+        Mean internal-CV accuracy per count.  When there is only one count (fewer
+        than ``min_features`` features to start with) no internal CV is run and the
+        single entry is NaN on purpose: there is nothing to choose between.
     n_features_selected_ : int
         The count kept (the best mean accuracy; ties go to fewer features).
     support_ : ndarray of int
