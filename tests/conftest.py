@@ -30,3 +30,34 @@ def one_thread():
     with threadpool_limits(1):
         yield
     numba.set_num_threads(previous)
+
+
+# fast settings per weighter for the suites that loop over knnweights.WEIGHTERS
+# (they check the contract and robustness, not accuracy)
+FAST = {
+    "IM4E": {"max_iter": 10},
+    "IRelief": {"max_iter": 5},
+    "MulRel": {"n_rounds": 3},
+    "GFlip": {"max_iter": 3},
+    "ReliefF": {"n_neighbors": 1},
+    "LHRelief": {"n_neighbors": 1, "max_iter": 5},
+    "EFW": {"n_estimators": 2, "max_iter": 50},
+    "ERelief": {"n_estimators": 2},
+    "Logo": {"max_iter": 5},
+    "NCADiagonal": {"max_iter": 15},
+    "SQPFW": {"max_iter": 200},
+    "SVMRFE": {"step": 0.5},
+}
+
+
+def fast_weighter(name, **overrides):
+    """``knnweights.WEIGHTERS[name]`` with the FAST settings (and overrides), seeded."""
+    import knnweights
+
+    cls = knnweights.WEIGHTERS[name]
+    valid = cls().get_params()
+    params = {k: v for k, v in {**FAST.get(name, {}), **overrides}.items() if k in valid}
+    est = cls(**params)
+    if "random_state" in valid:
+        est.set_params(random_state=0)
+    return est
