@@ -13,7 +13,7 @@ from .lmba import Lmba
 from .logo import Logo
 from .mdm import MDM
 from .nca import NCADiagonal
-from .relief import IRelief, MulRel, Relief, ReliefF
+from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
 from .simba import GFlip, Simba
 from .sqpfw import SQPFW
 
@@ -24,7 +24,7 @@ WEIGHTERS = {
     cls.__name__: cls
     for cls in (
         IM4E, LHRelief, SQPFW, MDM, EFW, ERelief,
-        Relief, ReliefF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba, SVMRFE,
+        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba, SVMRFE,
     )
 }
 

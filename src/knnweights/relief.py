@@ -10,12 +10,19 @@ import numbers
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .base import BaseWeighter, normalize_weights, warn_max_iter
-from .neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses, soft_margins
+from .neighbors import (
+    _coef_phi_rows,
+    distance_chunks,
+    hard_margin_vectors,
+    nearest_by_class,
+    nearest_hits_misses,
+    soft_margins,
+)
 
-__all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "range_normalize"]
+__all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "SURF", "MultiSURF", "range_normalize"]
 
 
 def range_normalize(X):
@@ -315,3 +322,249 @@ class MulRel(_ReliefBase):
                 break
         self.n_iter_ = it
         return w_new
+
+
+# -- SURF and MultiSURF: every instance within a distance threshold is a neighbour -------------------------------------
+# block-sized arrays built per distance block (distances, in-radius mask, coefficients, deviations), in 8-byte units
+_RADIUS_BLOCK_ARRAYS = 5
+
+
+def _surf_threshold_blocks(Z):
+    """Yield ``(start, stop, D, T)``: distance blocks and SURF's one threshold, the mean of the n x n matrix.
+
+    The mean is over the full square matrix, zero diagonal included (as ReBATE/skrebate), so
+    ``T = sum_{i != j} d_ij / n^2``.  A matrix that fits one block is computed once; otherwise a
+    first pass sums the rows and a second recomputes the blocks.
+    """
+    n = Z.shape[0]
+    row_sums = np.empty(n)
+    kept = None
+    for start, stop, D in distance_chunks(Z, metric="manhattan", n_arrays=_RADIUS_BLOCK_ARRAYS):
+        row_sums[start:stop] = D.sum(axis=1, dtype=np.float64)
+        kept = D if (start, stop) == (0, n) else None
+    threshold = row_sums.sum() / float(n) ** 2
+    blocks = [(0, n, kept)] if kept is not None else distance_chunks(Z, metric="manhattan",
+                                                                     n_arrays=_RADIUS_BLOCK_ARRAYS)
+    for start, stop, D in blocks:
+        yield start, stop, D, np.full(stop - start, threshold)
+
+
+def _multisurf_threshold_blocks(Z):
+    """Yield ``(start, stop, D, T)`` with MultiSURF's per-row thresholds ``T_i = mean_i - std_i / 2``.
+
+    Mean and population standard deviation over the ``n - 1`` distances from ``i`` to the others.
+    """
+    n = Z.shape[0]
+    for start, stop, D in distance_chunks(Z, metric="manhattan", n_arrays=_RADIUS_BLOCK_ARRAYS):
+        rows = np.arange(stop - start)
+        mean = D.sum(axis=1, dtype=np.float64) / (n - 1)
+        dev = D - mean[:, None]
+        dev[rows, start + rows] = 0.0  # the sample itself is not among the n - 1 distances
+        std = np.sqrt(np.einsum("ij,ij->i", dev, dev) / (n - 1))
+        yield start, stop, D, mean - std / 2.0
+
+
+def _radius_coefficients(near, own, codes, prior, multiclass):
+    """Coefficients ``P[i, j]`` of the in-radius neighbours: ``-1/h_i`` on hits, class-weighted on misses."""
+    b, n_classes = near.shape[0], prior.size
+    rows = np.arange(b)
+    counts = np.stack([np.count_nonzero(near[:, codes == c], axis=1) for c in range(n_classes)], axis=1)
+    counts = counts.astype(np.float64)
+    hits = counts[rows, own]
+    miss_counts = counts.copy()
+    miss_counts[rows, own] = 0.0
+    present = miss_counts > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if multiclass == "prior":
+            # ReliefF's P(C) / (1 - P(c)), renormalised over the miss classes found in the radius
+            class_weight = np.where(present, prior[None, :], 0.0)
+            class_weight /= class_weight.sum(axis=1, keepdims=True)
+            coef = np.where(present, class_weight / miss_counts, 0.0)
+        else:
+            # ReBATE: class C's mean weighted by (K - 1) m_i(C) / m_i, i.e. (K - 1) m_i(C) / m_i^2 a neighbour
+            total = miss_counts.sum(axis=1, keepdims=True)
+            coef = np.where(present, (n_classes - 1) * miss_counts / total**2, 0.0)
+        coef[rows, own] = np.where(hits > 0, -1.0 / hits, 0.0)
+    return np.where(near, coef[:, codes], 0.0)
+
+
+def radius_margins(Z, codes, threshold_blocks, multiclass="prior"):
+    """Mean margin vector when the neighbours are all samples within a threshold distance (SURF family).
+
+    For each instance ``i`` of class ``c``, with ``h_i`` hits and ``m_i(C)`` misses of class
+    ``C`` at Manhattan distance ``d_ij < T_i`` (``j != i``), the margin vector is
+    ``sum_C a_i(C) / m_i(C) sum_{misses of C} |z_i - z_j| - 1/h_i sum_{hits} |z_i - z_j|``;
+    the class weights ``a_i(C)`` are set by ``multiclass`` (see :class:`SURF`).  A term with
+    no neighbour is left out.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+        The (range-normalised) data.
+    codes : ndarray of shape (n,)
+        Integer class codes.
+    threshold_blocks : callable
+        ``threshold_blocks(Z)`` yields ``(start, stop, D, T)``: row blocks of the distance
+        matrix and the thresholds of those rows.
+    multiclass : {"prior", "rebate"}
+
+    Returns
+    -------
+    ndarray of shape (d,), the mean over the instances.
+    """
+    Z = np.ascontiguousarray(Z)
+    n = Z.shape[0]
+    prior = np.bincount(codes) / n
+    per_sample = np.empty_like(Z)
+    for start, stop, D, T in threshold_blocks(Z):
+        rows = np.arange(stop - start)
+        near = D < T[:, None]
+        near[rows, start + rows] = False
+        P = _radius_coefficients(near, codes[start:stop], codes, prior, multiclass).astype(Z.dtype, copy=False)
+        per_sample[start:stop] = _coef_phi_rows(Z[start:stop], Z, P, 0)
+    return per_sample.sum(axis=0, dtype=np.float64) / n
+
+
+class _RadiusReliefBase(_ReliefBase):
+    _parameter_constraints = {
+        "normalize": ["boolean"],
+        "multiclass": [StrOptions({"prior", "rebate"})],
+    }
+
+    def __init__(self, normalize=True, multiclass="prior"):
+        self.normalize = normalize
+        self.multiclass = multiclass
+
+    def _fit(self, X, y):
+        Z = self._normalized(X)
+        self.scores_ = radius_margins(Z, y, self._threshold_blocks, self.multiclass)
+        return self.scores_
+
+
+class SURF(_RadiusReliefBase):
+    """SURF, Spatially Uniform ReliefF (Greene et al. 2009).
+
+    The neighbours of instance ``i`` are all ``j != i`` closer than one threshold ``T``,
+    the mean distance: with ``diff(A, I1, I2) = |I1_A - I2_A| / (max A - min A)`` and
+    ``d_ij = sum_A diff(A, x_i, x_j)`` (Manhattan on range-normalised data),
+
+        T = (1 / n^2) sum_{i, j} d_ij          (zero diagonal included, as ReBATE/skrebate;
+                                                 the off-diagonal mean is n T / (n - 1))
+        N_i = {j != i : d_ij < T}              (strict, ties excluded)
+
+    and, with ``h_i`` hits and ``m_i(C)`` misses of each class ``C`` in ``N_i``,
+
+        W[A] = (1/n) sum_i [ - 1/h_i sum_{hits j in N_i} diff(A, x_i, x_j)
+                             + sum_{C != c_i} a_i(C) / m_i(C) sum_{misses j of C in N_i} diff(A, x_i, x_j) ]
+
+    where a term without neighbours is left out (an instance with none adds nothing).
+    With two classes ``a_i(C) = 1``: ``-mean hit diff + mean miss diff``, the binary
+    scores of skrebate's ``SURF`` exactly.  With more classes, ``multiclass`` chooses:
+
+    - ``"prior"`` (default): ReliefF's prior weighting (as :class:`ReliefF`),
+      ``a_i(C) = P(C) / sum_{C' present} P(C')`` over the miss classes present in
+      ``N_i``, which is ``P(C) / (1 - P(c_i))`` when all are.  The class weights sum to 1.
+    - ``"rebate"``: ReBATE/skrebate's rule, ``a_i(C) = (K - 1) m_i(C) / m_i`` with
+      ``m_i = sum_C m_i(C)`` and ``K`` classes: each class weighted by its share of the
+      radius' misses (weights summing to more than 1 unless the classes are balanced
+      there).  Gives skrebate's multiclass ``feature_importances_``.
+
+    Computed in row blocks of the distance matrix bounded by the configured
+    ``working_memory``, in the input's float dtype (float32 stays float32; the sums
+    over instances in float64).  Memory ``O(block x n + n d)``.
+
+    Parameters
+    ----------
+    normalize : bool, default=True
+        Range-normalise the differences (Relief's ``diff``).
+    multiclass : {"prior", "rebate"}, default="prior"
+        Weighting of the miss classes for three or more classes (see above).
+
+    Attributes
+    ----------
+    feature_importances_ : ndarray of shape (n_features,)
+        ``max(scores_, 0)``.
+    scores_ : ndarray of shape (n_features,)
+        The signed SURF weights ``W``.
+    threshold_ : float
+        ``T``.
+    metric_ : str
+        ``"manhattan"``.
+
+    See Also
+    --------
+    MultiSURF : a per-instance threshold.
+    ReliefF : the ``k`` nearest hits and misses.
+
+    References
+    ----------
+    C. S. Greene, N. M. Penrod, J. Kiralis and J. H. Moore, "Spatially Uniform ReliefF
+    (SURF) for computationally-efficient filtering of gene-gene interactions",
+    BioData Mining 2:5, 2009.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights import SURF
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 5))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> int(np.argmax(SURF().fit(X, y).feature_importances_))
+    0
+    """
+
+    def _threshold_blocks(self, Z):
+        for start, stop, D, T in _surf_threshold_blocks(Z):
+            self.threshold_ = float(T[0])
+            yield start, stop, D, T
+
+
+class MultiSURF(_RadiusReliefBase):
+    """MultiSURF (Urbanowicz et al. 2018): SURF with a threshold per instance.
+
+    The neighbours of instance ``i`` are the ``j != i`` with ``d_ij < T_i``, where
+
+        T_i = mean_i - std_i / 2,
+
+    the mean and population standard deviation of the ``n - 1`` distances from ``i`` to
+    the other instances (Manhattan on range-normalised data); the "dead band" of half a
+    standard deviation leaves out the middle-distance instances.  The scores are SURF's
+    formula with these neighbourhoods (see :class:`SURF`, including ``multiclass``):
+    binary scores equal skrebate's ``MultiSURF``.  MultiSURF scores only the near
+    neighbours (unlike MultiSURF*, no far scoring).
+
+    Parameters
+    ----------
+    normalize : bool, default=True
+        Range-normalise the differences (Relief's ``diff``).
+    multiclass : {"prior", "rebate"}, default="prior"
+        Weighting of the miss classes for three or more classes (see :class:`SURF`).
+
+    Attributes
+    ----------
+    feature_importances_ : ndarray of shape (n_features,)
+        ``max(scores_, 0)``.
+    scores_ : ndarray of shape (n_features,)
+        The signed MultiSURF weights.
+    metric_ : str
+        ``"manhattan"``.
+
+    References
+    ----------
+    R. J. Urbanowicz, R. S. Olson, P. Schmitt, M. Meeker and J. H. Moore, "Benchmarking
+    Relief-based feature selection methods for bioinformatics data mining", Journal of
+    Biomedical Informatics 85, 2018.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights import MultiSURF
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 5))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> int(np.argmax(MultiSURF().fit(X, y).feature_importances_))
+    0
+    """
+
+    def _threshold_blocks(self, Z):
+        return _multisurf_threshold_blocks(Z)
