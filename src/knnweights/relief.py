@@ -381,7 +381,7 @@ def _radius_coefficients(near, own, codes, prior, multiclass):
             class_weight /= class_weight.sum(axis=1, keepdims=True)
             coef = np.where(present, class_weight / miss_counts, 0.0)
         else:
-            # ReBATE: class C's mean weighted by (K - 1) m_i(C) / m_i, i.e. (K - 1) m_i(C) / m_i^2 a neighbour
+            # ReBATE: class C's mean weighted by (K - 1) (m_i(C) / m_i)^2, i.e. (K - 1) m_i(C) / m_i^2 a neighbour
             total = miss_counts.sum(axis=1, keepdims=True)
             coef = np.where(present, (n_classes - 1) * miss_counts / total**2, 0.0)
         coef[rows, own] = np.where(hits > 0, -1.0 / hits, 0.0)
@@ -464,10 +464,12 @@ class SURF(_RadiusReliefBase):
     - ``"prior"`` (default): ReliefF's prior weighting (as :class:`ReliefF`),
       ``a_i(C) = P(C) / sum_{C' present} P(C')`` over the miss classes present in
       ``N_i``, which is ``P(C) / (1 - P(c_i))`` when all are.  The class weights sum to 1.
-    - ``"rebate"``: ReBATE/skrebate's rule, ``a_i(C) = (K - 1) m_i(C) / m_i`` with
-      ``m_i = sum_C m_i(C)`` and ``K`` classes: each class weighted by its share of the
-      radius' misses (weights summing to more than 1 unless the classes are balanced
-      there).  Gives skrebate's multiclass ``feature_importances_``.
+    - ``"rebate"``: ReBATE/skrebate's rule, ``a_i(C) = (K - 1) (m_i(C) / m_i)^2`` with
+      ``m_i = sum_C m_i(C)`` and ``K`` classes (each class's summed diffs weighted by its
+      share of the radius' misses, then divided by ``m_i``).  These weights sum to at
+      least 1, exactly 1 only when all ``K - 1`` miss classes are equally represented in
+      ``N_i``: a class seen alone counts ``K - 1`` times.  Gives skrebate's multiclass
+      ``feature_importances_``; ``"prior"`` differs from it only with three classes or more.
 
     Computed in row blocks of the distance matrix bounded by the configured
     ``working_memory``, in the input's float dtype (float32 stays float32; the sums
