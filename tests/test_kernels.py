@@ -198,3 +198,26 @@ def test_kernel_codes_are_stable():
         weighted_distances(np.ones((2, 2)), metric="cosine")
     with pytest.raises(ValueError, match="non-negative"):
         weighted_distances(np.ones((2, 2)), w=np.array([1.0, -1.0]))
+
+
+@pytest.mark.parametrize("sigma", [10.0, 1e-3, 1e-9])
+def test_soft_coefficient_kernel_matches_log_space_reference(sigma):
+    """The fused kernel gives the same probabilities, log-masses and entropies as the NumPy log-space path."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(30, 4))
+    y = np.r_[np.zeros(25, int), np.ones(4, int), 2]  # class 2 is a singleton: its row has no hit
+    D = weighted_distances(X)
+    for start, stop in [(0, 30), (7, 19)]:
+        la, lb, lh, lm = soft_neighbor_log_probabilities(D[start:stop], y[start:stop], y, sigma, row_offset=start)
+        P = np.full((stop - start, 30), np.nan)
+        out = [np.empty(stop - start) for _ in range(4)]
+        _kernels.soft_coefficients(D[start:stop], y[start:stop], y, start, 1.0 / sigma, P, *out)
+        np.testing.assert_allclose(P, np.exp(lb) - np.exp(la), rtol=1e-12, atol=1e-300)
+        np.testing.assert_array_equal(np.isinf(out[0]), np.isinf(lh))
+        np.testing.assert_allclose(out[0][np.isfinite(lh)], lh[np.isfinite(lh)], rtol=1e-12)
+        np.testing.assert_allclose(out[1], lm, rtol=1e-12)
+        with np.errstate(invalid="ignore", under="ignore"):
+            ent = [-np.where(np.exp(v) > 0, np.exp(v) * v, 0.0).sum(1) for v in (la, lb)]
+        np.testing.assert_allclose(out[2], ent[0], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(out[3], ent[1], rtol=1e-10, atol=1e-12)
+        assert np.all(P[np.arange(stop - start), np.arange(start, stop)] == 0.0)

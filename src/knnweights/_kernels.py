@@ -254,6 +254,71 @@ def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
     return w
 
 
+@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h, lse_m, ent_h, ent_m):
+    """Kernel-soft hit / miss probabilities of a block of distances, fused into margin coefficients.
+
+    Row ``r`` (global index ``row_offset + r``, excluded from its own neighbours):
+    ``P[r, c] = beta_rc`` for misses and ``-alpha_rc`` for hits, where alpha / beta are
+    the softmax of ``-D[r] * inv_sigma`` over the hits / misses, computed in log space
+    (the row's largest logit is subtracted before exponentiating).  Also the
+    log-sum-exps ``lse_h``, ``lse_m`` (``-inf`` if the row has no hit / miss) and the
+    entropies ``ent_h``, ``ent_m`` of alpha and beta.  NumPy reference:
+    :func:`knnweights.neighbors.soft_neighbor_log_probabilities`.
+    """  # pragma: no cover - compiled
+    nr, nc = D.shape
+    for r in prange(nr):
+        own = codes_rows[r]
+        me = row_offset + r
+        mh = -np.inf
+        mm = -np.inf
+        for c in range(nc):
+            if c == me:
+                continue
+            g = -D[r, c] * inv_sigma
+            if codes_cols[c] == own:
+                if g > mh:
+                    mh = g
+            elif g > mm:
+                mm = g
+        sh = 0.0
+        sm = 0.0
+        for c in range(nc):
+            if c == me:
+                continue
+            g = -D[r, c] * inv_sigma
+            if codes_cols[c] == own:
+                sh += np.exp(g - mh)
+            else:
+                sm += np.exp(g - mm)
+        lh = mh + np.log(sh) if mh > -np.inf else -np.inf
+        lm = mm + np.log(sm) if mm > -np.inf else -np.inf
+        eh = 0.0
+        em = 0.0
+        for c in range(nc):
+            if c == me:
+                P[r, c] = 0.0
+                continue
+            g = -D[r, c] * inv_sigma
+            if codes_cols[c] == own:
+                lp = g - lh
+                p = np.exp(lp)
+                P[r, c] = -p
+                if p > 0.0:
+                    eh -= p * lp
+            else:
+                lp = g - lm
+                p = np.exp(lp)
+                P[r, c] = p
+                if p > 0.0:
+                    em -= p * lp
+        lse_h[r] = lh
+        lse_m[r] = lm
+        ent_h[r] = eh
+        ent_m[r] = em
+    return P
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover - compiled
     """Leave-one-out hypothesis margins with the feature set ``F +/- {col}`` (G-flip).
@@ -348,3 +413,4 @@ index_phi_dot = _size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * m
 select_neighbors = _size_dispatch(select_neighbors, lambda D, *a: D.size * 4)
 select_hits_misses = _size_dispatch(select_hits_misses, lambda D, *a: D.size * 4)
 gflip_margins = _size_dispatch(gflip_margins, lambda D, *a: D.size * 4)
+soft_coefficients = _size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)

@@ -332,6 +332,8 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     -------
     SoftMargins
     """
+    if not sigma > 0:
+        raise ValueError(f"sigma must be > 0, got {sigma!r}")
     X = _as_float(X)
     codes = _codes(y)
     Zd = X if Z is None else _as_float(Z)
@@ -343,13 +345,11 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     lh = np.empty(n)
     lm = np.empty(n)
     for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
-        la, lb, lse_h, lse_m = soft_neighbor_log_probabilities(D, codes[s:e], codes, sigma, row_offset=s)
-        lh[s:e], lm[s:e] = lse_h, lse_m
-        ent_h[s:e] = _entropy_from_log(la)
-        ent_m[s:e] = _entropy_from_log(lb)
-        P = np.exp(lb) - np.exp(la)
+        P = np.empty(D.shape, dtype=np.float64)
+        _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
+                                   lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
         if sample_weight is not None:
-            sw = sample_weight(lse_h, lse_m) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
+            sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
             P *= np.asarray(sw, dtype=P.dtype)[:, None]
         P = np.ascontiguousarray(P, dtype=Zd.dtype)
         block = _coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, P, phi)
