@@ -1,7 +1,7 @@
-"""The Relief family: Relief, ReliefF, I-RELIEF and MulRel on the shared neighbour engine.
+"""The Relief family: Relief, ReliefF, SURF, MultiSURF, I-RELIEF and MulRel on the shared neighbour engine.
 
 One engine, several variants (as CORElearn does): the neighbours (nearest, k nearest
-per class, kernel-soft), the sample weighting (priors, outlier probabilities) and the
+per class, all within a distance threshold, kernel-soft), the sample weighting (priors, outlier probabilities) and the
 iteration (once, or re-weighted neighbours) are the axes; distances, neighbour search
 and margin vectors all come from :mod:`knnweights.neighbors`.
 """
@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._config import get_config
 from .base import BaseWeighter, normalize_weights, warn_max_iter
 from .neighbors import (
     _coef_phi_rows,
@@ -20,6 +21,7 @@ from .neighbors import (
     nearest_by_class,
     nearest_hits_misses,
     soft_margins,
+    weighted_distances,
 )
 
 __all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "SURF", "MultiSURF", "range_normalize"]
@@ -325,43 +327,27 @@ class MulRel(_ReliefBase):
 
 
 # -- SURF and MultiSURF: every instance within a distance threshold is a neighbour -------------------------------------
-# block-sized arrays built per distance block (distances, in-radius mask, coefficients, deviations), in 8-byte units
+# n x n (or block x n) arrays alive at once (distances, coefficients and their temporaries), in 8-byte units
 _RADIUS_BLOCK_ARRAYS = 5
+# row tile of the symmetric distance matrix: each tile is computed against the columns from its own on
+_SYMMETRIC_TILE = 128
 
 
-def _surf_threshold_blocks(Z):
-    """Yield ``(start, stop, D, T)``: distance blocks and SURF's one threshold, the mean of the n x n matrix.
-
-    The mean is over the full square matrix, zero diagonal included (as ReBATE/skrebate), so
-    ``T = sum_{i != j} d_ij / n^2``.  A matrix that fits one block is computed once; otherwise a
-    first pass sums the rows and a second recomputes the blocks.
-    """
-    n = Z.shape[0]
-    row_sums = np.empty(n)
-    kept = None
-    for start, stop, D in distance_chunks(Z, metric="manhattan", n_arrays=_RADIUS_BLOCK_ARRAYS):
-        row_sums[start:stop] = D.sum(axis=1, dtype=np.float64)
-        kept = D if (start, stop) == (0, n) else None
-    threshold = row_sums.sum() / float(n) ** 2
-    blocks = [(0, n, kept)] if kept is not None else distance_chunks(Z, metric="manhattan",
-                                                                     n_arrays=_RADIUS_BLOCK_ARRAYS)
-    for start, stop, D in blocks:
-        yield start, stop, D, np.full(stop - start, threshold)
+def _multisurf_thresholds(D, start):
+    """``T_i = mean_i - std_i / 2`` over the ``n - 1`` distances from ``i`` (rows ``start:`` of a block)."""
+    n = D.shape[1]
+    rows = np.arange(D.shape[0])
+    mean = D.sum(axis=1, dtype=np.float64) / (n - 1)
+    dev = D - mean[:, None]
+    dev[rows, start + rows] = 0.0  # the sample itself is not among the n - 1 distances
+    return mean - np.sqrt(np.einsum("ij,ij->i", dev, dev) / (n - 1)) / 2.0
 
 
-def _multisurf_threshold_blocks(Z):
-    """Yield ``(start, stop, D, T)`` with MultiSURF's per-row thresholds ``T_i = mean_i - std_i / 2``.
-
-    Mean and population standard deviation over the ``n - 1`` distances from ``i`` to the others.
-    """
-    n = Z.shape[0]
-    for start, stop, D in distance_chunks(Z, metric="manhattan", n_arrays=_RADIUS_BLOCK_ARRAYS):
-        rows = np.arange(stop - start)
-        mean = D.sum(axis=1, dtype=np.float64) / (n - 1)
-        dev = D - mean[:, None]
-        dev[rows, start + rows] = 0.0  # the sample itself is not among the n - 1 distances
-        std = np.sqrt(np.einsum("ij,ij->i", dev, dev) / (n - 1))
-        yield start, stop, D, mean - std / 2.0
+def _in_radius(D, T, start):
+    near = D < T[:, None]
+    rows = np.arange(D.shape[0])
+    near[rows, start + rows] = False
+    return near
 
 
 def _radius_coefficients(near, own, codes, prior, multiclass):
@@ -388,7 +374,34 @@ def _radius_coefficients(near, own, codes, prior, multiclass):
     return np.where(near, coef[:, codes], 0.0)
 
 
-def radius_margins(Z, codes, threshold_blocks, multiclass="prior"):
+def _symmetric_distances(Z):
+    """The full Manhattan distance matrix, each pair computed once (row tiles against the columns to their right)."""
+    n = Z.shape[0]
+    D = np.empty((n, n), dtype=Z.dtype)
+    for a in range(0, n, _SYMMETRIC_TILE):
+        b = min(a + _SYMMETRIC_TILE, n)
+        block = weighted_distances(Z[a:b], Z[a:], metric="manhattan")
+        D[a:b, a:] = block
+        D[b:, a:b] = block[:, b - a:].T
+    return D
+
+
+def _fold_pairs(P):
+    """``P + P^T`` with each unordered pair given to one of its two rows, ``(n - 1) / 2`` pairs a row.
+
+    ``sum_ij P_ij phi(z_i - z_j)`` is then a sum over half the pairs; giving pair ``(i, j)``
+    to row ``i`` when ``j - i mod n`` is in the first half (instead of the upper triangle)
+    keeps the rows, hence the threads of the kernel, equally loaded.
+    """
+    n = P.shape[0]
+    offset = np.subtract.outer(np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int32))
+    offset = (-offset) % n  # (j - i) mod n
+    own = (offset > 0) & (2 * offset < n)
+    own |= (2 * offset == n) & (np.arange(n) < n // 2)[:, None]
+    return np.where(own, P + P.T, 0.0)
+
+
+def radius_margins(Z, codes, rule="mean", multiclass="prior"):
     """Mean margin vector when the neighbours are all samples within a threshold distance (SURF family).
 
     For each instance ``i`` of class ``c``, with ``h_i`` hits and ``m_i(C)`` misses of class
@@ -397,32 +410,60 @@ def radius_margins(Z, codes, threshold_blocks, multiclass="prior"):
     the class weights ``a_i(C)`` are set by ``multiclass`` (see :class:`SURF`).  A term with
     no neighbour is left out.
 
+    When the ``n x n`` matrices fit the configured ``working_memory`` they are built once,
+    each pair's distance and difference computed once (both are symmetric); otherwise
+    row blocks, with one more pass over the distances for SURF's mean.  The two give the
+    same neighbourhoods (bit-identical distances and thresholds) and scores equal up to
+    the order of the floating-point sums.
+
     Parameters
     ----------
     Z : ndarray of shape (n, d)
         The (range-normalised) data.
     codes : ndarray of shape (n,)
         Integer class codes.
-    threshold_blocks : callable
-        ``threshold_blocks(Z)`` yields ``(start, stop, D, T)``: row blocks of the distance
-        matrix and the thresholds of those rows.
+    rule : {"mean", "mean-std/2"}
+        ``T_i`` = the mean of the ``n x n`` distance matrix (SURF) or ``mean_i - std_i / 2``
+        over the distances from ``i`` (MultiSURF).
     multiclass : {"prior", "rebate"}
 
     Returns
     -------
-    ndarray of shape (d,), the mean over the instances.
+    margin : ndarray of shape (d,)
+        The mean over the instances.
+    thresholds : ndarray of shape (n,)
+        ``T_i``.
     """
     Z = np.ascontiguousarray(Z)
     n = Z.shape[0]
     prior = np.bincount(codes) / n
+    if n * n * 8 * _RADIUS_BLOCK_ARRAYS <= get_config()["working_memory"] * 2**20:
+        D = _symmetric_distances(Z)
+        if rule == "mean":
+            T = np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2)
+        else:
+            T = _multisurf_thresholds(D, 0)
+        P = _fold_pairs(_radius_coefficients(_in_radius(D, T, 0), codes, codes, prior, multiclass))
+        del D
+        z = _coef_phi_rows(Z, Z, P.astype(Z.dtype, copy=False), 0).sum(axis=0, dtype=np.float64)
+        return z / n, T
+
+    def blocks():
+        return distance_chunks(Z, metric="manhattan", n_arrays=_RADIUS_BLOCK_ARRAYS)
+
+    T = np.empty(n)
+    if rule == "mean":  # first pass: the mean, from the row sums (summed as in the one-block case)
+        for start, stop, D in blocks():
+            T[start:stop] = D.sum(axis=1, dtype=np.float64)
+        T[:] = T.sum() / float(n) ** 2
     per_sample = np.empty_like(Z)
-    for start, stop, D, T in threshold_blocks(Z):
-        rows = np.arange(stop - start)
-        near = D < T[:, None]
-        near[rows, start + rows] = False
+    for start, stop, D in blocks():
+        if rule != "mean":
+            T[start:stop] = _multisurf_thresholds(D, start)
+        near = _in_radius(D, T[start:stop], start)
         P = _radius_coefficients(near, codes[start:stop], codes, prior, multiclass).astype(Z.dtype, copy=False)
         per_sample[start:stop] = _coef_phi_rows(Z[start:stop], Z, P, 0)
-    return per_sample.sum(axis=0, dtype=np.float64) / n
+    return per_sample.sum(axis=0, dtype=np.float64) / n, T
 
 
 class _RadiusReliefBase(_ReliefBase):
@@ -437,7 +478,8 @@ class _RadiusReliefBase(_ReliefBase):
 
     def _fit(self, X, y):
         Z = self._normalized(X)
-        self.scores_ = radius_margins(Z, y, self._threshold_blocks, self.multiclass)
+        self.scores_, thresholds = radius_margins(Z, y, self._rule, self.multiclass)
+        self._store_thresholds(thresholds)
         return self.scores_
 
 
@@ -515,10 +557,10 @@ class SURF(_RadiusReliefBase):
     0
     """
 
-    def _threshold_blocks(self, Z):
-        for start, stop, D, T in _surf_threshold_blocks(Z):
-            self.threshold_ = float(T[0])
-            yield start, stop, D, T
+    _rule = "mean"
+
+    def _store_thresholds(self, thresholds):
+        self.threshold_ = float(thresholds[0])
 
 
 class MultiSURF(_RadiusReliefBase):
@@ -548,6 +590,8 @@ class MultiSURF(_RadiusReliefBase):
         ``max(scores_, 0)``.
     scores_ : ndarray of shape (n_features,)
         The signed MultiSURF weights.
+    thresholds_ : ndarray of shape (n_samples,)
+        ``T_i`` of each training sample.
     metric_ : str
         ``"manhattan"``.
 
@@ -568,5 +612,7 @@ class MultiSURF(_RadiusReliefBase):
     0
     """
 
-    def _threshold_blocks(self, Z):
-        return _multisurf_threshold_blocks(Z)
+    _rule = "mean-std/2"
+
+    def _store_thresholds(self, thresholds):
+        self.thresholds_ = thresholds
