@@ -328,7 +328,7 @@ class MulRel(_ReliefBase):
 
 # -- SURF and MultiSURF: every instance within a distance threshold is a neighbour -------------------------------------
 # n x n (or block x n) arrays alive at once (distances, coefficients and their temporaries), in 8-byte units
-_RADIUS_BLOCK_ARRAYS = 5
+_RADIUS_BLOCK_ARRAYS = 6
 # row tile of the symmetric distance matrix: each tile is computed against the columns from its own on
 _SYMMETRIC_TILE = 128
 
