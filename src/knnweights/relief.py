@@ -513,9 +513,11 @@ class SURF(_RadiusReliefBase):
       ``N_i``: a class seen alone counts ``K - 1`` times.  Gives skrebate's multiclass
       ``feature_importances_``; ``"prior"`` differs from it only with three classes or more.
 
-    Computed in row blocks of the distance matrix bounded by the configured
-    ``working_memory``, in the input's float dtype (float32 stays float32; the sums
-    over instances in float64).  Memory ``O(block x n + n d)``.
+    Computed in the input's float dtype (float32 stays float32; the sums over instances
+    in float64).  When the ``n x n`` matrices fit the configured ``working_memory`` each
+    pair's distance and diff is computed once (both are symmetric); otherwise in row
+    blocks of the distance matrix (memory ``O(block x n + n d)``), with the same
+    neighbourhoods and scores equal up to the order of the floating-point sums.
 
     Parameters
     ----------
