@@ -192,7 +192,7 @@ class _Problem:
     def tie_rows(self):
         """Equality rows ``eps_{i,j} - eps_{i,rep}`` of the non-representative ``[=]`` members."""
         rows, info = [], []
-        for s, side in enumerate((self.hit, self.miss)):
+        for side in (self.hit, self.miss):
             rep = side.reps()
             eq = side.state == 0
             eq[np.arange(self.n), rep] = False
@@ -213,8 +213,13 @@ class _Problem:
         # Schur complement (A A^T) mu = -A g_P without squaring the condition number;
         # A^T is |P| x m with |P| <= d, so heavy ties (m in the thousands) stay cheap.
         # rcond 3e-7 on A's singular values = 1e-13 on those of A A^T.
-        mu = linalg.lstsq(A.T, -gp, cond=3e-7, lapack_driver="gelsd")[0]
-        mu += linalg.lstsq(A.T, -(gp + A.T @ mu), cond=3e-7, lapack_driver="gelsd")[0]  # refinement
+        if A.shape[0] == 1:  # no ties: the multiplier of sum(w) = 1 alone, in closed form
+            mu = np.array([-gp.mean()])
+        else:
+            mu = linalg.lstsq(A.T, -gp, cond=3e-7, lapack_driver="gelsd", check_finite=False)[0]
+            res = gp + A.T @ mu
+            if np.abs(A @ res).max() > 1e-13 * (np.abs(gp).max() + 1e-300) * np.sqrt(gp.size):
+                mu += linalg.lstsq(A.T, -res, cond=3e-7, lapack_driver="gelsd", check_finite=False)[0]  # refinement
         dw = np.zeros(self.d)
         dw[P] = -(gp + A.T @ mu)
         return dw, mu

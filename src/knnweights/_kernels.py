@@ -357,7 +357,7 @@ def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover 
     return out
 
 
-@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+@njit(parallel=True, fastmath=True, cache=True, nogil=True)
 def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
     """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
 

@@ -430,6 +430,9 @@ def indexed_distances(X, idx, v=None, metric="sqeuclidean", rows=None):
     X = np.ascontiguousarray(X, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     v = np.ones(X.shape[1]) if v is None else np.ascontiguousarray(v, dtype=np.float64)
+    support = np.flatnonzero(v)
+    if support.size < 0.75 * v.size:  # zero entries of v add nothing: work on the support only
+        X, v = np.ascontiguousarray(X[:, support]), v[support]
     A = X if rows is None else np.ascontiguousarray(X[np.asarray(rows, dtype=np.int64)])
     out = np.empty(idx.shape, np.float64)
     if idx.size:
