@@ -8,8 +8,7 @@ where a CUDA GPU is present and are skipped elsewhere.
 import numpy as np
 import pytest
 
-from knnweights import IRelief, config_context
-from knnweights import _kernels
+from knnweights import IRelief, _kernels, config_context
 from knnweights.neighbors import soft_margins, weighted_distances
 
 torch = pytest.importorskip("torch")
@@ -51,3 +50,44 @@ def test_gpu_path_equals_cpu_path(metric):
         np.testing.assert_allclose(soft_margins(X, y, w, 0.5, metric).z, cpu_z, rtol=1e-8, atol=1e-8)
         gpu_w = IRelief(max_iter=5).fit(X, y).feature_importances_
     np.testing.assert_allclose(gpu_w, IRelief(max_iter=5).fit(X, y).feature_importances_, atol=1e-8)
+
+
+@pytest.mark.parametrize("phi", [0, 1])
+@pytest.mark.parametrize("sigma", [2.0, 1e-6])
+def test_backend_soft_margin_block_matches_cpu_kernels(phi, sigma):
+    """Distances, soft probabilities and margin sums on the device give the compiled CPU kernels' results."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 7))
+    y = np.r_[np.zeros(30, int), np.ones(9, int), 2]  # the last sample has no hit
+    Z = rng.normal(size=(40, 7))
+    for s, e in [(0, 40), (11, 23)]:
+        D = np.empty((e - s, 40))
+        _kernels.pairwise_phi(X[s:e], X, phi, D)
+        P = np.empty_like(D)
+        ref = [np.empty(e - s) for _ in range(4)]
+        _kernels.soft_coefficients(D, y[s:e], y, s, 1.0 / sigma, P, *ref)
+        ref_z = np.empty((e - s, 7))
+        _kernels.coef_phi_rows(Z[s:e], Z, P, phi, ref_z)
+        z, lh, lm, eh, em = _torch_backend.soft_margin_block(X[s:e], X, Z[s:e], Z, y[s:e], y, s, sigma, phi, "cpu")
+        np.testing.assert_allclose(z, ref_z, rtol=1e-8, atol=1e-10)
+        for got, want in zip((lh, lm, eh, em), ref, strict=True):
+            np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
+            np.testing.assert_allclose(got[np.isfinite(got)], want[np.isfinite(want)], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["IRelief", "IM4E", "NCADiagonal", "Logo"])
+def test_backend_path_end_to_end_on_torch_cpu(monkeypatch, name):
+    """The whole device path (distances, soft margins, margin sums in PyTorch) run on the torch CPU device
+    gives the compiled path's weights: what ``device="cuda"`` runs, minus the card."""
+    from knnweights import WEIGHTERS, neighbors
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(60, 6)), rng.integers(0, 2, 60)
+    X[:, 0] += 2 * y
+    params = {"max_iter": 5} if name != "Logo" else {"max_iter": 3}
+    ref = WEIGHTERS[name](**params).fit(X, y).feature_importances_
+    real = neighbors.get_config
+    monkeypatch.setattr(neighbors, "_on_gpu", lambda: True)
+    monkeypatch.setattr(neighbors, "get_config", lambda: {**real(), "device": "cpu"})
+    got = WEIGHTERS[name](**params).fit(X, y).feature_importances_
+    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-9)

@@ -344,6 +344,23 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     ent_m = np.empty(n)
     lh = np.empty(n)
     lm = np.empty(n)
+    if _on_gpu():
+        from . import _torch_backend
+
+        Xs = scale_for_metric(X, w, metric)
+        step = _rows_per_chunk(n, 8, working_memory, n_arrays=6)
+        for s in range(0, n, step):
+            e = min(n, s + step)
+            block, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e] = _torch_backend.soft_margin_block(
+                Xs[s:e], Xs, Zd[s:e], Zd, codes[s:e], codes, s, sigma, phi, get_config()["device"])
+            if sample_weight is not None:
+                sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
+                block *= np.asarray(sw, dtype=block.dtype)[:, None]
+            if per_sample:
+                z[s:e] = block
+            else:
+                z += block.sum(axis=0)
+        return SoftMargins(z, ent_h, ent_m, lh, lm)
     for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
         P = np.empty(D.shape, dtype=np.float64)
         _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
