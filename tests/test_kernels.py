@@ -76,6 +76,20 @@ def test_pairwise_kernel_bits_do_not_depend_on_blocking(phi):
         assert np.array_equal(part, full[start:stop])
 
 
+@pytest.mark.parametrize("phi", [_kernels.L1, _kernels.L2SQ])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n, d", [(1, 3), (17, 5), (70, 530), (131, 64)])
+def test_symmetric_kernel_is_bit_identical_to_rectangular(phi, dtype, n, d):
+    """Computing each pair once and mirroring changes no bit: chunked and whole-matrix callers agree exactly."""
+    X = np.random.default_rng(n * d).normal(size=(n, d)).astype(dtype)
+    full = np.empty((n, n), dtype)
+    _kernels.pairwise_phi.compiled(X, X, phi, full)
+    sym = np.full((n, n), np.nan, dtype)
+    _kernels.pairwise_phi_sym.compiled(X, phi, sym)
+    assert np.array_equal(sym, full)
+    assert np.array_equal(sym, sym.T)
+
+
 def test_distance_chunks_respect_budget_and_cover_all_rows():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(300, 5))
@@ -221,3 +235,14 @@ def test_soft_coefficient_kernel_matches_log_space_reference(sigma):
         np.testing.assert_allclose(out[2], ent[0], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(out[3], ent[1], rtol=1e-10, atol=1e-12)
         assert np.all(P[np.arange(stop - start), np.arange(start, stop)] == 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 31])
+def test_fold_pairs_gives_every_unordered_pair_to_exactly_one_row(n):
+    P = np.random.default_rng(n).normal(size=(n, n))
+    F = _kernels.fold_pairs(P, np.empty_like(P))
+    owner = (F != 0).astype(int)
+    iu = np.triu_indices(n, 1)
+    assert np.all((owner + owner.T)[iu] == 1) and not owner.diagonal().any()
+    np.testing.assert_allclose(F.sum(), P.sum() - np.trace(P), rtol=1e-12)
+    assert np.abs(owner.sum(1) - (n - 1) / 2).max() <= 0.5  # rows equally loaded

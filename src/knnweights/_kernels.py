@@ -93,6 +93,59 @@ def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)
+def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
+    """out = pairwise_phi(A, A): only the output tiles touching the upper triangle are
+    computed, the rest mirrored (|a - b| = |b - a| and each row's sum runs in the same
+    order, so the result is bit-identical to :func:`pairwise_phi`)."""
+    n, d = A.shape
+    n_ti = (n + _TILE_I - 1) // _TILE_I
+    n_tj = (n + _TILE_J - 1) // _TILE_J
+    n_active = 0
+    for ti in range(n_ti):
+        for tj in range(n_tj):
+            if min((tj + 1) * _TILE_J, n) > ti * _TILE_I:
+                n_active += 1
+    tiles = np.empty((n_active, 2), np.int64)
+    a = 0
+    for ti in range(n_ti):
+        for tj in range(n_tj):
+            if min((tj + 1) * _TILE_J, n) > ti * _TILE_I:
+                tiles[a, 0] = ti
+                tiles[a, 1] = tj
+                a += 1
+    for t in prange(n_active):  # active tiles all cost the same: static chunks stay balanced
+        i0 = tiles[t, 0] * _TILE_I
+        i1 = min(i0 + _TILE_I, n)
+        j0 = tiles[t, 1] * _TILE_J
+        j1 = min(j0 + _TILE_J, n)
+        acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
+        for k0 in range(0, d, _TILE_K):
+            k1 = min(k0 + _TILE_K, d)
+            for j in range(j0, j1):
+                b = A[j, k0:k1]
+                i = i0
+                while i + 3 < i1:
+                    s0, s1, s2, s3 = _phi_sum4(A[i, k0:k1], A[i + 1, k0:k1], A[i + 2, k0:k1], A[i + 3, k0:k1], b, phi)
+                    acc[i - i0, j - j0] += s0
+                    acc[i + 1 - i0, j - j0] += s1
+                    acc[i + 2 - i0, j - j0] += s2
+                    acc[i + 3 - i0, j - j0] += s3
+                    i += 4
+                while i < i1:
+                    r = A[i, k0:k1]
+                    s0, s1, s2, s3 = _phi_sum4(r, r, r, r, b, phi)
+                    acc[i - i0, j - j0] += s0
+                    i += 1
+        for i in range(i0, i1):
+            for j in range(max(i, j0), j1):
+                out[i, j] = acc[i - i0, j - j0]
+    for i in prange(n):
+        for j in range(i):
+            out[i, j] = out[j, i]
+    return out
+
+
+@njit(parallel=True, fastmath=True, cache=True, nogil=True)
 def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
@@ -283,40 +336,61 @@ def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h
                 mm = g
         sh = 0.0
         sm = 0.0
-        for c in range(nc):
-            if c == me:
-                continue
-            g = -D[r, c] * inv_sigma
-            if codes_cols[c] == own:
-                sh += np.exp(g - mh)
-            else:
-                sm += np.exp(g - mm)
-        lh = mh + np.log(sh) if mh > -np.inf else -np.inf
-        lm = mm + np.log(sm) if mm > -np.inf else -np.inf
-        eh = 0.0
-        em = 0.0
-        for c in range(nc):
+        for c in range(nc):  # unnormalised exp(g - max), kept in P
             if c == me:
                 P[r, c] = 0.0
                 continue
             g = -D[r, c] * inv_sigma
             if codes_cols[c] == own:
-                lp = g - lh
-                p = np.exp(lp)
+                e = np.exp(g - mh)
+                sh += e
+                P[r, c] = -e
+            else:
+                e = np.exp(g - mm)
+                sm += e
+                P[r, c] = e
+        lh = mh + np.log(sh) if mh > -np.inf else -np.inf
+        lm = mm + np.log(sm) if mm > -np.inf else -np.inf
+        inv_h = 1.0 / sh if sh > 0.0 else 0.0
+        inv_m = 1.0 / sm if sm > 0.0 else 0.0
+        eh = 0.0
+        em = 0.0
+        for c in range(nc):  # normalise; entropy from log p = g - lse (no second exp)
+            if c == me:
+                continue
+            if codes_cols[c] == own:
+                p = -P[r, c] * inv_h
                 P[r, c] = -p
                 if p > 0.0:
-                    eh -= p * lp
+                    eh -= p * (-D[r, c] * inv_sigma - lh)
             else:
-                lp = g - lm
-                p = np.exp(lp)
+                p = P[r, c] * inv_m
                 P[r, c] = p
                 if p > 0.0:
-                    em -= p * lp
+                    em -= p * (-D[r, c] * inv_sigma - lm)
         lse_h[r] = lh
         lse_m[r] = lm
         ent_h[r] = eh
         ent_m[r] = em
     return P
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def fold_pairs(P, out):  # pragma: no cover - compiled
+    """out = P + P^T with each unordered pair given to one of its rows, (n - 1) / 2 pairs a row.
+
+    Pair (i, j) belongs to row i when (j - i) mod n is in (0, n/2), or equals n/2 and
+    i < n/2: the rows, hence the threads of a following row kernel, stay equally loaded.
+    """
+    n = P.shape[0]
+    for i in prange(n):
+        for j in range(n):
+            off = (j - i) % n
+            if (off > 0 and 2 * off < n) or (2 * off == n and i < n // 2):
+                out[i, j] = P[i, j] + P[j, i]
+            else:
+                out[i, j] = 0.0
+    return out
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -407,6 +481,7 @@ def _size_dispatch(kernel, work):
 
 
 pairwise_phi = _size_dispatch(pairwise_phi, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
+pairwise_phi_sym = _size_dispatch(pairwise_phi_sym, lambda A, *a: A.shape[0] * A.shape[0] * max(1, A.shape[1]) // 2)
 coef_phi_rows = _size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
 index_phi_rows = _size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
 index_phi_dot = _size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))

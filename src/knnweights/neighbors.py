@@ -142,6 +142,10 @@ def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None
     A = scale_for_metric(XA, w, metric)
     B = A if XB is None else scale_for_metric(XB, w, metric)
     step = _rows_per_chunk(B.shape[0], A.itemsize, working_memory, n_arrays)
+    if XB is None and step >= A.shape[0] and not _on_gpu():
+        # the whole (symmetric) matrix in one block: each pair computed once, same bits
+        yield 0, A.shape[0], _pairwise_sym(A, phi)
+        return
     for start in range(0, A.shape[0], step):
         stop = min(start + step, A.shape[0])
         yield start, stop, _pairwise_scaled(A[start:stop], B, phi)
@@ -154,8 +158,18 @@ def weighted_distances(XA, XB=None, w=None, metric="manhattan"):
     """
     phi = metric_code(metric)
     A = scale_for_metric(XA, w, metric)
+    if XB is None and not _on_gpu():
+        return _pairwise_sym(A, phi)
     B = A if XB is None else scale_for_metric(XB, w, metric)
     return _pairwise_scaled(A, B, phi)
+
+
+def _pairwise_sym(A, phi):
+    """Distances within one set: each pair computed once (bit-identical to the rectangular kernel)."""
+    D = np.empty((A.shape[0], A.shape[0]), dtype=A.dtype)
+    if A.shape[0]:
+        _kernels.pairwise_phi_sym(A, phi, D)
+    return D
 
 
 def _codes(y):
@@ -163,6 +177,10 @@ def _codes(y):
     if y.dtype.kind not in "iu" or (y.size and y.min() < 0):
         raise ValueError("labels must be encoded as non-negative integers here (use LabelEncoder)")
     return np.ascontiguousarray(y, dtype=np.int64)
+
+
+def _is_every_row(rows, n):
+    return rows.shape[0] == n and bool(np.array_equal(rows, np.arange(n)))
 
 
 def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=None, working_memory=None):
@@ -192,13 +210,16 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
         raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
     Xf = _as_float(X)
     rows = np.arange(codes.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    every_row = _is_every_row(rows, codes.shape[0])
     nq = rows.shape[0]
     hit_idx = np.empty((nq, k), np.int64)
     miss_idx = np.empty((nq, k), np.int64)
     hit_dist = np.empty((nq, k), Xf.dtype)
     miss_dist = np.empty((nq, k), Xf.dtype)
     B = scale_for_metric(Xf, w, metric)
-    for s, e, D in distance_chunks(B[rows], B, None, metric, working_memory):
+    # all rows: the distances within one set (symmetric, each pair once when it fits)
+    for s, e, D in distance_chunks(B, None, None, metric, working_memory) if every_row else \
+            distance_chunks(B[rows], B, None, metric, working_memory):
         r = rows[s:e]
         _kernels.select_hits_misses(D, r, codes[r], codes, k, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
                                     miss_dist[s:e])
@@ -228,8 +249,10 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
     if k < 1:
         raise ValueError(f"n_neighbors must be >= 1, got {n_neighbors}")
     Xq = _as_float(X)
+    every_row = False
     if self_search:
         rows = np.arange(Xq.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+        every_row = _is_every_row(rows, Xq.shape[0])
         self_cols = rows
         B = scale_for_metric(Xq, w, metric)
         A = B[rows]
@@ -241,7 +264,7 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
     idx = np.empty((n, n_classes, k), np.int64)
     dist = np.empty((n, n_classes, k), Xq.dtype)
     codes_rows = np.zeros(n, np.int64)
-    for s, e, D in distance_chunks(A, B, None, metric, working_memory):
+    for s, e, D in distance_chunks(A, None if every_row else B, None, metric, working_memory):
         _kernels.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, idx[s:e], dist[s:e])
     return idx, dist
 

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _kernels
 from ._config import get_config
 from .base import BaseWeighter, normalize_weights, warn_max_iter
 from .neighbors import (
@@ -329,8 +330,6 @@ class MulRel(_ReliefBase):
 # -- SURF and MultiSURF: every instance within a distance threshold is a neighbour -------------------------------------
 # n x n (or block x n) arrays alive at once (distances, coefficients and their temporaries), in 8-byte units
 _RADIUS_BLOCK_ARRAYS = 6
-# row tile of the symmetric distance matrix: each tile is computed against the columns from its own on
-_SYMMETRIC_TILE = 128
 
 
 def _multisurf_thresholds(D, start):
@@ -375,15 +374,8 @@ def _radius_coefficients(near, own, codes, prior, multiclass):
 
 
 def _symmetric_distances(Z):
-    """The full Manhattan distance matrix, each pair computed once (row tiles against the columns to their right)."""
-    n = Z.shape[0]
-    D = np.empty((n, n), dtype=Z.dtype)
-    for a in range(0, n, _SYMMETRIC_TILE):
-        b = min(a + _SYMMETRIC_TILE, n)
-        block = weighted_distances(Z[a:b], Z[a:], metric="manhattan")
-        D[a:b, a:] = block
-        D[b:, a:b] = block[:, b - a:].T
-    return D
+    """The full Manhattan distance matrix, each pair computed once (:func:`weighted_distances`)."""
+    return weighted_distances(Z, metric="manhattan")
 
 
 def _fold_pairs(P):
@@ -391,14 +383,11 @@ def _fold_pairs(P):
 
     ``sum_ij P_ij phi(z_i - z_j)`` is then a sum over half the pairs; giving pair ``(i, j)``
     to row ``i`` when ``j - i mod n`` is in the first half (instead of the upper triangle)
-    keeps the rows, hence the threads of the kernel, equally loaded.
+    keeps the rows, hence the threads of the kernel, equally loaded (compiled:
+    ``_kernels.fold_pairs``).
     """
-    n = P.shape[0]
-    offset = np.subtract.outer(np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int32))
-    offset = (-offset) % n  # (j - i) mod n
-    own = (offset > 0) & (2 * offset < n)
-    own |= (2 * offset == n) & (np.arange(n) < n // 2)[:, None]
-    return np.where(own, P + P.T, 0.0)
+    P = np.ascontiguousarray(P, dtype=np.float64)
+    return _kernels.fold_pairs(P, np.empty_like(P))
 
 
 def radius_margins(Z, codes, rule="mean", multiclass="prior"):
