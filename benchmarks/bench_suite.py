@@ -336,20 +336,25 @@ def _label(data):
     return f"{data[4:].replace('x', ' x ')}" if data.startswith("syn:") else data
 
 
-def render(results, args, started, load_start):
+def render(results, args):
+    m = results["meta"]
     L = ["# Benchmark results", "",
-         "Regenerate with `python benchmarks/bench_suite.py` (about an hour; `--quick` takes minutes). "
+         "Regenerate with `python benchmarks/bench_suite.py` (about 90 minutes on 2 cores; `--quick` takes "
+         "minutes; `--only SECTION` re-measures one section and keeps the others from `results.json`). "
          "The script writes this whole file.", "",
-         f"Run on {started:%Y-%m-%d %H:%M} UTC: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
-         f"Python {platform.python_version()}, load average {load_start:.1f} at the start and "
-         f"{os.getloadavg()[0]:.1f} at the end (the machine is shared: ratios measured in the same run are "
-         f"what to quote). Versions: {_versions()}.", ""]
+         f"Run on {m['started']} UTC: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+         f"Python {platform.python_version()}, load average {m['load_start']:.1f} at the start and "
+         f"{m['load_end']:.1f} at the end (the machine is shared: ratios measured in the same run are "
+         f"what to quote). Versions: {_versions()}."]
+    for sec, when in results.get("remeasured", {}).items():
+        L.append(f"The {sec} section was measured again on {when} UTC (same code).")
+    L.append("")
     if "kernels" in results:
         k = results["kernels"]
         lim = k["limit"]
         L += ["## Kernels", "",
               f"Machine limit: **{lim:.3g} elements/s** (a compiled `|a - b|` accumulate over cache-resident blocks on "
-              "all cores). Element rate = n*n*d / seconds, medians of "
+              "all cores, best of 7 runs). Element rate = n*n*d / seconds, medians of "
               f"{args.repeat}. \"vs NumPy\" is the chunked NumPy broadcast of the same kernel.", "",
               "| n x d | L1 float64 el/s (% of limit) | L2sq float64 | L1 float32 | L2sq float32 | NumPy L1 "
               "| L1 vs NumPy |",
@@ -368,7 +373,8 @@ def render(results, args, started, load_start):
         for r in results["peers"]:
             ratio = "-"
             if r["r_ours"]["status"] == "ok" and r["r_peer"]["status"] == "ok":
-                ratio = f"**{r['r_peer']['seconds'] / r['r_ours']['seconds']:.0f}x**"
+                q = r["r_peer"]["seconds"] / r["r_ours"]["seconds"]
+                ratio = f"**{q:.0f}x**" if q >= 10 else f"**{q:.2g}x**"
             elif r["r_ours"]["status"] == "ok" and r["r_peer"]["status"] == "killed" and "s" in r["r_peer"]["reason"]:
                 lim = float(r["r_peer"]["reason"].split()[1])
                 ratio = f"> {lim / r['r_ours']['seconds']:.0f}x"
@@ -410,6 +416,21 @@ def render(results, args, started, load_start):
             L += [f"{g['device']}, n = {n}, d = {d}: L1 distances {g['l1_cuda']:.3g} el/s on the GPU against "
                   f"{g['l1_cpu']:.3g} on the CPU (**{g['l1_cuda'] / g['l1_cpu']:.0f}x**); IRelief (5 iterations, "
                   f"5000 x {d}) {g['irelief_cuda']:.3g} s against {g['irelief_cpu']:.3g} s.", ""]
+    L += ["## Notes", "",
+          "- Relief-family target (>= 50x skrebate at 2000 x 500, equal weights): read the peers table. Within-set "
+          "distance matrices that fit `working_memory` are computed once per pair (`pairwise_phi_sym`, "
+          "bit-identical to the rectangular kernel).",
+          "- skrebate runs with `n_jobs=-1` (its fastest setting here). metric-learn 0.7.0 (the latest release) "
+          "cannot run against scikit-learn 1.9 (`check_X_y(force_all_finite=...)` was removed), so its rows show "
+          "the error.",
+          "- scikit-learn's NCA learns a full d x d matrix and evaluates it with BLAS matrix products; "
+          "`NCADiagonal` learns d weights with our compiled kernels and needs more L-BFGS-B iterations to meet "
+          "its tolerance: it is slower at d = 500 and the only one that runs at d = 20000 (sklearn needs > 16 GiB).",
+          "- SQP-FW with the default theta = 1 moves one constraint per active-set step (Lemma 5): on colon "
+          "(2000 features) it needs some 2000 steps at 5-15 ms each, more than the time limit.",
+          "- \"error: n_neighbors=10 is larger ...\" is ReliefF refusing a class with fewer than k + 1 samples "
+          "(kidney_sueltmann's chRCC), as documented.",
+          "- Memory: fits stopped at the time limit report the peak reached until then."]
     return "\n".join(L) + "\n"
 
 
@@ -459,19 +480,25 @@ def main(argv=None):
             results["peers"] = peers_section([f"syn:{n}x{d}" for n, d in sizes] + MICROARRAYS[:1], timeout, tmp)
         if "fits" in sections:
             print("fits", flush=True)
-            results["fits"] = fits_section(datas, timeout, a.weighters)
+            results["fits"] = {**results.get("fits", {}), **fits_section(datas, timeout, a.weighters)}
         if "memory" in sections and not a.quick:
             print("memory", flush=True)
             import knnweights
 
             data = f"syn:{MEMORY_SIZE[0]}x{MEMORY_SIZE[1]}"
-            results["memory"] = {}
+            results.setdefault("memory", {})
             for nm in a.weighters or knnweights.WEIGHTERS:
                 results["memory"][nm] = run_child({"lib": "ours", "name": nm, "data": data}, min(timeout, 60))
                 print(f"  memory {nm}: {results['memory'][nm].get('rss_peak', 0) / 2**30:.2f} GiB", flush=True)
         if "gpu" in sections:
             results["gpu"] = gpu_section(a.repeat)
-    text = render(results, a, started, load_start)
+    if a.only and "meta" in results:
+        for sec in a.only:
+            results.setdefault("remeasured", {})[sec] = f"{started:%Y-%m-%d %H:%M}"
+    else:
+        results["meta"] = {"started": f"{started:%Y-%m-%d %H:%M}", "load_start": load_start,
+                           "load_end": os.getloadavg()[0]}
+    text = render(results, a)
     with open(a.out, "w") as fh:
         fh.write(text)
     with open(a.json, "w") as fh:
