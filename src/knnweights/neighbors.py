@@ -72,14 +72,24 @@ def _as_float(X):
 
 
 def scale_for_metric(X, w, metric):
-    """Rescale ``X`` so that plain L1 / squared Euclidean equals the ``w``-weighted one."""
+    """Rescale ``X`` so that plain L1 / squared Euclidean equals the ``w``-weighted one.
+
+    Features of weight zero add nothing to any distance: when at least a tenth of the
+    weights are zero (sparse solutions of I-M4E, LH-RELIEF, SQP-FW, MDM...) their columns
+    are dropped, so the distance kernels only touch the features that count.  The result
+    is therefore for distances only.
+    """
     X = _as_float(X)
     if w is None:
         return X
     w = np.asarray(w, dtype=X.dtype)
     if np.any(w < 0):
         raise ValueError("feature weights must be non-negative")
-    return np.ascontiguousarray(X * (w if metric_code(metric) == _kernels.L1 else np.sqrt(w)))
+    scale = w if metric_code(metric) == _kernels.L1 else np.sqrt(w)
+    keep = np.flatnonzero(w)
+    if keep.size <= 0.9 * w.size:
+        return np.ascontiguousarray(X[:, keep] * scale[keep])
+    return np.ascontiguousarray(X * scale)
 
 
 def _rows_per_chunk(n_cols, itemsize, working_memory=None, n_arrays=3):
