@@ -56,6 +56,30 @@ def _phi_sum4(a0, a1, a2, a3, b, phi):  # pragma: no cover - compiled
     return s0, s1, s2, s3
 
 
+@njit(fastmath=True, cache=True, nogil=True)
+def _tile_phi(A, B, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
+    """acc[i - i0, j - j0] += sum_k phi(A[i, k] - B[j, k]) over one output tile, feature slab by slab."""
+    d = A.shape[1]
+    for k0 in range(0, d, _TILE_K):
+        k1 = min(k0 + _TILE_K, d)
+        for j in range(j0, j1):
+            b = B[j, k0:k1]
+            i = i0
+            while i + 3 < i1:
+                s0, s1, s2, s3 = _phi_sum4(A[i, k0:k1], A[i + 1, k0:k1], A[i + 2, k0:k1], A[i + 3, k0:k1], b, phi)
+                acc[i - i0, j - j0] += s0
+                acc[i + 1 - i0, j - j0] += s1
+                acc[i + 2 - i0, j - j0] += s2
+                acc[i + 3 - i0, j - j0] += s3
+                i += 4
+            while i < i1:  # leftover rows take the same 4-way path, so that a pair's
+                a = A[i, k0:k1]  # bits never depend on where its row fell in a block
+                s0, s1, s2, s3 = _phi_sum4(a, a, a, a, b, phi)
+                acc[i - i0, j - j0] += s0
+                i += 1
+    return acc
+
+
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)
 def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
     """out[i, j] = sum_k phi(A[i, k] - B[j, k]) for row blocks A (na, d), B (nb, d)."""
@@ -69,23 +93,7 @@ def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
         j0 = (t % n_tj) * _TILE_J
         j1 = min(j0 + _TILE_J, nb)
         acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
-        for k0 in range(0, d, _TILE_K):
-            k1 = min(k0 + _TILE_K, d)
-            for j in range(j0, j1):
-                b = B[j, k0:k1]
-                i = i0
-                while i + 3 < i1:
-                    s0, s1, s2, s3 = _phi_sum4(A[i, k0:k1], A[i + 1, k0:k1], A[i + 2, k0:k1], A[i + 3, k0:k1], b, phi)
-                    acc[i - i0, j - j0] += s0
-                    acc[i + 1 - i0, j - j0] += s1
-                    acc[i + 2 - i0, j - j0] += s2
-                    acc[i + 3 - i0, j - j0] += s3
-                    i += 4
-                while i < i1:  # leftover rows take the same 4-way path, so that a pair's
-                    a = A[i, k0:k1]  # bits never depend on where its row fell in a block
-                    s0, s1, s2, s3 = _phi_sum4(a, a, a, a, b, phi)
-                    acc[i - i0, j - j0] += s0
-                    i += 1
+        _tile_phi(A, B, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(j0, j1):
                 out[i, j] = acc[i - i0, j - j0]
@@ -119,23 +127,7 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
         j0 = tiles[t, 1] * _TILE_J
         j1 = min(j0 + _TILE_J, n)
         acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
-        for k0 in range(0, d, _TILE_K):
-            k1 = min(k0 + _TILE_K, d)
-            for j in range(j0, j1):
-                b = A[j, k0:k1]
-                i = i0
-                while i + 3 < i1:
-                    s0, s1, s2, s3 = _phi_sum4(A[i, k0:k1], A[i + 1, k0:k1], A[i + 2, k0:k1], A[i + 3, k0:k1], b, phi)
-                    acc[i - i0, j - j0] += s0
-                    acc[i + 1 - i0, j - j0] += s1
-                    acc[i + 2 - i0, j - j0] += s2
-                    acc[i + 3 - i0, j - j0] += s3
-                    i += 4
-                while i < i1:
-                    r = A[i, k0:k1]
-                    s0, s1, s2, s3 = _phi_sum4(r, r, r, r, b, phi)
-                    acc[i - i0, j - j0] += s0
-                    i += 1
+        _tile_phi(A, A, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
                 out[i, j] = acc[i - i0, j - j0]
