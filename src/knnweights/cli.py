@@ -46,7 +46,8 @@ def _cmd_demo(args):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                acc = cross_val_score(make_pipeline(StandardScaler(), WeightedKNN(est, args.k)), X, y, cv=cv).mean()
+                acc = cross_val_score(make_pipeline(StandardScaler(), WeightedKNN(est, args.k)), X, y, cv=cv,
+                                      error_score="raise").mean()
         except NotImplementedError as exc:
             print(f"{name:14s} {'n/a':>6s}   ({exc})")
             continue
