@@ -1,4 +1,4 @@
-"""Kernel and Relief-family benchmarks against a chunked NumPy reference and skrebate.
+"""Kernel and ReliefF micro-benchmarks (the full table: ``benchmarks/bench_suite.py``).
 
 Run:  python benchmarks/bench_kernels.py [--sizes 1000x1000 2000x2000 100x10000] [--no-skrebate]
        [--out benchmarks/RESULTS.md]
@@ -82,16 +82,16 @@ def run(sizes, repeat=3, skrebate=True, skrebate_max_elements=2.5e9):
         pairwise_phi(X[:8], X[:8], 0, out[:8, :8])
         r = {"n": n, "d": d, "limit": limit}
         for phi, name in ((0, "l1"), (1, "l2sq")):
-            t, _ = timed(lambda: pairwise_phi(X, X, phi, out), repeat)
+            t, _ = timed(lambda X=X, phi=phi, out=out: pairwise_phi(X, X, phi, out), repeat)
             r[f"{name}_s"], r[f"{name}_rate"] = t, el / t
         X32 = X.astype(np.float32)
         out32 = np.empty((n, n), np.float32)
-        t, _ = timed(lambda: pairwise_phi(X32, X32, 0, out32), repeat)
+        t, _ = timed(lambda X32=X32, out32=out32: pairwise_phi(X32, X32, 0, out32), repeat)
         r["l1_f32_rate"] = el / t
         if el <= 2.5e9:
-            t, _ = timed(lambda: numpy_pairwise_l1(X), 1)
+            t, _ = timed(lambda X=X: numpy_pairwise_l1(X), 1)
             r["numpy_l1_s"] = t
-        t, ours = timed(lambda: ReliefF(n_neighbors=10).fit(X, y).scores_, repeat)
+        t, ours = timed(lambda X=X, y=y: ReliefF(n_neighbors=10).fit(X, y).scores_, repeat)
         r["relieff_s"] = t
         if skrebate and el <= skrebate_max_elements:
             try:
@@ -99,7 +99,8 @@ def run(sizes, repeat=3, skrebate=True, skrebate_max_elements=2.5e9):
             except ImportError:
                 pass
             else:
-                t, theirs = timed(lambda: SkReliefF(n_neighbors=10, n_jobs=1).fit(X, y).feature_importances_, 1)
+                sk = SkReliefF(n_neighbors=10, n_jobs=1)
+                t, theirs = timed(lambda X=X, y=y, sk=sk: sk.fit(X, y).feature_importances_, 1)
                 r["skrebate_relieff_s"] = t
                 r["corr"] = float(np.corrcoef(ours, theirs)[0, 1])
         rows.append(r)
