@@ -1,7 +1,7 @@
 """Kernel and ReliefF micro-benchmarks (the full table: ``benchmarks/bench_suite.py``).
 
 Run:  python benchmarks/bench_kernels.py [--sizes 1000x1000 2000x2000 100x10000] [--no-skrebate]
-       [--out benchmarks/RESULTS.md]
+       [--out kernels.md]
 
 Prints, for each (n, d): the element rate (n*n*d / s) of the L1 and L2sq pairwise
 kernels, the same rate of a tight compiled loop over cache-resident data (the
