@@ -217,9 +217,8 @@ class _Problem:
             mu = np.array([-gp.mean()])
         else:
             mu = linalg.lstsq(A.T, -gp, cond=3e-7, lapack_driver="gelsd", check_finite=False)[0]
-            res = gp + A.T @ mu
-            if np.abs(A @ res).max() > 1e-13 * (np.abs(gp).max() + 1e-300) * np.sqrt(gp.size):
-                mu += linalg.lstsq(A.T, -res, cond=3e-7, lapack_driver="gelsd", check_finite=False)[0]  # refinement
+            mu += linalg.lstsq(A.T, -(gp + A.T @ mu), cond=3e-7, lapack_driver="gelsd",
+                               check_finite=False)[0]  # refinement
         dw = np.zeros(self.d)
         dw[P] = -(gp + A.T @ mu)
         return dw, mu

@@ -75,7 +75,7 @@ def scale_for_metric(X, w, metric):
     """Rescale ``X`` so that plain L1 / squared Euclidean equals the ``w``-weighted one.
 
     Features of weight zero add nothing to any distance: when at least a tenth of the
-    weights are zero (sparse solutions of I-M4E, LH-RELIEF, SQP-FW, MDM...) their columns
+    weights are zero (``_support_columns``) (sparse solutions of I-M4E, LH-RELIEF, SQP-FW, MDM...) their columns
     are dropped, so the distance kernels only touch the features that count.  The result
     is therefore for distances only.
     """
@@ -85,11 +85,22 @@ def scale_for_metric(X, w, metric):
     w = np.asarray(w, dtype=X.dtype)
     if np.any(w < 0):
         raise ValueError("feature weights must be non-negative")
-    scale = w if metric_code(metric) == _kernels.L1 else np.sqrt(w)
-    keep = np.flatnonzero(w)
-    if keep.size <= 0.9 * w.size:
-        return np.ascontiguousarray(X[:, keep] * scale[keep])
+    X, scale = _support_columns(X, w if metric_code(metric) == _kernels.L1 else np.sqrt(w))
     return np.ascontiguousarray(X * scale)
+
+
+# when at most this share of a weight / direction vector is non-zero, distance kernels
+# work on its support only (the gather costs O(n d), the kernels O(n^2 d) or O(n k d))
+_SUPPORT_SHARE = 0.9
+
+
+def _support_columns(X, v):
+    """``(X[:, support], v[support])`` when ``v`` is sparse enough, else ``(X, v)``: zero
+    entries of ``v`` add nothing to ``sum_k v_k phi(x_ik - x_jk)``."""
+    support = np.flatnonzero(v)
+    if support.size <= _SUPPORT_SHARE * v.size:
+        return np.ascontiguousarray(X[:, support]), np.ascontiguousarray(v[support])
+    return X, v
 
 
 def _rows_per_chunk(n_cols, itemsize, working_memory=None, n_arrays=3):
@@ -334,6 +345,29 @@ def _entropy_from_log(logp):
     return -t.sum(axis=1)
 
 
+def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, ent_h, ent_m):
+    """Yield ``(start, stop, z_block)`` of the unweighted soft margin vectors, filling the per-row
+    log-masses and entropies; on the configured device (compiled kernels, or PyTorch)."""
+    phi = metric_code(metric)
+    if _on_gpu():
+        from . import _torch_backend
+
+        Xs = scale_for_metric(X, w, metric)
+        n = Xs.shape[0]
+        step = _rows_per_chunk(n, 8, working_memory, n_arrays=6)
+        for s in range(0, n, step):
+            e = min(n, s + step)
+            block, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e] = _torch_backend.soft_margin_block(
+                Xs[s:e], Xs, Zd[s:e], Zd, codes[s:e], codes, s, sigma, phi, get_config()["device"])
+            yield s, e, block
+        return
+    for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
+        P = np.empty(D.shape, dtype=np.float64)
+        _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
+                                   lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
+        yield s, e, _coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, np.ascontiguousarray(P, dtype=Zd.dtype), phi)
+
+
 def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sample=False, Z=None,
                  working_memory=None):
     """Margin vectors with kernel-soft hits and misses (I-M4E eqs. 5-7, I-RELIEF, LOGO).
@@ -371,38 +405,16 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     codes = _codes(y)
     Zd = X if Z is None else _as_float(Z)
     n, d = Zd.shape
-    phi = metric_code(metric)
+    metric_code(metric)  # an unknown metric fails before any work
     z = np.zeros((n, d) if per_sample else d, dtype=Zd.dtype)
     ent_h = np.empty(n)
     ent_m = np.empty(n)
     lh = np.empty(n)
     lm = np.empty(n)
-    if _on_gpu():
-        from . import _torch_backend
-
-        Xs = scale_for_metric(X, w, metric)
-        step = _rows_per_chunk(n, 8, working_memory, n_arrays=6)
-        for s in range(0, n, step):
-            e = min(n, s + step)
-            block, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e] = _torch_backend.soft_margin_block(
-                Xs[s:e], Xs, Zd[s:e], Zd, codes[s:e], codes, s, sigma, phi, get_config()["device"])
-            if sample_weight is not None:
-                sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
-                block *= np.asarray(sw, dtype=block.dtype)[:, None]
-            if per_sample:
-                z[s:e] = block
-            else:
-                z += block.sum(axis=0)
-        return SoftMargins(z, ent_h, ent_m, lh, lm)
-    for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
-        P = np.empty(D.shape, dtype=np.float64)
-        _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
-                                   lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
-        if sample_weight is not None:
+    for s, e, block in _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, ent_h, ent_m):
+        if sample_weight is not None:  # z_n is linear in its row of coefficients: weight the rows after
             sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
-            P *= np.asarray(sw, dtype=P.dtype)[:, None]
-        P = np.ascontiguousarray(P, dtype=Zd.dtype)
-        block = _coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, P, phi)
+            block *= np.asarray(sw, dtype=block.dtype)[:, None]
         if per_sample:
             z[s:e] = block
         else:
@@ -480,9 +492,7 @@ def indexed_distances(X, idx, v=None, metric="sqeuclidean", rows=None):
     X = np.ascontiguousarray(X, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     v = np.ones(X.shape[1]) if v is None else np.ascontiguousarray(v, dtype=np.float64)
-    support = np.flatnonzero(v)
-    if support.size < 0.75 * v.size:  # zero entries of v add nothing: work on the support only
-        X, v = np.ascontiguousarray(X[:, support]), v[support]
+    X, v = _support_columns(X, v)
     A = X if rows is None else np.ascontiguousarray(X[np.asarray(rows, dtype=np.int64)])
     out = np.empty(idx.shape, np.float64)
     if idx.size:
