@@ -274,8 +274,8 @@ def peers_section(datas, timeout, tmp):
                 row["corr"] = float(np.corrcoef(a, b)[0, 1])
             res.append(row)
             print(f"  {ours} vs {row['peer']} on {data}: {_cell(r_ours)} vs {_cell(r_peer)}", flush=True)
+        r_ours = run_child({"lib": "ours", "name": "NCADiagonal", "data": data}, timeout)
         for lib, peer, params in (("sklearn", "NeighborhoodComponentsAnalysis", {}), ("metric-learn", "NCA", {})):
-            r_ours = run_child({"lib": "ours", "name": "NCADiagonal", "data": data}, timeout)
             r_peer = run_child({"lib": lib, "name": peer, "data": data, "params": params}, timeout)
             res.append({"data": data, "ours": "NCADiagonal", "peer": f"{lib} {peer} (full d x d)",
                         "r_ours": r_ours, "r_peer": r_peer})
