@@ -81,8 +81,6 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, 
         ``results`` (TableResult per table), ``figures``, ``report`` (path), ``wall``
         (seconds), ``fidelity``, ``cells_total``, ``cells_run``.
     """
-    from .report import fidelity, write_report, write_table_csv
-
     papers = list(PAPERS) if paper == "all" else [paper]
     for p in papers:
         if p not in PAPERS:

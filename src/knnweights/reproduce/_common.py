@@ -119,3 +119,10 @@ def savefig(ax, path):
 def as_arrays(res):
     """JSON curves (lists) back to arrays, for the plotting functions."""
     return {k: {f: np.asarray(v) for f, v in d.items()} for k, d in res.items()}
+
+
+def holdout_two_to_one(tiny, quick, full):
+    """Protocol: repeated random 2:1 train / test splits, the number of repeats per mode."""
+    from ..evaluation import RepeatedHoldout
+
+    return lambda cfg: cfg.pick(*(RepeatedHoldout(r, 2 / 3, 0, 1 / 3) for r in (tiny, quick, full)))

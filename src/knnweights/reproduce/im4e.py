@@ -170,7 +170,7 @@ def table3():
     ]
     return TableSpec(PAPER, "im4e_table3", "I-M4E Table 3: accuracy (%) on gene-expression sets, halving "
                      "feature elimination", "im4e_table3.csv", _micro_ds(), methods,
-                     protocol=lambda cfg: cfg.pick(RepeatedCV(3, 1), RepeatedCV(5, 1), RepeatedCV(10, 10)),
+                     protocol=_micro_protocol,
                      reference="I-M4E", wtl_rule="im4e",
                      caption="Halving elimination (lowest-weight half out until < 50 features; count by internal "
                              "CV). full = 10 x 10-fold CV with 10-fold internal CV; --quick = 1 x 5-fold CV, 3-fold "
@@ -187,6 +187,11 @@ def _im4e_chi(cfg):
                     ("clf", ExpectedDistanceClassifier(sigma=1.0, weights=IM4E(sigma=1.0, max_iter=cfg.pick(10, 30, 100))))])
     grid = [{"clf__sigma": [s], "clf__weights__sigma": [s]} for s in _sigmas(cfg)]
     return Tuned(est, grid, cv=_inner(cfg))
+
+
+def _micro_protocol(cfg):
+    """Tables 3 and 4: 10 x 10-fold CV (quick: 1 x 5-fold, tiny: 1 x 3-fold)."""
+    return cfg.pick(RepeatedCV(3, 1), RepeatedCV(5, 1), RepeatedCV(10, 10))
 
 
 def table4():
@@ -207,7 +212,7 @@ def table4():
     ]
     return TableSpec(PAPER, "im4e_table4", "I-M4E Table 4: accuracy (%) on gene-expression sets, chi-square "
                      "top-2000 genes", "im4e_table4.csv", _micro_ds(), methods,
-                     protocol=lambda cfg: cfg.pick(RepeatedCV(3, 1), RepeatedCV(5, 1), RepeatedCV(10, 10)),
+                     protocol=_micro_protocol,
                      reference="I-M4E", wtl_rule="im4e",
                      caption="Chi-square selection (sklearn chi2 on min-max scaled features, in each training fold; "
                              "WEKA's selector discretises instead) of the best 2000 genes (--quick: 150 of the "

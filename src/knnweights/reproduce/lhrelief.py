@@ -7,8 +7,8 @@ p-value of the paired t-test of I-RELIEF vs LH-RELIEF), Fig. 1 (Fermat's spiral 
 
 import os
 
-from ..evaluation import RepeatedHoldout, Tuned, irrelevant_feature_curve, weighter_pipeline
-from ._common import as_arrays, cached, limits_note, loader, savefig
+from ..evaluation import Tuned, irrelevant_feature_curve, weighter_pipeline
+from ._common import as_arrays, cached, holdout_two_to_one, limits_note, loader, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "lh-relief"
@@ -78,8 +78,7 @@ def table2():
     ]
     return TableSpec(PAPER, "lhrelief_table2", "LH-RELIEF Table 2: HKNN accuracy (%) after feature weighting",
                      "lhrelief_table2.csv", ds, methods,
-                     protocol=lambda cfg: cfg.pick(RepeatedHoldout(2, 2 / 3, 0, 1 / 3), RepeatedHoldout(3, 2 / 3, 0, 1 / 3),
-                                                   RepeatedHoldout(20, 2 / 3, 0, 1 / 3)),
+                     protocol=holdout_two_to_one(2, 3, 20),
                      reference="LH-RELIEF", wtl_rule="lhrelief",
                      caption="20 random train/test splits 2:1 (the paper does not state the split; --quick: 3 splits), "
                              "hyper-parameters by internal 10-fold CV (--quick: 3-fold over HKNN alpha in {0.01, 0.1, 1}, "

@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from ..evaluation import RepeatedHoldout, Tuned, log_grid, share_grid, tune, weighted_knn
-from ._common import cached, limits_note, loader, savefig
+from ._common import cached, holdout_two_to_one, limits_note, loader, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "sqp-fw"
@@ -125,8 +125,7 @@ def table2():
                           stand_in="knnweights SQPFW (kappa = lambda = 1) + 1-NN")]
     return TableSpec(PAPER, "sqpfw_table2", "SQP-FW Table 2: 1NN test error (%) on microarray sets",
                      "sqpfw_table2.csv", ds, methods,
-                     protocol=lambda cfg: cfg.pick(RepeatedHoldout(1, 2 / 3, 0, 1 / 3), RepeatedHoldout(2, 2 / 3, 0, 1 / 3),
-                                                   RepeatedHoldout(10, 2 / 3, 0, 1 / 3)),
+                     protocol=holdout_two_to_one(1, 2, 10),
                      metric="error", extra_value="n_nonzero",
                      caption="Random train / test 2:1, 10 repeats (--quick: 2); theta by 10-fold CV on the training "
                              "part (--quick: 2-fold over {0.1, 1, 10}); " + limits_note(None, _FEATS) +
