@@ -29,7 +29,7 @@ from sklearn.preprocessing import StandardScaler
 
 from knnweights import IM4E
 from knnweights.datasets import load
-from knnweights.im4e import im4e_step
+from knnweights.weighters.im4e import im4e_step
 
 
 def numpy_im4e_step(X, y, w, sigma, lam, budget_mib=256):

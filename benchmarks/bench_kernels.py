@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from knnweights import ReliefF
-from knnweights._kernels import pairwise_phi
+from knnweights.engine._kernels import pairwise_phi
 
 
 @njit(parallel=True, fastmath=True, cache=True)

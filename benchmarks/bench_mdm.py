@@ -26,7 +26,7 @@ import time
 CHILD = r"""
 import json, resource, sys, time, tracemalloc
 import numpy as np
-from knnweights.mdm import MDM
+from knnweights.weighters.mdm import MDM
 cfg = json.loads(sys.argv[1])
 rng = np.random.default_rng(cfg["seed"])
 n, d = cfg["n"], cfg["d"]
@@ -84,7 +84,7 @@ def genes():
     import numpy as np
 
     from knnweights.datasets import load
-    from knnweights.mdm import MDM
+    from knnweights.weighters.mdm import MDM
 
     print("\nGene expression: nonzero MDM weights (lazy rows and feature columns)")
     for name in ("colon_alon", "leukemia_golub"):

@@ -123,7 +123,7 @@ def child(spec):
     except Exception:  # noqa: BLE001 - the real fit reports the error
         pass
     if spec["lib"] == "ours":
-        from knnweights.neighbors import weighted_distances
+        from knnweights.engine.neighbors import weighted_distances
 
         weighted_distances(synthetic(300, 60, seed=1)[0])  # above the serial threshold: starts numba's pool
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -203,7 +203,7 @@ def kernels_section(sizes, repeat):
     sys.path.insert(0, HERE)
     from bench_kernels import machine_limit_rate
 
-    from knnweights._kernels import pairwise_phi
+    from knnweights.engine._kernels import pairwise_phi
 
     limit = machine_limit_rate()
     rows = []
@@ -291,7 +291,7 @@ def gpu_section(repeat):
     if not torch.cuda.is_available():
         return {"status": "no CUDA device on this machine"}
     from knnweights import IRelief, config_context
-    from knnweights.neighbors import weighted_distances
+    from knnweights.engine.neighbors import weighted_distances
 
     n, d = GPU_SIZE
     X, y = synthetic(n, d)

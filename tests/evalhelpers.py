@@ -6,7 +6,7 @@ import os
 import numpy as np
 from sklearn.utils._param_validation import Interval  # noqa: F401  (kept for symmetry with the weighters)
 
-from knnweights.base import BaseWeighter
+from knnweights.weighters._base import BaseWeighter
 
 
 class RecordingWeighter(BaseWeighter):

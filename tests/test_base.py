@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 import knnweights
 from knnweights import ReliefF, Simba
 from knnweights.classifiers import WeightedKNN
-from knnweights.neighbors import weighted_distances
+from knnweights.engine.neighbors import weighted_distances
 
 
 def test_nan_and_inf_name_the_column():

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import EFW, ERelief, Relief
-from knnweights.efw import (
+from knnweights.weighters.efw import (
     base_margins,
     efw_objective,
     ensemble_subsamples,

@@ -6,7 +6,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights.efw_baselines import SBMLR, SVMRFE, VRLmba, rank_weights
+from knnweights.weighters.efw_baselines import SBMLR, SVMRFE, VRLmba, rank_weights
 
 
 @parametrize_with_checks([SVMRFE(step=0.5)])

@@ -8,11 +8,12 @@ where a CUDA GPU is present and are skipped elsewhere.
 import numpy as np
 import pytest
 
-from knnweights import IRelief, _kernels, config_context
-from knnweights.neighbors import soft_margins, weighted_distances
+from knnweights import IRelief, config_context
+from knnweights.engine import _kernels
+from knnweights.engine.neighbors import soft_margins, weighted_distances
 
 torch = pytest.importorskip("torch")
-from knnweights import _torch_backend  # noqa: E402
+from knnweights.engine import _torch_backend  # noqa: E402
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here")
 
@@ -79,7 +80,8 @@ def test_backend_soft_margin_block_matches_cpu_kernels(phi, sigma):
 def test_backend_path_end_to_end_on_torch_cpu(monkeypatch, name):
     """The whole device path (distances, soft margins, margin sums in PyTorch) run on the torch CPU device
     gives the compiled path's weights: what ``device="cuda"`` runs, minus the card."""
-    from knnweights import WEIGHTERS, neighbors
+    from knnweights import WEIGHTERS
+    from knnweights.engine import neighbors
 
     rng = np.random.default_rng(4)
     X, y = rng.normal(size=(60, 6)), rng.integers(0, 2, 60)

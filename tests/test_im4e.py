@@ -14,14 +14,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import IM4E
 from knnweights.datasets import load
-from knnweights.im4e import (
+from knnweights.engine.neighbors import soft_neighbor_log_probabilities
+from knnweights.weighters.im4e import (
     NoPositiveWeightsWarning,
     illustration_points,
     im4e_cost,
     im4e_step,
     margin_quality_terms,
 )
-from knnweights.neighbors import soft_neighbor_log_probabilities
 
 # -- independent NumPy reference of eq. (3) for arbitrary alpha, beta -----------------------
 

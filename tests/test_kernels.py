@@ -4,9 +4,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from knnweights import _kernels
-from knnweights._config import config_context
-from knnweights.neighbors import (
+from knnweights.engine import _kernels
+from knnweights.engine._config import config_context
+from knnweights.engine.neighbors import (
     distance_chunks,
     hard_margin_vectors,
     margin_vectors,

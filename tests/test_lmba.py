@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import clone
 
 from knnweights import WEIGHTERS, Lmba
-from knnweights.lmba import LMBA_NOT_IMPLEMENTED_REASON
+from knnweights.weighters.lmba import LMBA_NOT_IMPLEMENTED_REASON
 
 
 def _data():

@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import Logo
-from knnweights.logo import logo_inner_objective, logo_inner_solve
-from knnweights.neighbors import soft_margins
+from knnweights.engine.neighbors import soft_margins
+from knnweights.weighters.logo import logo_inner_objective, logo_inner_solve
 
 # many small kernel and BLAS calls: one thread each (see conftest.one_thread)
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -8,9 +8,9 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights._lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
+from knnweights._solvers.lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
 from knnweights.classifiers import WeightedKNN
-from knnweights.mdm import MDM, select_C
+from knnweights.weighters.mdm import MDM, select_C
 
 
 def _data(n, d=4, n_classes=3, seed=0, shift=1.5):
@@ -25,7 +25,7 @@ def _data(n, d=4, n_classes=3, seed=0, shift=1.5):
 def _reference_lp(X, y, soft, C):
     """The LP of eqs. 9-11 / 12-14 written out from the paper, one row per ordered pair.
 
-    Built independently of knnweights._lp with an (n, n, d) array (tests only). Returns
+    Built independently of knnweights._solvers.lp with an (n, n, d) array (tests only). Returns
     ``(f, A, b, rows)`` with ``rows[(i, j)]`` the row of ordered pair ``(i, j)``.
     """
     n, d = X.shape

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import NCADiagonal
-from knnweights.nca import _mean_pairwise_sqdist, nca_diagonal_objective
+from knnweights.weighters.nca import _mean_pairwise_sqdist, nca_diagonal_objective
 
 # many small kernel and BLAS calls: one thread each (see conftest.one_thread)
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -6,8 +6,8 @@ from conftest import informative_problem
 from sklearn.exceptions import ConvergenceWarning
 
 from knnweights import GFlip, IRelief, MulRel, Relief, ReliefF, Simba
-from knnweights.neighbors import weighted_distances
-from knnweights.relief import range_normalize, relieff_margins
+from knnweights.engine.neighbors import weighted_distances
+from knnweights.weighters.relief import range_normalize, relieff_margins
 
 FAST = {
     "Relief": Relief(),
@@ -106,8 +106,8 @@ def test_irelief_fixed_point_and_unit_norm():
     assert np.isclose(np.linalg.norm(w), 1.0)
     assert est.cost_history_[-1] < 1e-10 and est.n_iter_ < 200
     again = IRelief(sigma=2.0, max_iter=1).fit  # one more update from w reproduces w
-    from knnweights.neighbors import soft_margins
-    from knnweights.base import normalize_weights
+    from knnweights.engine.neighbors import soft_margins
+    from knnweights.weighters._base import normalize_weights
     sm = soft_margins(X, y, w, 2.0, sample_weight=IRelief._inlier_probability)
     np.testing.assert_allclose(normalize_weights(sm.z), w, atol=1e-8)
     assert callable(again)
@@ -130,7 +130,7 @@ def test_mulrel_uses_weighted_neighbours():
 def test_simba_margin_improves_over_uniform():
     X, y = informative_problem(n=100, n_informative=2, n_noise=20, random_state=10)
     est = Simba(n_passes=2, n_init=3, random_state=0).fit(X, y)
-    from knnweights.simba import _sum_hypothesis_margins
+    from knnweights.weighters.simba import _sum_hypothesis_margins
 
     uniform = _sum_hypothesis_margins(X, y, np.ones(X.shape[1]) / X.shape[1] * est.feature_importances_.sum())
     assert est.margin_ > uniform

@@ -11,8 +11,15 @@ from sklearn.neighbors import KNeighborsClassifier
 from knnweights.evaluation import RepeatedCV
 from knnweights.reproduce import reproduce
 from knnweights.reproduce.report import fidelity
-from knnweights.reproduce.tables import (Config, DatasetSpec, MethodSpec, TableSpec, read_paper_table, run_table,
-                                         within_tolerance)
+from knnweights.reproduce.tables import (
+    Config,
+    DatasetSpec,
+    MethodSpec,
+    TableSpec,
+    read_paper_table,
+    run_table,
+    within_tolerance,
+)
 
 
 def _rows(path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from knnweights._simplex_qp import hull_projections, simplex_least_squares, solve_simplex_qp
+from knnweights._solvers.simplex_qp import hull_projections, simplex_least_squares, solve_simplex_qp
 
 
 def _kkt_violation(G, b, a):

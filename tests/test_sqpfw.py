@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights._active_set import project_simplex, sqpfw_active_set, sqpfw_objective
-from scipy.optimize import minimize
-
-from knnweights.neighbors import indexed_distances, nearest_hits_misses, weighted_distances
-from knnweights.sqpfw import SQPFW
+from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective
+from knnweights.engine.neighbors import indexed_distances, nearest_hits_misses, weighted_distances
+from knnweights.weighters.sqpfw import SQPFW
 
 
 def _data(n=60, d=5, seed=0, n_classes=2):

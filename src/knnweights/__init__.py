@@ -1,21 +1,30 @@
 """knnweights: feature weighting for nearest-neighbour classification.
 
 Every method of the field in one scikit-learn API (``fit``, ``feature_importances_``,
-``transform``), on one shared, compiled neighbour engine (:mod:`knnweights.neighbors`).
+``transform``), on one shared, compiled neighbour engine (the :mod:`knnweights.engine` package).
 """
 
-from ._config import config_context, get_config, set_config
-from .efw import EFW, ERelief
-from .efw_baselines import SVMRFE
-from .im4e import IM4E
-from .lhrelief import LHRelief
-from .lmba import Lmba
-from .logo import Logo
-from .mdm import MDM
-from .nca import NCADiagonal
-from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
-from .simba import GFlip, Simba
-from .sqpfw import SQPFW
+from .engine._config import config_context, get_config, set_config
+from .weighters import (
+    EFW,
+    IM4E,
+    MDM,
+    SQPFW,
+    SURF,
+    SVMRFE,
+    ERelief,
+    GFlip,
+    IRelief,
+    LHRelief,
+    Lmba,
+    Logo,
+    MulRel,
+    MultiSURF,
+    NCADiagonal,
+    Relief,
+    ReliefF,
+    Simba,
+)
 
 __version__ = "0.1.0"
 

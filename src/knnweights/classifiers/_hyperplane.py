@@ -7,8 +7,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._simplex_qp import simplex_least_squares
-from ..neighbors import nearest_by_class
+from .._solvers.simplex_qp import simplex_least_squares
+from ..engine.neighbors import nearest_by_class
 from ._base import validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
@@ -159,7 +159,7 @@ class CKNN(_LocalDistanceClassifier):
         min_a ||x - N a||   s.t.  sum(a) = 1,  a >= 0,
 
     solved for all queries at once by the exact batched simplex QP solver
-    (:func:`knnweights._simplex_qp.solve_simplex_qp`, shared with LH-RELIEF).
+    (:func:`knnweights._solvers.simplex_qp.solve_simplex_qp`, shared with LH-RELIEF).
 
     Parameters
     ----------

@@ -35,6 +35,7 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
+from ._seeds import _MAX_SEED, derive_seed
 from .tuning import Tuned, set_random_states, tune
 
 __all__ = [
@@ -49,40 +50,9 @@ __all__ = [
     "write_csv",
 ]
 
-_MAX_SEED = 2**31 - 1
 
 
 # -- seeds -----------------------------------------------------------------------------
-def _key_words(key):
-    digest = hashlib.sha256(repr(key).encode("utf-8")).digest()
-    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-
-
-def derive_seed(random_state, *keys):
-    """A seed in ``[0, 2**31 - 1)`` determined by ``random_state`` and the ``keys``.
-
-    ``SeedSequence(entropy=[random_state, *sha256_words(keys)])``: stable across
-    processes, machines and Python versions (unlike ``hash()``), and different keys give
-    independent streams.
-
-    Parameters
-    ----------
-    random_state : int
-    *keys : str or int
-        E.g. ``("cell", method, dataset, repeat, fold)``.
-
-    Examples
-    --------
-    >>> derive_seed(0, "cell", "ReliefF", "sonar", 0, 3) == derive_seed(0, "cell", "ReliefF", "sonar", 0, 3)
-    True
-    """
-    if not isinstance(random_state, numbers.Integral) or random_state < 0:
-        raise ValueError(f"random_state must be a non-negative int here; got {random_state!r}.")
-    words = [] if not keys else _key_words(tuple(int(k) if isinstance(k, numbers.Integral) else str(k) for k in keys))
-    ss = np.random.SeedSequence(entropy=[int(random_state), *words])
-    return int(ss.generate_state(1, dtype=np.uint32)[0] % _MAX_SEED)
-
-
 def _root_seed(random_state):
     if random_state is None:
         return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0] % _MAX_SEED)

@@ -14,6 +14,7 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 
+from ._seeds import derive_seed
 from .pipelines import fit_cache
 
 __all__ = ["Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states"]
@@ -52,7 +53,6 @@ def set_random_states(estimator, seed):
     their name, so two components never share a stream by accident.  Parameters
     already set by the user are left as they are.  Returns ``estimator`` (modified).
     """
-    from .runner import derive_seed
 
     params = estimator.get_params(deep=True)
     new = {k: derive_seed(seed, k) for k, v in params.items() if k.endswith("random_state") and v is None}

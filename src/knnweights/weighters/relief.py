@@ -3,7 +3,7 @@
 One engine, several variants (as CORElearn does): the neighbours (nearest, k nearest
 per class, all within a distance threshold, kernel-soft), the sample weighting (priors, outlier probabilities) and the
 iteration (once, or re-weighted neighbours) are the axes; distances, neighbour search
-and margin vectors all come from :mod:`knnweights.neighbors`.
+and margin vectors all come from :mod:`knnweights.engine.neighbors`.
 """
 
 import numbers
@@ -12,10 +12,9 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from . import _kernels
-from ._config import get_config
-from .base import BaseWeighter, normalize_weights, warn_max_iter
-from .neighbors import (
+from ..engine import _kernels
+from ..engine._config import get_config
+from ..engine.neighbors import (
     _coef_phi_rows,
     distance_chunks,
     hard_margin_vectors,
@@ -24,6 +23,7 @@ from .neighbors import (
     soft_margins,
     weighted_distances,
 )
+from ._base import BaseWeighter, normalize_weights, warn_max_iter
 
 __all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "SURF", "MultiSURF", "range_normalize"]
 

@@ -7,8 +7,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._lp import duplicate_conflicts, solve_mdm
-from .base import BaseWeighter
+from .._solvers.lp import duplicate_conflicts, solve_mdm
+from ._base import BaseWeighter
 
 __all__ = ["MDM", "select_C"]
 
@@ -227,7 +227,7 @@ def select_C(X, y, Cs=None, cv=5, n_neighbors=1, scoring="accuracy", n_jobs=None
     """
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-    from .classifiers import WeightedKNN
+    from ..classifiers import WeightedKNN
 
     Cs = np.logspace(-3, 0, 7) if Cs is None else np.asarray(Cs, dtype=float)
     model = WeightedKNN(MDM(soft=True, **mdm_params), n_neighbors=n_neighbors)

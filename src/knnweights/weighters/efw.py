@@ -5,7 +5,7 @@
 one weight vector ``w_k`` per subsample, all fitted jointly on the logistic loss of the
 margins plus a diversity term (eqs. 1, 2, 4), on ``{w_k >= 0, ||w_k||_2 = 1}``.  The
 ensemble weight is the mean ``w_e = (1/m) sum_k w_k``.  Neighbour search and margin
-vectors come from :mod:`knnweights.neighbors`.
+vectors come from :mod:`knnweights.engine.neighbors`.
 """
 
 import numbers
@@ -15,8 +15,8 @@ from scipy.special import expit
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
-from .base import BaseWeighter, warn_max_iter
-from .neighbors import hard_margin_vectors, nearest_hits_misses
+from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses
+from ._base import BaseWeighter, warn_max_iter
 from .relief import Relief
 
 __all__ = [

@@ -9,7 +9,7 @@ The cost of eq. (3), for weights ``w >= 0`` with ``||w||_1 = 1``,
 with the soft hit / miss probabilities of eqs. (5), (6) (softmax of ``-d_w / sigma`` over
 the hits, resp. misses, of ``x_n``) and their Shannon entropies ``E_hit``, ``E_miss``.
 The first sum is ``-w . v_raw`` with ``v_raw = sum_n z_n`` the sum of the soft margin
-vectors :func:`knnweights.neighbors.soft_margins` returns, so everything here is built on
+vectors :func:`knnweights.engine.neighbors.soft_margins` returns, so everything here is built on
 that shared kernel (log space: ``sigma`` down to 1e-4 and below is exact).
 
 Because (5), (6) are the stationary points of ``C`` in ``alpha`` (a minimum) and ``beta``
@@ -32,8 +32,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .base import BaseWeighter, warn_max_iter
-from .neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities, weighted_distances
+from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities, weighted_distances
+from ._base import BaseWeighter, warn_max_iter
 
 __all__ = [
     "IM4E",

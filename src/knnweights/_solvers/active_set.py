@@ -29,14 +29,14 @@ non-representative members, and stationarity in ``xi_i`` / ``eta_i`` gives the
 representative's: ``beta_{i,r} = theta/n - sum_other beta_ih``, ``gamma_{i,s} =
 -theta/n - sum_other gamma_im``.  Memory is ``O(n K)`` for the candidate lists plus
 ``O(#ties d)``; no ``n x n x d`` array is formed (the candidate distances ``eps . w``
-and ``eps . dw`` come from :func:`knnweights.neighbors.indexed_distances`).
+and ``eps . dw`` come from :func:`knnweights.engine.neighbors.indexed_distances`).
 """
 
 import numpy as np
 from scipy import linalg
 from scipy.optimize import OptimizeResult
 
-from .neighbors import hard_margin_vectors, indexed_distances, nearest_hits_misses
+from ..engine.neighbors import hard_margin_vectors, indexed_distances, nearest_hits_misses
 
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
 

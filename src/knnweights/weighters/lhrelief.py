@@ -6,9 +6,9 @@ import warnings
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._simplex_qp import hull_projections
-from .base import BaseWeighter, normalize_weights, warn_max_iter
-from .neighbors import nearest_hits_misses
+from .._solvers.simplex_qp import hull_projections
+from ..engine.neighbors import nearest_hits_misses
+from ._base import BaseWeighter, normalize_weights, warn_max_iter
 
 __all__ = ["LHRelief"]
 
@@ -26,7 +26,7 @@ class LHRelief(BaseWeighter):
     2. approximate each set by its local hyperplane (eq. 4), i.e. solve the QP of
        eqs. 5 and 7, ``min_a 1/2 (x_n - H a)^T W (x_n - H a)`` s.t. ``sum a = 1,
        a >= 0``, for the hits (coefficients ``a_n``) and for the misses (``b_n``),
-       with the batched exact solver :func:`knnweights._simplex_qp.solve_simplex_qp`;
+       with the batched exact solver :func:`knnweights._solvers.simplex_qp.solve_simplex_qp`;
     3. form the margin vector (eqs. 6 and 8)
        ``z_n = |x_n - H_miss b_n| - |x_n - H_hit a_n|`` (elementwise);
     4. update as I-RELIEF does (eq. 9 with the I-RELIEF normalisation):

@@ -4,7 +4,7 @@ Every kernel here works on *pre-scaled* data: because ``w >= 0``, the weighted
 Manhattan distance ``sum_j w_j |a_j - b_j|`` equals the plain Manhattan distance
 between ``w * a`` and ``w * b``, and the weighted squared Euclidean distance equals
 the plain one between ``sqrt(w) * a`` and ``sqrt(w) * b``.  The Python layer
-(:mod:`knnweights.neighbors`) does the scaling, validation, chunking and dispatch;
+(:mod:`knnweights.engine.neighbors`) does the scaling, validation, chunking and dispatch;
 nothing in this module is public API.  Each kernel has a NumPy reference in
 ``tests/test_kernels.py``.
 
@@ -309,7 +309,7 @@ def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h
     (the row's largest logit is subtracted before exponentiating).  Also the
     log-sum-exps ``lse_h``, ``lse_m`` (``-inf`` if the row has no hit / miss) and the
     entropies ``ent_h``, ``ent_m`` of alpha and beta.  NumPy reference:
-    :func:`knnweights.neighbors.soft_neighbor_log_probabilities`.
+    :func:`knnweights.engine.neighbors.soft_neighbor_log_probabilities`.
     """  # pragma: no cover - compiled
     nr, nc = D.shape
     for r in prange(nr):

@@ -14,8 +14,8 @@ from scipy.optimize import minimize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .base import BaseWeighter, warn_max_iter
-from .neighbors import soft_margins
+from ..engine.neighbors import soft_margins
+from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["NCADiagonal", "nca_diagonal_objective"]
 
@@ -44,7 +44,7 @@ def nca_diagonal_objective(w, X, y, working_memory=None):
         df/dw = sum_i p_i (1 - p_i) z_i,
 
     ``z_i`` the soft margin vector of kernel width 1.  Both ``f`` and the gradient
-    therefore come from one pass of :func:`knnweights.neighbors.soft_margins` over row
+    therefore come from one pass of :func:`knnweights.engine.neighbors.soft_margins` over row
     blocks of the distance matrix (log-space softmax, compiled coefficient-weighted
     ``phi`` sums), in ``O(n^2 d)`` time and ``O(block x n + d)`` extra memory.
 

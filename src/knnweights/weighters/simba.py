@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from . import _kernels
-from .base import BaseWeighter, warn_max_iter
-from .neighbors import weighted_distances
+from ..engine import _kernels
+from ..engine.neighbors import weighted_distances
+from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["Simba", "GFlip"]
 

@@ -1,7 +1,7 @@
 """GPU backend (extra ``gpu``): the pairwise and soft-margin kernels in PyTorch.
 
 Chosen with ``knnweights.set_config(device="cuda")`` (or ``config_context``); the
-functions of :mod:`knnweights.neighbors` then run their O(n^2 d) work here and give
+functions of :mod:`knnweights.engine.neighbors` then run their O(n^2 d) work here and give
 the same results as the compiled CPU kernels to float tolerance.  Each function also
 takes an explicit torch ``device`` so the same code can be checked on any device.
 """
@@ -58,7 +58,7 @@ def coef_phi_rows(A, B, P, phi, device="cuda", budget_bytes=2**30):
 
 def soft_margin_block(A, B, Za, Zb, codes_rows, codes_cols, row_offset, sigma, phi, device="cuda",
                       budget_bytes=2**30):
-    """One row block of :func:`knnweights.neighbors.soft_margins`, kept on the device.
+    """One row block of :func:`knnweights.engine.neighbors.soft_margins`, kept on the device.
 
     The distances of the (pre-scaled) rows ``A`` to ``B``, the soft hit / miss
     probabilities in log space (row ``r`` is sample ``row_offset + r``, excluded from its

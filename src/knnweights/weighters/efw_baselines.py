@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval
 
-from .base import BaseWeighter
+from ._base import BaseWeighter
 
 __all__ = ["SVMRFE", "VRLmba", "SBMLR", "rank_weights"]
 

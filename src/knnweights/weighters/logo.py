@@ -15,8 +15,8 @@ from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval
 
-from .base import BaseWeighter, warn_max_iter
-from .neighbors import soft_margins
+from ..engine.neighbors import soft_margins
+from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["Logo", "logo_inner_objective", "logo_inner_solve"]
 

@@ -29,7 +29,7 @@ import numbers
 
 from sklearn.utils._param_validation import Interval
 
-from .base import BaseWeighter
+from ._base import BaseWeighter
 
 __all__ = ["Lmba", "LMBA_NOT_IMPLEMENTED_REASON"]
 

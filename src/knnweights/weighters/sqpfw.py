@@ -1,7 +1,7 @@
 """SQP-FW: target-neighbour-consistent feature weighting (Takeuchi & Sugiyama, NIPS 2011).
 
 The estimator is a thin wrapper around the active-set solver in
-:mod:`knnweights._active_set` (problem (2), EQP (4), Lemmas 5 and 6, Theorem 7) and
+:mod:`knnweights._solvers.active_set` (problem (2), EQP (4), Lemmas 5 and 6, Theorem 7) and
 its regularisation path.
 """
 
@@ -10,9 +10,9 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
-from .base import BaseWeighter, warn_max_iter
-from .neighbors import nearest_by_class
+from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
+from ..engine.neighbors import nearest_by_class
+from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["SQPFW", "SQPFWPath"]
 

@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult, linprog
 
-from .neighbors import distance_chunks
+from ..engine.neighbors import distance_chunks
 
 __all__ = ["solve_mdm", "mdm_constraint_matrix", "all_pairs", "duplicate_conflicts", "SEPARATION", "COMPACTNESS"]
 

@@ -1,0 +1,16 @@
+"""The shared neighbour engine: every O(n^2 d) computation of the library lives here.
+
+- :mod:`knnweights.engine.neighbors`: weighted distances in memory-bounded row blocks,
+  hit/miss selection, soft (kernel) neighbour probabilities in log space, margin vectors;
+- :mod:`knnweights.engine._kernels`: the compiled (numba) kernels behind them;
+- :mod:`knnweights.engine._torch_backend`: the same blocks on a GPU (``set_config(device=...)``);
+- :mod:`knnweights.engine.linalg`: small dense solves under one BLAS thread;
+- :mod:`knnweights.engine._config`: ``set_config`` / ``get_config`` / ``config_context``.
+
+Method files (:mod:`knnweights.weighters`) hold only their own update and call these.
+"""
+
+from ._config import config_context, get_config, set_config
+from .linalg import single_thread_blas
+
+__all__ = ["config_context", "get_config", "set_config", "single_thread_blas"]
