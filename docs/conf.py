@@ -33,7 +33,7 @@ extensions = [
 
 exclude_patterns = ["_build", "results", "figures", "auto_examples/*.ipynb", "auto_examples/*.py",
                     "auto_examples/*.zip", "auto_examples/*.json", "auto_examples/*.md5", "sg_execution_times.rst"]
-templates_path = []
+templates_path = ["_templates"]
 html_theme = "alabaster"
 html_theme_options = {"description": "Feature weighting for nearest-neighbour classification", "fixed_sidebar": True}
 html_static_path = []
