@@ -11,7 +11,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["BaseWeighter", "check_finite_columns", "warn_max_iter", "normalize_weights"]
+__all__ = ["BaseWeighter", "check_finite_columns", "check_numeric_columns", "check_target", "feature_ranking",
+           "warn_max_iter", "normalize_weights"]
 
 
 def _label(c):
@@ -19,31 +20,133 @@ def _label(c):
     return repr(c.item() if hasattr(c, "item") else c)
 
 
-def check_finite_columns(X, what="X"):
-    """Raise a ``ValueError`` naming the first column that holds NaN or infinity."""
-    X = np.asarray(X)
-    if X.dtype.kind not in "fc":
+def _column_label(names, j):
+    """``'name'`` for a named (DataFrame) column, else its position."""
+    return f"{j}" if names is None else repr(str(names[j]))
+
+
+def _column_names(X):
+    cols = getattr(X, "columns", None)
+    return None if cols is None else [str(c) for c in cols]
+
+
+def _is_missing(v):
+    if v is None:
+        return True
+    try:
+        return bool(v != v)
+    except TypeError:  # pandas.NA
+        return True
+
+
+def _first_non_numeric(values):
+    """The first value of a 1-d object column that does not convert to float, or None."""
+    for v in values:
+        if _is_missing(v):
+            continue
+        try:
+            float(v)
+        except ValueError:  # a string such as 'B1' (other objects: sklearn's TypeError)
+            return v
+        except TypeError:
+            continue
+    return None
+
+
+def check_numeric_columns(X, what="X"):
+    """Raise a ``ValueError`` naming the first column of ``X`` that holds a non-numeric value.
+
+    DataFrame columns are named (``column 'batch' is not numeric (value 'B1')``), other
+    inputs give the column's position.  Numeric and boolean columns are not inspected.
+    """
+    names = _column_names(X)
+    if names is not None:
+        for j, dt in enumerate(getattr(X, "dtypes", [])):
+            if getattr(dt, "kind", "O") in "biufc":
+                continue
+            bad = _first_non_numeric(np.asarray(X.iloc[:, j], dtype=object))
+            if bad is not None:
+                _raise_non_numeric(what, _column_label(names, j), bad)
         return
-    bad = ~np.isfinite(X)
+    if isinstance(X, np.ndarray) and X.dtype.kind in "biufc":
+        return
+    try:
+        A = np.asarray(X, dtype=object)
+    except Exception:  # ragged input: let sklearn's validation explain it
+        return
+    if A.ndim != 2:
+        return
+    for j in range(A.shape[1]):
+        bad = _first_non_numeric(A[:, j])
+        if bad is not None:
+            _raise_non_numeric(what, _column_label(None, j), bad)
+
+
+def _raise_non_numeric(what, label, value):
+    raise ValueError(
+        f"Input {what}: column {label} is not numeric (value {value!r}). Drop it, or encode it (e.g. with "
+        "sklearn.preprocessing.OneHotEncoder) before fitting: feature weights need numeric features."
+    )
+
+
+def check_finite_columns(X, what="X", allow_nan=False):
+    """Raise a ``ValueError`` naming the first column that holds NaN or infinity.
+
+    A DataFrame's column is named (``NaN in column 'gene907' (position 907)``), other
+    inputs give the position.  Non-numeric input is left to :func:`check_numeric_columns`.
+    With ``allow_nan=True`` only infinity is refused.
+    """
+    names = _column_names(X)
+    try:
+        X = np.asarray(X) if names is None else X.to_numpy()
+    except Exception:  # ragged or mixed input: validate_data explains it
+        return
+    if X.dtype.kind == "O":
+        try:
+            X = X.astype(np.float64)
+        except (TypeError, ValueError):
+            return
+    if X.dtype.kind not in "fc" or X.ndim != 2:
+        return
+    bad = np.isinf(X) if allow_nan else ~np.isfinite(X)
     if bad.any():
-        cols = np.flatnonzero(bad.any(axis=0)) if X.ndim == 2 else np.array([0])
+        cols = np.flatnonzero(bad.any(axis=0))
         j = int(cols[0])
-        kind = "NaN" if np.isnan(X[..., j] if X.ndim == 2 else X).any() else "infinity (inf)"
+        kind = "NaN" if not allow_nan and np.isnan(X[:, j]).any() else "infinity (inf)"
         raise ValueError(
-            f"Input {what} contains {kind} in column {j} ({bad[:, j].sum() if X.ndim == 2 else bad.sum()} "
+            f"Input {what} contains {kind} in column {_column_label(names, j)} ({int(bad[:, j].sum())} "
             f"value(s); {len(cols)} column(s) affected in all). Impute or drop the missing values, e.g. with "
             "sklearn.impute.SimpleImputer, before fitting: weights are not defined on NaN or inf."
         )
 
 
-def _check_scale(X):
+def check_target(y):
+    """Raise a ``ValueError`` that says "y" when the labels hold a missing value (NaN or None)."""
+    if y is None:
+        return
+    yv = np.asarray(y)
+    if yv.dtype.kind == "f":
+        missing = ~np.isfinite(yv)
+    elif yv.dtype.kind == "O":
+        missing = np.array([_is_missing(v) for v in yv.ravel()], dtype=bool)
+    else:
+        return
+    if missing.any():
+        first = int(np.flatnonzero(missing.ravel())[0])
+        raise ValueError(
+            f"y (the class labels) contains {int(missing.sum())} missing value(s) (NaN or None; the first at "
+            f"sample {first}). Drop those samples or give them a label before fitting."
+        )
+
+
+def _check_scale(X, names=None):
     """Refuse data whose squared differences would overflow, or all underflow to zero."""
     amax = float(np.max(np.abs(X))) if X.size else 0.0
     log_limit = 300.0 if X.dtype == np.float64 else 36.0
     if amax > 0 and 2 * np.log10(2.0 * amax) + np.log10(X.shape[0] * X.shape[1]) >= log_limit:
         j = int(np.argmax(np.max(np.abs(X), axis=0)))
         raise ValueError(
-            f"Input X has values up to {amax:.3g} (column {j}): sums of squared differences would overflow "
+            f"Input X has values up to {amax:.3g} (column {_column_label(names, j)}): sums of squared differences would overflow "
             f"{X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
             "MaxAbsScaler."
         )
@@ -53,6 +156,41 @@ def _check_scale(X):
             f"{X.dtype}, so every distance would be 0. Rescale the features first, e.g. with "
             "sklearn.preprocessing.StandardScaler or MaxAbsScaler."
         )
+
+
+def feature_ranking(weights, scores=None, constant=None):
+    """Ranks ``1..d`` (1 = best) of features: a total order without ties at zero weight.
+
+    The order is: larger weight first; among equal weights, larger signed score
+    first (``scores``, e.g. the Relief weights before clipping at 0); then
+    non-constant before constant features (``constant``, a mask: a constant
+    feature carries nothing); then the lower column index first.
+
+    Parameters
+    ----------
+    weights : array-like of shape (n_features,)
+    scores : array-like of shape (n_features,), optional
+        Signed scores; non-finite entries count as the lowest.
+    constant : array-like of bool, shape (n_features,), optional
+
+    Returns
+    -------
+    ndarray of int64, shape (n_features,)
+
+    Examples
+    --------
+    >>> feature_ranking([0.5, 0.0, 0.0, 0.9], scores=[0.5, -0.2, -0.1, 0.9]).tolist()
+    [2, 4, 3, 1]
+    """
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    d = w.shape[0]
+    s = np.zeros(d) if scores is None else np.asarray(scores, dtype=np.float64).ravel()
+    s = np.where(np.isfinite(s), s, -np.inf)
+    c = np.zeros(d, dtype=bool) if constant is None else np.asarray(constant, dtype=bool).ravel()
+    order = np.lexsort((np.arange(d), c, -s, -np.where(np.isfinite(w), w, -np.inf)))
+    ranking = np.empty(d, dtype=np.int64)
+    ranking[order] = np.arange(1, d + 1)
+    return ranking
 
 
 def warn_max_iter(estimator, max_iter, what="the weights"):
@@ -84,6 +222,16 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     ``transform`` rescales by ``w`` (L1 methods) or ``sqrt(w)`` (L2sq methods), so that
     ``KNeighborsClassifier(metric=self.metric_)`` on the output is the weighted kNN.
+
+    Every fitted weighter also has ``scores_`` and ``ranking_``:
+
+    * ``scores_`` (n_features,): signed scores before clipping at 0.  A method that
+      has its own (the Relief family: the raw Relief weights) sets them in ``_fit``;
+      otherwise they are the vector ``_fit`` returned, before ``max(., 0)``.
+    * ``ranking_`` (n_features,) int: 1 = best, a total order (see
+      :func:`feature_ranking`): by weight, then by signed score (so the features
+      whose weight is clipped to 0 are still ordered), then constant features last,
+      then by column order.
     """
 
     _metric = "manhattan"
@@ -98,14 +246,17 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None: feature weighting "
                 "is supervised (pass the class labels)."
             )
-        if hasattr(X, "iloc") or isinstance(X, np.ndarray) or isinstance(X, list):
-            Xa = np.asarray(X)
-            if Xa.dtype.kind in "fc" and Xa.ndim == 2:
-                check_finite_columns(Xa)
+        # named, one-line errors before sklearn's generic ones: the column (by name for a DataFrame), "y"
+        check_numeric_columns(X)
+        # estimators that declare ``_allow_nan`` (e.g. the Relief family with missing="diff") take NaN
+        allow_nan = bool(getattr(self, "_allow_nan", False))
+        check_finite_columns(X, allow_nan=allow_nan)
+        check_target(y)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2,
-                             accept_sparse=False, y_numeric=False)
+                             accept_sparse=False, y_numeric=False,
+                             ensure_all_finite="allow-nan" if allow_nan else True)
         check_classification_targets(y)
-        _check_scale(X)
+        _check_scale(X, getattr(self, "feature_names_in_", None))
         self._label_encoder = LabelEncoder().fit(y)
         self.classes_ = self._label_encoder.classes_
         codes = self._label_encoder.transform(y).astype(np.int64)
@@ -125,19 +276,31 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             )
         return X, codes
 
-    def _check_n_neighbors(self, k, codes, need_hits=True, name="n_neighbors"):
-        """Raise when ``k`` exceeds the hits (class size - 1) or misses available."""
+    def _check_n_neighbors(self, k, codes, need_hits=True, name="n_neighbors", clamp=None):
+        """Raise when ``k`` exceeds the hits (class size - 1) or misses available.
+
+        With ``clamp`` (the name of the option that turns the clamp off, e.g.
+        ``"small_classes='error'"``) a ``UserWarning`` instead: the method then uses,
+        per class, all the hits / misses that class has.
+        """
         counts = np.bincount(codes)
         n = codes.shape[0]
         if need_hits and k > counts.min() - 1:
             c = int(np.argmin(counts))
-            raise ValueError(
-                f"{name}={k} is larger than the number of hits of class {_label(self.classes_[c])} "
-                f"({counts[c] - 1}: {counts[c]} samples minus the sample itself). Use {name} <= "
-                f"{counts.min() - 1}."
-            )
+            msg = (f"{name}={k} is larger than the number of hits of class {_label(self.classes_[c])} "
+                   f"({counts[c] - 1}: {counts[c]} samples minus the sample itself).")
+            if clamp:
+                small = [_label(self.classes_[i]) for i in np.flatnonzero(counts - 1 < k)]
+                warnings.warn(f"{msg} Clamped per class: class(es) {', '.join(small)} use all their hits "
+                              f"(and misses); set {clamp} to raise instead.", UserWarning, stacklevel=4)
+                return
+            raise ValueError(f"{msg} Use {name} <= {counts.min() - 1}.")
         if k > n - counts.max():
-            raise ValueError(f"{name}={k} is larger than the number of misses available ({n - counts.max()}).")
+            msg = f"{name}={k} is larger than the number of misses available ({n - counts.max()})."
+            if clamp:
+                warnings.warn(f"{msg} Clamped per class; set {clamp} to raise instead.", UserWarning, stacklevel=4)
+                return
+            raise ValueError(msg)
 
     # -- fit -------------------------------------------------------------------------
     def fit(self, X, y):
@@ -155,6 +318,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         X, codes = self._validate_fit_data(X, y)
+        self.__dict__.pop("scores_", None)  # a method sets its own signed scores in _fit, or gets the default
         w = np.asarray(self._fit(X, codes), dtype=np.float64)
         if w.shape != (X.shape[1],):
             raise RuntimeError(f"internal error: weights of shape {w.shape} for {X.shape[1]} features")
@@ -162,10 +326,14 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise FloatingPointError(
                 f"{type(self).__name__} produced non-finite weights; this is a bug, please report it with the data."
             )
+        if not hasattr(self, "scores_"):
+            self.scores_ = w.copy()  # the method's vector before clipping at 0
         w = np.maximum(w, 0.0)
         # a constant feature adds nothing to any distance: its weight is 0 by definition
-        w[np.ptp(X, axis=0) == 0] = 0.0
+        constant = np.ptp(X, axis=0) == 0
+        w[constant] = 0.0
         self.feature_importances_ = w
+        self.ranking_ = feature_ranking(w, self.scores_, constant)
         self.metric_ = self._metric
         return self
 
@@ -196,8 +364,8 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         ``X * sqrt(w)`` (sqeuclidean), in the input's float dtype.
         """
         check_is_fitted(self, "feature_importances_")
-        if isinstance(X, np.ndarray) and X.dtype.kind in "fc" and X.ndim == 2:
-            check_finite_columns(X)
+        check_numeric_columns(X)
+        check_finite_columns(X)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         w = self.feature_importances_
         scale = w if self.metric_ == "manhattan" else np.sqrt(w)
