@@ -148,3 +148,63 @@ def test_max_iter_warns():
     X, y = _two_class_data()
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         NCADiagonal(max_iter=1, tol=0.0).fit(X, y)
+
+
+def test_blas_margin_sum_equals_the_compiled_pair_kernels():
+    # the BLAS path (||a||^2 + ||b||^2 - 2 a.b, (r + c).X^2 - 2 diag(X^T C X)) against the
+    # compiled pair loops of soft_margins, on offset data (cancellation), in small row blocks
+    from knnweights.engine.neighbors import soft_margins, sqeuclidean_soft_margin_sum
+    from knnweights.weighters.nca import _correct_share_weight
+
+    rng = np.random.RandomState(4)
+    X = rng.normal(size=(70, 9)) + 50.0
+    y = rng.randint(0, 3, 70)
+    w = rng.uniform(0.0, 1.0, 9)
+    w[2] = 0.0
+    ref = soft_margins(X, y, w, 0.7, "sqeuclidean", sample_weight=_correct_share_weight)
+    for wm in (None, 0.002):
+        got = sqeuclidean_soft_margin_sum(X, y, w, 0.7, sample_weight=_correct_share_weight, working_memory=wm)
+        np.testing.assert_allclose(got.z, ref.z, rtol=1e-9, atol=1e-9 * np.abs(ref.z).max())
+        np.testing.assert_allclose(got.log_hit_mass, ref.log_hit_mass, rtol=1e-9)
+        np.testing.assert_allclose(got.miss_entropy, ref.miss_entropy, rtol=1e-8, atol=1e-12)
+    got32 = sqeuclidean_soft_margin_sum(X.astype(np.float32), y, w, 0.7, sample_weight=_correct_share_weight)
+    np.testing.assert_allclose(got32.z, ref.z, rtol=1e-3, atol=1e-4 * np.abs(ref.z).max())
+
+
+def test_gradient_in_the_sqrt_parametrisation_matches_check_grad():
+    from knnweights.weighters.nca import _negated_sqrt
+
+    X, y = _two_class_data(n=35, d=6, seed=5)
+    a0 = np.random.RandomState(1).uniform(0.3, 1.2, X.shape[1])
+    c = [0]
+    err = check_grad(lambda a: _negated_sqrt(a, X, y, c)[0], lambda a: _negated_sqrt(a, X, y, c)[1], a0, epsilon=1e-7)
+    assert err <= 1e-5 * max(1.0, np.linalg.norm(_negated_sqrt(a0, X, y, c)[1]))
+
+
+def test_all_constant_features_give_zero_weights_with_a_warning():
+    X = np.zeros((12, 4))
+    y = np.arange(12) % 3
+    with pytest.warns(UserWarning, match="every feature of X is constant"):
+        est = NCADiagonal().fit(X, y)
+    assert np.array_equal(est.feature_importances_, np.zeros(4)) and est.n_iter_ == 0
+
+
+def test_verbose_prints_iterations(capsys):
+    X, y = _two_class_data(n=30, d=4)
+    est = NCADiagonal(verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.strip()[:1].isdigit()]
+    assert "Objective Value" in out and len(lines) == est.n_iter_
+    assert float(lines[-1].split()[1]) == pytest.approx(est.objective_, rel=1e-6)
+
+
+def test_iterations_comparable_to_sklearn_nca():
+    # the same tolerance as scikit-learn's full-matrix NCA from the identity: comparable
+    # iteration counts (the diagonal problem is smaller), a higher objective than w = 1
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    X, y = _shifted_data(n=120, d=10, n_informative=2, shift=1.5)
+    ours = NCADiagonal(tol=1e-5, max_iter=200).fit(X, y)
+    sk = NeighborhoodComponentsAnalysis(init="identity", tol=1e-5, max_iter=200).fit(X, y)
+    assert ours.n_iter_ <= 2 * sk.n_iter_ + 5
+    assert ours.objective_ > nca_diagonal_objective(np.ones(X.shape[1]), X, y)[0]

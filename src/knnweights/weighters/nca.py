@@ -8,13 +8,16 @@ feature weighting.  Only ``d``-vectors are optimised (scikit-learn's
 """
 
 import numbers
+import time
+import warnings
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..engine.neighbors import soft_margins
+from ..engine._config import get_config
+from ..engine.neighbors import soft_margins, sqeuclidean_soft_margin_sum
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["NCADiagonal", "nca_diagonal_objective"]
@@ -44,31 +47,44 @@ def nca_diagonal_objective(w, X, y, working_memory=None):
         df/dw = sum_i p_i (1 - p_i) z_i,
 
     ``z_i`` the soft margin vector of kernel width 1.  Both ``f`` and the gradient
-    therefore come from one pass of :func:`knnweights.engine.neighbors.soft_margins` over row
-    blocks of the distance matrix (log-space softmax, compiled coefficient-weighted
-    ``phi`` sums), in ``O(n^2 d)`` time and ``O(block x n + d)`` extra memory.
+    therefore come from one pass over row blocks of the distance matrix
+    (:func:`knnweights.engine.neighbors.sqeuclidean_soft_margin_sum`: distances
+    ``||a_i||^2 + ||a_j||^2 - 2 a_i . a_j`` on ``A = X sqrt(w)`` and the sums
+    ``sum_ij c_ij (x_i - x_j)**2 = (r + c) . X**2 - 2 diag(X^T C X)`` as BLAS matrix
+    products, log-space softmax by a compiled kernel), in ``O(n^2 d)`` time and
+    ``O(block x n + n d)`` extra memory; on a GPU device, the soft margins of
+    :func:`knnweights.engine.neighbors.soft_margins`.
 
     Parameters
     ----------
     w : ndarray of shape (d,), non-negative
     X : ndarray of shape (n, d)
+        Float32 runs the matrix products in float32.
     y : ndarray of shape (n,)
         Integer class codes; every class needs at least two samples.
+    working_memory : float, default=None
+        MiB per row block (``None``: the global configuration).
 
     Returns
     -------
     f : float
     grad : ndarray of shape (d,)
     """
-    sm = soft_margins(X, y, w, 1.0, "sqeuclidean", sample_weight=_correct_share_weight,
-                      working_memory=working_memory)
+    if get_config()["device"] != "cpu":
+        sm = soft_margins(X, y, w, 1.0, "sqeuclidean", sample_weight=_correct_share_weight,
+                          working_memory=working_memory)
+    else:
+        sm = sqeuclidean_soft_margin_sum(X, y, w, 1.0, sample_weight=_correct_share_weight,
+                                         working_memory=working_memory)
     log_p = sm.log_hit_mass - np.logaddexp(sm.log_hit_mass, sm.log_miss_mass)
     return float(np.exp(log_p).sum()), np.asarray(sm.z, dtype=np.float64)
 
 
-def _negated(w, X, y):
-    f, g = nca_diagonal_objective(w, X, y)
-    return -f, -g
+def _negated_sqrt(a, X, y, counter):
+    # w = a**2 (scikit-learn's parametrisation A, restricted to a diagonal): no bounds
+    counter[0] += 1
+    f, g = nca_diagonal_objective(a * a, X, y)
+    return -f, -2.0 * a * g
 
 
 def _mean_pairwise_sqdist(X):
@@ -77,10 +93,12 @@ def _mean_pairwise_sqdist(X):
     return 2.0 * n / (n - 1) * float(X.var(axis=0).sum())
 
 
-def _recorder(history):
+def _recorder(history, verbose, start, counter):
     # scipy passes the OptimizeResult only to a callback whose sole parameter has this name
     def record(intermediate_result):
         history.append(-float(intermediate_result.fun))
+        if verbose:
+            print(f"{len(history):>10d} {history[-1]:>20.6e} {counter[0]:>8d} {time.perf_counter() - start:>10.2f}")
 
     return record
 
@@ -92,8 +110,13 @@ class NCADiagonal(BaseWeighter):
     rule, ``f(w) = sum_i p_i`` with ``p_i = sum_{j in C_i} p_ij`` and
     ``p_ij = softmax_{j != i}(-d_w(x_i, x_j))`` (eqs. 1-3), over the diagonal of
     ``A^T A``, i.e. feature weights ``w >= 0`` of the squared Euclidean distance, by
-    L-BFGS-B with the bounds ``w >= 0``.  The gradient is eq. 5 restricted to the
-    diagonal (see :func:`nca_diagonal_objective`).  The objective is not concave: with
+    L-BFGS-B over ``a`` with ``w = a**2`` (the diagonal of scikit-learn's
+    parametrisation ``A``; no bounds needed; ``df/da = 2 a df/dw``).  The gradient is
+    eq. 5 restricted to the diagonal (see :func:`nca_diagonal_objective`, whose
+    distances and margin sums run as BLAS matrix products in row blocks).  Optimising
+    ``a`` rather than ``w`` under the bounds ``w >= 0`` needs about a third of the
+    L-BFGS-B iterations for the same tolerance (30 against 91 at 500 x 100), as many as
+    scikit-learn's full-matrix NCA.  The objective is not concave: with
     ``n_init > 1`` several starts are run and the largest ``f`` is kept (the SQP-FW
     protocol runs 5 random starts; its authors keep the start with the smallest
     training error, this class keeps the largest NCA objective, the smooth version of
@@ -104,7 +127,8 @@ class NCADiagonal(BaseWeighter):
     max_iter : int, default=100
         L-BFGS-B iterations per start (a ``ConvergenceWarning`` when reached).
     tol : float, default=1e-5
-        L-BFGS-B ``ftol`` (relative decrease) and ``gtol`` (projected gradient).
+        L-BFGS-B ``ftol`` (relative decrease) and ``gtol`` (gradient in ``a``), as
+        scikit-learn's ``NeighborhoodComponentsAnalysis(tol=...)``.
     init : {"ones", "scaled", "random"}, default="ones"
         First start: ``"ones"``: ``w = 1`` (the unweighted metric); ``"scaled"``:
         ``w = c`` with ``c = 1 / mean_{i != j} ||x_i - x_j||**2`` (computed in ``O(n d)``
@@ -118,6 +142,9 @@ class NCADiagonal(BaseWeighter):
         Number of starts.
     random_state : int, RandomState or None
         Seeds the random starts.
+    verbose : int, default=0
+        ``> 0``: print the iteration, the objective, the function evaluations and the
+        elapsed seconds after every L-BFGS-B iteration.
 
     Attributes
     ----------
@@ -133,7 +160,9 @@ class NCADiagonal(BaseWeighter):
 
     Notes
     -----
-    Constant features have no effect on any distance; they are held at weight 0.
+    Constant features have no effect on any distance; they are held at weight 0.  When
+    every feature is constant there is nothing to learn: all-zero weights and a
+    ``UserWarning``.
 
     References
     ----------
@@ -157,38 +186,54 @@ class NCADiagonal(BaseWeighter):
         "init": [StrOptions({"ones", "scaled", "random"})],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, max_iter=100, tol=1e-5, init="ones", n_init=1, random_state=None):
+    def __init__(self, max_iter=100, tol=1e-5, init="ones", n_init=1, random_state=None, verbose=0):
         self.max_iter = max_iter
         self.tol = tol
         self.init = init
         self.n_init = n_init
         self.random_state = random_state
+        self.verbose = verbose
 
     def _fit(self, X, y):
         rng = check_random_state(self.random_state)
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.ascontiguousarray(X)
         d = X.shape[1]
         varying = np.ptp(X, axis=0) > 0
-        bounds = [(0.0, None) if v else (0.0, 0.0) for v in varying]
+        if not varying.any():
+            warnings.warn(f"{type(self).__name__}: every feature of X is constant, so no weight changes any "
+                          "distance; all weights are 0.", UserWarning, stacklevel=3)
+            self.objective_ = float(nca_diagonal_objective(np.zeros(d), X, y)[0])
+            self.n_iter_ = 0
+            self.cost_history_ = []
+            return np.zeros(d)
+        # the constant features do not enter the optimisation (their gradient is 0)
+        Xv = np.ascontiguousarray(X[:, varying]) if not varying.all() else X
+        dv = Xv.shape[1]
         scale = 1.0
         if self.init == "scaled":
-            mean_d = _mean_pairwise_sqdist(X)
+            mean_d = _mean_pairwise_sqdist(Xv)
             scale = 1.0 / mean_d if mean_d > 0 else 1.0
         best = None
         for start in range(self.n_init):
             if start == 0 and self.init != "random":
-                w0 = np.full(d, scale)
+                w0 = np.full(dv, scale)
             else:
-                w0 = rng.uniform(0.0, 2.0 * scale, size=d)
-            w0[~varying] = 0.0
-            history = []
-            record = _recorder(history)
-            res = minimize(_negated, w0, args=(X, y), jac=True, method="L-BFGS-B", bounds=bounds,
+                w0 = rng.uniform(0.0, 2.0 * scale, size=dv)
+            history, counter, t0 = [], [0], time.perf_counter()
+            if self.verbose:
+                print(f"[{type(self).__name__}] start {start + 1}/{self.n_init}")
+                print(f"{'Iteration':>10} {'Objective Value':>20} {'f evals':>8} {'Time(s)':>10}")
+            record = _recorder(history, self.verbose, t0, counter)
+            res = minimize(_negated_sqrt, np.sqrt(w0), args=(Xv, y, counter), jac=True, method="L-BFGS-B",
                            callback=record, options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": self.tol})
-            if best is None or -res.fun > best[0].objective:
-                res.objective = -float(res.fun)
+            res.objective = -float(res.fun)
+            if self.verbose:
+                print(f"[{type(self).__name__}] {res.nit} iterations, objective {res.objective:.6e}, "
+                      f"{time.perf_counter() - t0:.2f} s: {res.message}")
+            if best is None or res.objective > best[0].objective:
                 best = (res, history)
         res, history = best
         if res.nit >= self.max_iter and not res.success:
@@ -196,4 +241,6 @@ class NCADiagonal(BaseWeighter):
         self.objective_ = res.objective
         self.n_iter_ = int(res.nit)
         self.cost_history_ = history
-        return np.maximum(res.x, 0.0)
+        w = np.zeros(d)
+        w[varying] = res.x * res.x
+        return w
