@@ -57,7 +57,7 @@ def test_tables_hold_the_papers_numbers(tiny_run):
     assert wtl["LOGO"]["paper_wtl"] == "2/4/5"
     assert sum(int(x) for x in wtl["IB1"]["ours_wtl"].split("/")) == 1  # one dataset compared
     report = open(os.path.join(out, "report.md"), encoding="utf-8").read()
-    assert "Fidelity summary" in report and "| HS | I-M4E | 72.32 |" in report
+    assert "Verdicts and fidelity" in report and "| HS | I-M4E | 72.32 |" in report
 
 
 def test_unavailable_datasets_keep_their_reason(tiny_run):

@@ -20,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .tables import Config, run_table
 
-__all__ = ["PAPERS", "reproduce", "add_parser"]
+__all__ = ["PAPERS", "reproduce", "add_parser", "resolve_datasets", "check_report"]
 
 PAPERS = {"im4e": "im4e", "lh-relief": "lhrelief", "sqp-fw": "sqpfw", "mdm": "mdm", "efw": "efw"}
 
@@ -29,6 +29,68 @@ def _module(paper):
     import importlib
 
     return importlib.import_module(f".{PAPERS[paper]}", __name__)
+
+
+def _specs(papers):
+    for p in papers:
+        for spec in _module(p).tables():
+            for ds in spec.datasets:
+                yield p, ds
+
+
+def resolve_datasets(names, papers=None):
+    """The names ``--datasets`` selects, or a ValueError naming the valid ones.
+
+    A name may be a bundled dataset (``knnweights datasets``: ``colon_alon``), a paper's
+    dataset key (``colon_alon1999``) or the label a paper's table prints (``Colon``,
+    ``IONO``); case does not matter.  Returns every label, key and bundled name of the
+    table rows selected (so each paper module recognises its own), in a sorted tuple.
+    """
+    from ..datasets import ALIASES, list_datasets
+
+    papers = list(PAPERS) if papers is None else list(papers)
+    bundled = set(list_datasets())
+    rows = list(_specs(list(PAPERS)))
+    extra_keys = {}  # paper keys used by modules outside their TableSpecs (e.g. EFW's stability rows)
+    for p in PAPERS:
+        extra_keys.update(getattr(_module(p), "_KEYS", {}))
+
+    def canon(n):
+        n = ALIASES.get(n, extra_keys.get(n, n))
+        return n if n in bundled else None
+
+    lower = {}
+    for _, ds in rows:
+        for n in ds.names():
+            lower.setdefault(n.lower(), n)
+    for n in [*bundled, *ALIASES, *extra_keys]:
+        lower.setdefault(n.lower(), n)
+    selected, unknown = set(), []
+    for raw in names:
+        name = lower.get(str(raw).lower())
+        if name is None:
+            unknown.append(raw)
+            continue
+        exact = [ds for _, ds in rows if name in (ds.label, ds.key)]
+        target = {ds.bundled for ds in exact} - {None} or {canon(name)} - {None}
+        hits = exact + [ds for _, ds in rows if ds.bundled is not None and ds.bundled in target]
+        selected.add(name)
+        selected.update(target)
+        for ds in hits:
+            selected.update(ds.names())
+        selected.update(k for k in [*ALIASES, *extra_keys] if canon(k) in target)
+    if unknown:
+        labels = sorted({ds.label for p, ds in rows if p in papers})
+        raise ValueError(f"unknown dataset(s) {', '.join(map(repr, unknown))} for --datasets; use a bundled name "
+                         f"({', '.join(sorted(bundled))}) or a table label ({', '.join(labels)}).")
+    return tuple(sorted(selected))
+
+
+def check_report(path):
+    """Whether ``path`` (a ``report.md``) was made by the code installed now; see :func:`report.check_report`."""
+    from .report import check_report as _check
+
+    return _check(path)
 
 
 @contextlib.contextmanager
@@ -44,7 +106,8 @@ def _backend(name, n_jobs):
         raise SystemExit("--backend dask needs dask.distributed: pip install 'dask[distributed]'") from exc
     import joblib
 
-    cluster = LocalCluster(n_workers=n_jobs or 1, threads_per_worker=1, processes=True, dashboard_address=None)
+    workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else max(1, n_jobs)
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(cluster)
     try:
         with joblib.parallel_backend("dask"):
@@ -54,7 +117,7 @@ def _backend(name, n_jobs):
         cluster.close()
 
 
-def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, backend=None, datasets=None,
+def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, backend=None, datasets=None,
               progress=None, tables=None, verbose=True, random_state=0):
     """Run a paper's experiments and write ``out/report.md``.
 
@@ -65,12 +128,18 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, 
         ``full``: the paper's protocol; ``quick``: reduced (minutes); ``tiny``: a smoke test (seconds).
     out : str
         Output folder (tables as CSV, PNG plots, ``report.md``, the resumable ``store/``).
-    n_jobs : int, optional
-        Parallel cells (joblib).
+    n_jobs : int, default=-1
+        Parallel cells (joblib); -1: every core.  The numbers do not depend on it (every
+        cell has its own seed).
     backend : {None, "dask"}
         ``"dask"`` runs the cells on a local ``dask.distributed`` cluster.
     datasets : list of str, optional
-        Restrict the tables to these dataset keys or labels.
+        Restrict the tables to these datasets: bundled names (``colon_alon``), paper keys
+        or the labels the tables print (``Colon``); an unknown name raises ValueError
+        naming the valid ones (see :func:`resolve_datasets`).
+    progress : bool, optional
+        A progress bar per table on stderr (time left; one line per tenth when stderr is
+        not a terminal); default: when ``verbose``.
     tables : list of str, optional
         Restrict to these table names (e.g. ``["im4e_table5"]``); ``[]`` runs figures only.
     random_state : int
@@ -85,9 +154,23 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, 
     for p in papers:
         if p not in PAPERS:
             raise ValueError(f"unknown paper {p!r}; choose from {', '.join(PAPERS)} or all.")
+    if mode not in ("tiny", "quick", "full"):
+        raise ValueError(f"mode must be 'tiny', 'quick' or 'full', got {mode!r}.")
+    if isinstance(datasets, str):
+        datasets = [datasets]
+    selected = resolve_datasets(datasets, papers) if datasets else None
+    if tables:
+        known = {spec.name for p in papers for spec in _module(p).tables()}
+        bad = [t for t in tables if t not in known and not any(t.startswith(PAPERS[p] + "_") for p in papers)]
+        if bad:
+            raise ValueError(f"unknown table(s) {', '.join(map(repr, bad))} for {', '.join(papers)}; the tables: "
+                             f"{', '.join(sorted(known))} (and the papers' custom tables, e.g. efw_stability_m5).")
+    command = " ".join(["knnweights reproduce", paper, f"--{mode}", "--out", str(out)]
+                       + (["--datasets", *map(str, datasets)] if datasets else [])
+                       + (["--tables", *tables] if tables else []))
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if verbose else None
     cfg = Config(mode=mode, out=out, n_jobs=n_jobs, progress=progress,
-                 datasets=tuple(datasets) if datasets else None, random_state=random_state, log=log)
+                 datasets=selected, random_state=random_state, log=log)
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     with warnings.catch_warnings():
@@ -100,7 +183,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, 
         quiet = [f"ignore:{name} stopped at max_iter" for name in WEIGHTERS]
         os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [old, *quiet]))
         try:
-            return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out)
+            return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command)
         finally:
             if old is None:
                 os.environ.pop("PYTHONWARNINGS", None)
@@ -108,7 +191,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=None, 
                 os.environ["PYTHONWARNINGS"] = old
 
 
-def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out):
+def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
     from .report import fidelity, write_report, write_table_csv
 
     results, figures, notes = [], [], []
@@ -145,7 +228,8 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out):
     wall = time.monotonic() - t0
     cells_total = sum(r.cells_total for r in results)
     cells_run = sum(r.cells_run for r in results)
-    report = write_report(out, papers, results, figures, notes, wall, cfg, cells_total, cells_run)
+    report = write_report(out, papers, results, figures, notes, wall, cfg, cells_total, cells_run,
+                          command=command)
     fid = fidelity(results)
     cfg.say(f"done in {wall:.0f} s: {cells_total} cells ({cells_run} computed, {cells_total - cells_run} from the "
             f"store); fidelity: {fid['cells_within']}/{fid['cells_compared']} cells within 2 SE + 2 points, "
@@ -155,10 +239,18 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out):
 
 
 def _cmd(args):
+    if args.check_report:
+        res = check_report(args.check_report)
+        print(res["message"])
+        return 0 if res["match"] else 1
     mode = "full" if args.full else ("tiny" if args.tiny else "quick")
-    reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
-              datasets=args.datasets, progress=None if not args.no_progress else False,
-              tables=args.tables, random_state=args.random_state)
+    try:
+        reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
+                  datasets=args.datasets, progress=None if not args.no_progress else False,
+                  tables=args.tables, random_state=args.random_state)
+    except ValueError as exc:  # a bad --datasets / --tables value: say which, exit 2 like argparse
+        print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -166,17 +258,21 @@ def add_parser(subparsers):
     """Register ``reproduce`` on the ``knnweights`` command line."""
     p = subparsers.add_parser("reproduce", help="rerun a paper's experiments and compare with its numbers",
                               description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("paper", choices=[*PAPERS, "all"])
+    p.add_argument("paper", nargs="?", default="all", choices=[*PAPERS, "all"], help="default: all")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="reduced protocol (default): minutes")
     g.add_argument("--full", action="store_true", help="the papers' protocols: hours")
     g.add_argument("--tiny", action="store_true", help="smoke test: seconds")
     p.add_argument("--out", default="knnweights-results", help="output folder (default: knnweights-results)")
-    p.add_argument("--n-jobs", type=int, default=None, help="parallel jobs (joblib)")
+    p.add_argument("--n-jobs", type=int, default=-1,
+                   help="parallel cells (joblib; default -1: every core); the numbers do not depend on it")
     p.add_argument("--backend", choices=["dask"], default=None, help="run the cells on a local dask cluster")
-    p.add_argument("--datasets", nargs="+", default=None, help="restrict to these dataset keys or labels")
+    p.add_argument("--datasets", nargs="+", default=None,
+                   help="restrict to these datasets: bundled names (knnweights datasets) or the tables' labels")
     p.add_argument("--tables", nargs="+", default=None, help="restrict to these tables (e.g. im4e_table5)")
     p.add_argument("--random-state", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--check-report", metavar="REPORT_MD", default=None,
+                   help="say whether REPORT_MD (a report.md) was made by the code installed now; exit 1 if not")
     p.set_defaults(func=_cmd)
     return p

@@ -5,7 +5,7 @@ import numpy as np
 from .. import datasets as _ds
 from .tables import subsample
 
-__all__ = ["loader", "two_largest", "standardize", "top_variance", "drop_constant"]
+__all__ = ["loader", "two_largest", "standardize", "top_variance", "drop_constant", "reduction"]
 
 
 def two_largest(X, y):
@@ -64,7 +64,29 @@ def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None,
         X, y = subsample(X, y, (max_rows or {}).get(cfg.mode), seed=cfg.random_state)
         return X, y
 
+    load.bundled = name  # the name `knnweights datasets` prints (``reproduce --datasets`` accepts it)
+    load.max_rows, load.max_features = dict(max_rows or {}), dict(max_features or {})
     return load
+
+
+def reduction(load, mode, shape=None):
+    """How ``mode`` shrinks the data of a :func:`loader` (``""`` when it does not), for the report."""
+    parts = []
+    mr = getattr(load, "max_rows", {}).get(mode)
+    mf = getattr(load, "max_features", {}).get(mode)
+    name = getattr(load, "bundled", None)
+    n = d = None
+    if name is not None:
+        try:
+            info = _ds.dataset_info(name)
+            n, d = info["n"], info["d"]
+        except Exception:  # noqa: BLE001 - only a caption
+            pass
+    if mr and (n is None or n > mr):
+        parts.append(f"--{mode} subsample of <= {mr} rows")
+    if mf and (d is None or d > mf):
+        parts.append(f"--{mode} keeps {mf} of {d if d is not None else 'the'} features")
+    return "; ".join(parts)
 
 
 def limits_note(max_rows=None, max_features=None):

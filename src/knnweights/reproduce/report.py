@@ -1,10 +1,114 @@
-"""Markdown report and CSV files of a ``knnweights reproduce`` run."""
+"""Markdown report and CSV files of a ``knnweights reproduce`` run, and their provenance.
+
+Every report records which code made it: a SHA-256 of the sources its numbers depend on
+(:func:`source_hash`), the package version and, in a git checkout, the commit.
+:func:`check_report` (``knnweights reproduce --check-report report.md``) says whether a
+committed report still matches the code.
+"""
 
 import csv
+import hashlib
 import json
 import os
+import re
+import subprocess
 
-__all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity"]
+__all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity", "verdict", "source_hash", "provenance",
+           "check_report", "SOURCE_PARTS"]
+
+# the parts of the package whose code decides a report's numbers
+SOURCE_PARTS = ("weighters", "engine", "_solvers", "classifiers", "evaluation", "reproduce", "datasets.py",
+                "data/paper_tables")
+_HASH_RE = re.compile(r"source hash `sha256:([0-9a-f]{64})`")
+
+
+def _package_root():
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _source_files(root, parts=SOURCE_PARTS):
+    files = []
+    for part in parts:
+        path = os.path.join(root, part)
+        if os.path.isfile(path):
+            files.append(path)
+            continue
+        for d, dirs, names in os.walk(path):
+            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+            files.extend(os.path.join(d, n) for n in names if n.endswith((".py", ".csv")))
+    return sorted(files, key=lambda f: os.path.relpath(f, root).replace(os.sep, "/"))
+
+
+def source_hash(root=None, parts=SOURCE_PARTS):
+    """SHA-256 (hex) of the method, engine, solver, classifier, evaluation and reproduce sources.
+
+    Each file's path relative to the package and its bytes (line endings normalised) enter
+    the hash, in sorted order; ``__pycache__`` and other generated files do not.
+    Two checkouts with the same code give the same hash whatever their location.
+    """
+    root = _package_root() if root is None else os.fspath(root)
+    h = hashlib.sha256()
+    for f in _source_files(root, parts):
+        rel = os.path.relpath(f, root).replace(os.sep, "/")
+        with open(f, "rb") as fh:
+            data = fh.read().replace(b"\r\n", b"\n")
+        h.update(rel.encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0" + data)
+    return h.hexdigest()
+
+
+def _git(*args):
+    try:
+        r = subprocess.run(["git", *args], cwd=_package_root(), capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def provenance():
+    """``{"source_hash", "version", "git_commit", "git_dirty"}`` of the code running now."""
+    from .. import __version__
+
+    commit = _git("rev-parse", "HEAD")
+    dirty = None
+    if commit:
+        st = _git("status", "--porcelain", "--", *SOURCE_PARTS)
+        dirty = bool(st) if st is not None else None
+    return {"source_hash": source_hash(), "version": __version__, "git_commit": commit, "git_dirty": dirty}
+
+
+def check_report(path):
+    """Does the report at ``path`` come from the code running now?
+
+    Reads the source hash recorded in ``report.md`` (or its ``report.json`` sidecar) and
+    compares it with :func:`source_hash` of the installed package.
+
+    Returns
+    -------
+    dict
+        ``match`` (bool, ``None`` when the report records no hash), ``recorded``,
+        ``current``, ``recorded_commit``, ``message``.
+    """
+    path = os.fspath(path)
+    recorded = commit = None
+    side = os.path.join(os.path.dirname(path), "report.json") if path.endswith(".md") else path
+    if os.path.exists(side) and side.endswith(".json"):
+        with open(side, encoding="utf-8") as fh:
+            meta = json.load(fh).get("provenance", {})
+        recorded, commit = meta.get("source_hash"), meta.get("git_commit")
+    if recorded is None and path.endswith(".md"):
+        with open(path, encoding="utf-8") as fh:
+            m = _HASH_RE.search(fh.read())
+        recorded = m.group(1) if m else None
+    current = source_hash()
+    if recorded is None:
+        match, msg = None, f"{path} records no source hash (made before reports recorded one): regenerate it"
+    elif recorded == current:
+        match, msg = True, f"{path} matches the code (source hash {current[:12]})"
+    else:
+        match = False
+        msg = (f"{path} was made from other code (source hash {recorded[:12]}"
+               + (f", commit {commit[:12]}" if commit else "") + f"; the code now: {current[:12]}): regenerate it")
+    return {"match": match, "recorded": recorded, "current": current, "recorded_commit": commit, "message": msg}
 
 
 def _fmt(v, nd=2):
@@ -37,13 +141,51 @@ def write_table_csv(result, folder):
     return paths
 
 
+def verdict(result):
+    """``(word, text)``: is the table's claim reproduced, with the measured numbers.
+
+    ``reproduced``: >= 80 % of the compared cells within tolerance and, where the paper
+    gives W/T/L outcomes, >= 70 % of the per-dataset directions agreeing; ``partly``:
+    >= 50 % of the cells (or of the directions); ``not reproduced`` otherwise;
+    ``no paper numbers`` for our own experiments (nothing to compare).
+    """
+    fr = fidelity([result])
+    within, n, agree, dirs = fr["cells_within"], fr["cells_compared"], fr["wtl_agree"], fr["wtl_compared"]
+    if not result.spec.csv:
+        return "no paper numbers", "our own experiment: the paper gives no numbers to compare with"
+    if n == 0 and dirs == 0:
+        return "not compared", "no cell with a paper number could be computed (see the status column)"
+    parts = []
+    if n:
+        diffs = [abs(r["diff"]) for r in result.rows if r.get("diff") is not None]
+        med = sorted(diffs)[len(diffs) // 2] if diffs else None
+        parts.append(f"{within}/{n} cells within tolerance ({100 * within / n:.0f} %)"
+                     + (f", median |ours - paper| {med:.2f}" if med is not None else ""))
+    if dirs:
+        parts.append(f"W/T/L directions agreeing {agree}/{dirs} ({100 * agree / dirs:.0f} %)")
+    cf = within / n if n else None
+    df = agree / dirs if dirs else None
+    if (cf is None or cf >= 0.8) and (df is None or df >= 0.7):
+        word = "reproduced"
+    elif (cf is not None and cf >= 0.5) or (df is not None and df >= 0.5):
+        word = "partly reproduced"
+    else:
+        word = "not reproduced"
+    return word, "; ".join(parts)
+
+
 def table_markdown(result):
-    """The table in Markdown: one line per dataset x method, ours beside the paper's."""
+    """The table in Markdown: its verdict, then one line per dataset x method, ours beside the paper's."""
     spec = result.spec
     unit = "error %" if spec.metric == "error" else ("value" if spec.metric not in ("accuracy",) else "accuracy %")
-    lines = [f"### {spec.title}", "", spec.caption, "",
-             f"| dataset | method | paper ({unit}) | ours mean | ours std | n | diff | within tolerance | status / stand-in |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    word, text = verdict(result)
+    lines = [f"### {spec.title}", "", f"**Verdict: {word}** ({text}).", "", spec.caption, ""]
+    if not spec.csv:
+        lines += ["This table has **no paper numbers**: the paper columns stay empty and nothing is counted in "
+                  "the fidelity summary.", ""]
+    lines += [f"| dataset | method | paper ({unit}) | ours mean | ours std | n | diff | within tolerance | "
+              "why it misses | status / stand-in |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     nd = 4 if spec.metric == "stability" else 2
     for r in result.rows:
         within = {True: "yes", False: "no", None: ""}[r["within"]]
@@ -53,16 +195,19 @@ def table_markdown(result):
         extra = [k for k in r if k.startswith("ours_median_")]
         for k in extra:
             note += f" median {k[len('ours_median_'):]} = {_fmt(r[k], 0)}"
+        why = r.get("miss_reason") or ("unexplained" if r["within"] is False else "")
         lines.append(f"| {r['dataset']} | {r['method']} | {r.get('paper_as_printed') or _fmt(r['paper'])} | "
-                     f"{_fmt(r['ours_mean'], nd)} | {_fmt(r['ours_std'], nd)} | {r['n_cells'] or ''} | {_fmt(r['diff'], nd)} | "
-                     f"{within} | {note} |")
+                     f"{_fmt(r['ours_mean'], nd)} | {_fmt(r['ours_std'], nd)} | {r['n_cells'] or ''} | "
+                     f"{_fmt(r['diff'], nd)} | {within} | {why} | {note} |")
     if result.wtl:
         rule = ("p < 0.01 and >= 0.5 points, counted from the competitor's side vs " + spec.reference
                 if spec.wtl_rule == "im4e" else "paired t-test vs " + spec.reference + ", p < 0.05")
         lines += ["", f"W/T/L ({rule}):", "",
-                  "| method | ours W/T/L | paper W/T/L | per-dataset directions agreeing |", "| --- | --- | --- | --- |"]
+                  "| method | ours W/T/L | paper W/T/L | per-dataset directions agreeing |",
+                  "| --- | --- | --- | --- |"]
         for r in result.wtl:
-            lines.append(f"| {r['method']} | {r['ours']} | {r['paper'] or 'n/a'} | {r['agree']}/{r['compared']} |")
+            comp = f"{r['agree']}/{r['compared']}" if r["compared"] else "n/a (no paper numbers)"
+            lines.append(f"| {r['method']} | {r['ours']} | {r['paper'] or 'n/a'} | {comp} |")
         if spec.wtl_rule == "lhrelief":
             lines += ["", "p-values of our paired t-tests (competitor vs LH-RELIEF):", ""]
             for r in result.wtl:
@@ -87,29 +232,78 @@ def fidelity(results):
     return {"cells_within": within, "cells_compared": compared, "wtl_agree": agree, "wtl_compared": dirs}
 
 
-def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, cells_run):
-    """Write ``out/report.md``; returns its path."""
-    fid = fidelity(results)
-    lines = ["# knnweights reproduce: our numbers beside the papers'", "",
-             f"Command: `knnweights reproduce {' '.join(papers) if len(papers) == 1 else 'all'} --{cfg.mode} "
-             f"--out {out}`; papers: {', '.join(papers)}; mode `{cfg.mode}`; wall time {wall:.0f} s; "
-             f"cells {cells_total} ({cells_run} computed in this run, {cells_total - cells_run} read from the store).",
-             "",
-             "Each table lists every method and dataset of the paper's table. Rows we cannot compute say why "
-             "(`not bundled`, `not available`, `not implemented`). Where a scikit-learn (or knnweights) "
-             "estimator stands in for the paper's WEKA / MATLAB one, the last column says which. "
-             "`--quick` runs fewer repeats and coarser grids on the same methods and datasets (captions say where "
-             "rows or features were subsampled); its numbers are noisier than the paper's protocol.", "",
-             "## Fidelity summary", "",
-             f"- cells within 2 of our standard errors + 2 points of the paper's number (stability: + 0.02): "
-             f"**{fid['cells_within']} / {fid['cells_compared']}**",
-             f"- W/T/L directions (per dataset) agreeing with the paper's: **{fid['wtl_agree']} / {fid['wtl_compared']}**",
-             ""]
+def _miss_counts(results):
+    counts = {}
     for res in results:
-        files = ", ".join(f"[{os.path.basename(p)}]({os.path.basename(p)})" for p in res.files)
+        for r in res.rows:
+            if r["within"] is False:
+                for part in (r.get("miss_reason") or "unexplained").split("; "):
+                    kind = part.split(":")[0]
+                    counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _figure_verdict(f):
+    v = f.get("verdict")
+    if v:
+        return v
+    ours = str(f.get("ours", ""))
+    if ours.startswith(("not implemented", "failed")):
+        return "not reproduced (the figure could not be made)"
+    return "not judged (the figure module states no verdict; compare the claim with the figure)"
+
+
+def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, cells_run, command=None):
+    """Write ``out/report.md`` and its ``report.json`` sidecar (provenance, fidelity, verdicts); returns the path."""
+    fid = fidelity(results)
+    prov = provenance()
+    command = command or (f"knnweights reproduce {' '.join(papers) if len(papers) == 1 else 'all'} --{cfg.mode} "
+                          f"--out {out}")
+    lines = ["# knnweights reproduce: our numbers beside the papers'", ""]
+    if cfg.mode == "tiny":
+        lines += ["> **Smoke test (`--tiny`), not a reproduction.** Tiny subsamples, one or two folds and a few "
+                  "iterations check that every table and figure runs; the numbers below say nothing about the "
+                  "papers' claims. Run `--quick` (minutes) or `--full` (the papers' protocols) for that.", ""]
+    elif cfg.mode == "quick":
+        lines += ["> `--quick`: the papers' methods and datasets with fewer repeats, coarser grids and subsampled "
+                  "rows / features (said in each caption); `--full` runs the papers' protocols.", ""]
+    commit = prov["git_commit"]
+    lines += [f"Command: `{command}`; papers: {', '.join(papers)}; mode `{cfg.mode}`; wall time {wall:.0f} s; "
+              f"cells {cells_total} ({cells_run} computed in this run, {cells_total - cells_run} read from the store).",
+              "",
+              f"Made by knnweights {prov['version']}"
+              + (f", git commit `{commit[:12]}`" + (" with uncommitted changes" if prov["git_dirty"] else "")
+                 if commit else "")
+              + f"; source hash `sha256:{prov['source_hash']}` (methods, engine, solvers, classifiers, evaluation, "
+              "reproduce, bundled paper tables). `knnweights reproduce --check-report report.md` says whether the "
+              "code installed now would make this report.",
+              "",
+              "Each table lists every method and dataset of the paper's table. Rows we cannot compute say why "
+              "(`not bundled`, `not available`, `not implemented`). Where a scikit-learn (or knnweights) "
+              "estimator stands in for the paper's WEKA / MATLAB one, the last column says which. A cell outside "
+              "the tolerance gets its reason in the column *why it misses*: the dataset differs from the paper's "
+              "(including this mode's subsampling), a stand-in classifier, a paper ambiguity (with the reading "
+              "used), or *unexplained*.", "",
+              "## Verdicts and fidelity", "",
+              f"- cells within 2 of our standard errors + 2 points of the paper's number (stability: + 0.02): "
+              f"**{fid['cells_within']} / {fid['cells_compared']}**",
+              "- W/T/L directions (per dataset) agreeing with the paper's: "
+              f"**{fid['wtl_agree']} / {fid['wtl_compared']}**"]
+    miss = _miss_counts(results)
+    if miss:
+        lines.append("- cells outside the tolerance by reason (a cell may have several): "
+                     + ", ".join(f"{k} {v}" for k, v in sorted(miss.items(), key=lambda kv: -kv[1])))
+    lines.append("")
+    summary = []
+    for res in results:
+        files = ", ".join(f"[{os.path.basename(p)}]({os.path.basename(p)})" for p in getattr(res, "files", []))
         fr = fidelity([res])
-        lines.append(f"- {res.spec.title}: {fr['cells_within']}/{fr['cells_compared']} cells within; W/T/L "
-                     f"{fr['wtl_agree']}/{fr['wtl_compared']}; {res.cells_total} cells; {res.seconds:.0f} s ({files})")
+        word, text = verdict(res)
+        summary.append({"table": res.spec.name, "title": res.spec.title, "verdict": word, "measured": text,
+                        **fr, "cells": res.cells_total, "seconds": round(res.seconds, 1)})
+        lines.append(f"- {res.spec.title}: **{word}** ({text}); {res.cells_total} cells; {res.seconds:.0f} s ({files})")
+    for f in figures:
+        lines.append(f"- {f['title']}: **{_figure_verdict(f)}**")
     lines.append("")
     lines.append("## Tables")
     lines.append("")
@@ -121,10 +315,18 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
             lines += [f"### {f['title']}", ""]
             if f.get("png"):
                 lines += [f"![{f['title']}]({os.path.basename(f['png'])})", ""]
-            lines += [f"**Paper's claim:** {f['claim']}", "", f"**Ours:** {f.get('ours', '')}", ""]
+            lines += [f"**Paper's claim:** {f['claim']}", "", f"**Verdict:** {_figure_verdict(f)}", "",
+                      f"**Ours:** {f.get('ours', '')}", ""]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     path = os.path.join(out, "report.md")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
+    meta = {"command": command, "papers": list(papers), "mode": cfg.mode, "random_state": cfg.random_state,
+            "provenance": prov, "fidelity": fid, "miss_reasons": miss, "tables": summary,
+            "figures": [{"title": f["title"], "verdict": _figure_verdict(f)} for f in figures],
+            "cells_total": cells_total, "cells_run": cells_run, "wall_seconds": round(wall, 1)}
+    with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
+        json.dump(meta, fh, indent=1, sort_keys=True)
+        fh.write("\n")
     return path

@@ -22,7 +22,7 @@ import numpy as np
 from ..evaluation import ResultStore, paired_ttest, run_grid, win_tie_loss
 
 __all__ = ["Config", "DatasetSpec", "MethodSpec", "TableSpec", "TableResult", "read_paper_table", "run_table",
-           "within_tolerance", "subsample"]
+           "within_tolerance", "subsample", "miss_reason"]
 
 
 @dataclass
@@ -31,8 +31,8 @@ class Config:
 
     mode: str = "quick"
     out: str = "knnweights-results"
-    n_jobs: int = None
-    progress: bool = None
+    n_jobs: int = -1  # every core (results do not depend on it: seeds are per cell)
+    progress: bool = None  # None: a progress bar when there is a log
     datasets: tuple = None  # restrict to these dataset keys / labels (None: all)
     random_state: int = 0
     log: object = None
@@ -58,6 +58,19 @@ class DatasetSpec:
     load: object = None
     reason: str = ""
     note: str = ""
+    differs: str = ""  # how the bundled data differ from the paper's (a reason for a missed cell)
+
+    @property
+    def bundled(self):
+        """The bundled dataset name (``knnweights datasets``), or ``None``."""
+        from ..datasets import ALIASES, list_datasets
+
+        name = getattr(self.load, "bundled", None) or ALIASES.get(self.key, self.key)
+        return name if name in list_datasets() else None
+
+    def names(self):
+        """Every name ``--datasets`` accepts for this row: label, key, bundled name."""
+        return {n for n in (self.label, self.key, self.bundled) if n}
 
 
 @dataclass
@@ -71,6 +84,14 @@ class MethodSpec:
     build: object = None
     reason: str = ""
     stand_in: str = ""
+    substitute: bool = None  # a stand-in for the paper's WEKA / MATLAB method (None: " for WEKA" in stand_in)
+    reading: str = ""  # where the paper is ambiguous: the reading used (a reason for a missed cell)
+
+    @property
+    def is_substitute(self):
+        if self.substitute is not None:
+            return bool(self.substitute)
+        return " for WEKA" in self.stand_in or " for the paper's" in self.stand_in
 
 
 @dataclass
@@ -144,7 +165,77 @@ def _f(x):
 
 
 def _selected(cfg, ds):
-    return cfg.datasets is None or ds.key in cfg.datasets or ds.label in cfg.datasets
+    return cfg.datasets is None or bool(ds.names() & set(cfg.datasets))
+
+
+def miss_reason(ds, m, reduced=""):
+    """Why a cell may miss the paper's number: the causes we know of, else ``"unexplained"``."""
+    why = []
+    if reduced:
+        why.append(f"dataset differs from the paper's: {reduced}")
+    if ds.differs:
+        why.append(f"dataset differs from the paper's: {ds.differs}")
+    if m.is_substitute:
+        why.append(f"stand-in classifier: {m.stand_in}")
+    if m.reading:
+        why.append(f"paper ambiguity, reading used: {m.reading}")
+    return "; ".join(why) if why else "unexplained"
+
+
+def _n_splits(protocol, y):
+    return sum(1 for _ in protocol.split(y, 0, "count"))
+
+
+class _CountingStore(ResultStore):
+    """A :class:`ResultStore` that advances a progress bar for every cell it records."""
+
+    def __init__(self, path, bar):
+        super().__init__(path)
+        self.bar = bar
+
+    def append(self, row):
+        super().append(row)
+        if self.bar is not None:
+            self.bar.update(1)
+
+
+def _run_cells(method_objs, data, protocol, cfg, store):
+    """``{(method, dataset key): rows or exception}``: all cells in one parallel run, split on failure.
+
+    One :func:`run_grid` call over every method and dataset keeps every core busy; when a
+    cell raises, the run is split (per dataset, then per method) so the failing group gets
+    its reason and the others their rows; finished cells are kept by the store.
+    """
+    def grid(methods, datasets):
+        return run_grid(methods, datasets, protocol=protocol, random_state=cfg.random_state, n_jobs=cfg.n_jobs,
+                        store=store, progress=False, as_frame=False)
+
+    out = {}
+    try:
+        rows = grid(method_objs, data)
+    except Exception:  # noqa: BLE001 - split below to find which group fails
+        rows = None
+    if rows is not None:
+        for key in ((m, d) for m in method_objs for d in data):
+            out[key] = []
+        for r in rows:
+            out[(r["method"], r["dataset"])].append(r)
+        return out
+    for d, Xy in data.items():
+        try:
+            rows = grid(method_objs, {d: Xy}) if len(method_objs) > 1 else None
+        except Exception:  # noqa: BLE001
+            rows = None
+        if rows is not None:
+            for m in method_objs:
+                out[(m, d)] = [r for r in rows if r["method"] == m]
+            continue
+        for m, obj in method_objs.items():
+            try:
+                out[(m, d)] = grid({m: obj}, {d: Xy})
+            except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
+                out[(m, d)] = exc
+    return out
 
 
 def run_table(spec, cfg):
@@ -152,22 +243,26 @@ def run_table(spec, cfg):
 
     Returns a :class:`TableResult` whose ``rows`` hold, per (dataset, method):
     ``ours_mean``, ``ours_std``, ``ours_se``, ``n_cells``, ``paper``, ``diff``,
-    ``within`` (see :func:`within_tolerance`) and ``status`` (``ok``, ``not bundled:
-    ...``, ``not available: ...``, ``not implemented: ...``, ``failed: ...``).
+    ``within`` (see :func:`within_tolerance`), ``status`` (``ok``, ``not bundled:
+    ...``, ``not available: ...``, ``not implemented: ...``, ``failed: ...``) and, for a
+    cell outside the tolerance, ``miss_reason`` (see :func:`miss_reason`).
     """
     import os
+
+    from ._common import reduction
+    from ._progress import Progress
 
     t0 = time.monotonic()
     paper_rows = read_paper_table(spec.csv) if spec.csv else []
     paper = {}
     for r in paper_rows:
         paper[(r.get("dataset"), r.get("method"))] = r
-    store = ResultStore(os.path.join(cfg.out, "store", f"{spec.name}.jsonl"))
     protocol = spec.protocol(cfg)
     res = TableResult(spec, [])
     cells = {}  # (dataset label, method label) -> list of row dicts
     status = {}
     method_objs = {}
+    reduced = {}
     for m in spec.methods:
         if m.build is None:
             continue
@@ -175,10 +270,9 @@ def run_table(spec, cfg):
             method_objs[m.label] = m.build(cfg)
         except NotImplementedError as exc:
             status[m.label] = f"not implemented: {exc}"
+    data, labels = {}, {}
     for ds in spec.datasets:
-        if not _selected(cfg, ds):
-            continue
-        if ds.load is None:
+        if not _selected(cfg, ds) or ds.load is None:
             continue
         try:
             X, y = ds.load(cfg)
@@ -186,29 +280,37 @@ def run_table(spec, cfg):
             for m in spec.methods:
                 status[(ds.label, m.label)] = f"failed: loading the data: {type(exc).__name__}: {exc}"
             continue
-        for m in spec.methods:
-            if m.label not in method_objs:
-                continue
-            before = len(store.read())
-            try:
-                rows = run_grid({m.label: method_objs[m.label]}, {ds.key: (X, y)}, protocol=protocol,
-                                random_state=cfg.random_state, n_jobs=cfg.n_jobs, store=store,
-                                progress=cfg.progress, as_frame=False)
-            except NotImplementedError as exc:
-                status[(ds.label, m.label)] = f"not implemented: {exc}"
-                continue
-            except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
-                status[(ds.label, m.label)] = f"failed: {type(exc).__name__}: {str(exc)[:200]}"
-                continue
-            ran = len(store.read()) - before
+        data[ds.key] = (X, y)
+        labels[ds.key] = ds.label
+        reduced[ds.label] = reduction(ds.load, cfg.mode)
+    path = os.path.join(cfg.out, "store", f"{spec.name}.jsonl")
+    bar = None
+    if method_objs and data and cfg.progress is not False and cfg.log is not None:
+        total = sum(_n_splits(protocol, y) for _, y in data.values()) * len(method_objs)
+        stored = sum(1 for r in ResultStore(path).read() if r.get("method") in method_objs and r.get("dataset") in data)
+        bar = Progress(total, spec.name, initial=min(stored, total))
+    store = _CountingStore(path, bar)
+    before = len(store.read())
+    try:
+        got = _run_cells(method_objs, data, protocol, cfg, store) if method_objs and data else {}
+    finally:
+        if bar is not None:
+            bar.close()
+    res.cells_run = len(store.read()) - before
+    for (m, d), rows in got.items():
+        lab = labels[d]
+        if isinstance(rows, NotImplementedError):
+            status[(lab, m)] = f"not implemented: {rows}"
+        elif isinstance(rows, Exception):
+            status[(lab, m)] = f"failed: {type(rows).__name__}: {str(rows)[:200]}"
+        else:
             res.cells_total += len(rows)
-            res.cells_run += ran
             for r in rows:
-                r["dataset_label"] = ds.label
-            cells[(ds.label, m.label)] = rows
+                r["dataset_label"] = lab
+            cells[(lab, m)] = rows
             res.raw.extend(rows)
-            cfg.say(f"  {spec.name}: {m.label} on {ds.label}: {len(rows)} cells ({ran} run, "
-                    f"{len(rows) - ran} from the store)")
+    cfg.say(f"  {spec.name}: {res.cells_total} cells ({res.cells_run} run, {res.cells_total - res.cells_run} "
+            "from the store)")
     # comparison rows
     sign = -1.0 if spec.metric == "error" else 1.0
     for ds in spec.datasets:
@@ -220,7 +322,8 @@ def run_table(spec, cfg):
             row = {"table": spec.name, "dataset": ds.label, "dataset_key": ds.key, "method": m.label,
                    "stand_in": m.stand_in, "dataset_note": ds.note, "paper": pv,
                    "paper_as_printed": p.get("as_printed", "") if p else "", "paper_std": _f(p.get("std")) if p else None,
-                   "ours_mean": None, "ours_std": None, "ours_se": None, "n_cells": 0, "diff": None, "within": None}
+                   "ours_mean": None, "ours_std": None, "ours_se": None, "n_cells": 0, "diff": None, "within": None,
+                   "miss_reason": ""}
             if ds.load is None:
                 row["status"] = f"not bundled: {ds.reason}"
             elif m.build is None:
@@ -244,6 +347,8 @@ def run_table(spec, cfg):
                 if pv is not None:
                     row["diff"] = round(mean - pv, 2)
                     row["within"] = within_tolerance(mean, se, pv)
+                    if row["within"] is False:
+                        row["miss_reason"] = miss_reason(ds, m, reduced.get(ds.label, ""))
             else:
                 row["status"] = "not run (dataset not selected)"
             res.rows.append(row)
