@@ -5,6 +5,7 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 """
 
 from .engine._config import config_context, get_config, set_config
+from .selection import SelectTopK, TuRF, rank_table
 from .weighters import (
     EFW,
     IM4E,
@@ -37,4 +38,5 @@ WEIGHTERS = {
     )
 }
 
-__all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", *WEIGHTERS]
+__all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", "SelectTopK", "TuRF",
+           "rank_table", *WEIGHTERS]

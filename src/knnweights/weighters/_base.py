@@ -146,8 +146,8 @@ def _check_scale(X, names=None):
     if amax > 0 and 2 * np.log10(2.0 * amax) + np.log10(X.shape[0] * X.shape[1]) >= log_limit:
         j = int(np.argmax(np.max(np.abs(X), axis=0)))
         raise ValueError(
-            f"Input X has values up to {amax:.3g} (column {_column_label(names, j)}): sums of squared differences would overflow "
-            f"{X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
+            f"Input X has values up to {amax:.3g} (column {_column_label(names, j)}): sums of squared differences "
+            f"would overflow {X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
             "MaxAbsScaler."
         )
     if 0 < amax < 1e-145:
@@ -161,10 +161,10 @@ def _check_scale(X, names=None):
 def feature_ranking(weights, scores=None, constant=None):
     """Ranks ``1..d`` (1 = best) of features: a total order without ties at zero weight.
 
-    The order is: larger weight first; among equal weights, larger signed score
-    first (``scores``, e.g. the Relief weights before clipping at 0); then
-    non-constant before constant features (``constant``, a mask: a constant
-    feature carries nothing); then the lower column index first.
+    The order is: larger weight first; among equal weights, non-constant before
+    constant features (``constant``, a mask: a constant feature carries nothing);
+    then larger signed score first (``scores``, e.g. the Relief weights before
+    clipping at 0); then the lower column index first.
 
     Parameters
     ----------
@@ -187,7 +187,7 @@ def feature_ranking(weights, scores=None, constant=None):
     s = np.zeros(d) if scores is None else np.asarray(scores, dtype=np.float64).ravel()
     s = np.where(np.isfinite(s), s, -np.inf)
     c = np.zeros(d, dtype=bool) if constant is None else np.asarray(constant, dtype=bool).ravel()
-    order = np.lexsort((np.arange(d), c, -s, -np.where(np.isfinite(w), w, -np.inf)))
+    order = np.lexsort((np.arange(d), -s, c, -np.where(np.isfinite(w), w, -np.inf)))
     ranking = np.empty(d, dtype=np.int64)
     ranking[order] = np.arange(1, d + 1)
     return ranking
@@ -229,9 +229,9 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
       has its own (the Relief family: the raw Relief weights) sets them in ``_fit``;
       otherwise they are the vector ``_fit`` returned, before ``max(., 0)``.
     * ``ranking_`` (n_features,) int: 1 = best, a total order (see
-      :func:`feature_ranking`): by weight, then by signed score (so the features
-      whose weight is clipped to 0 are still ordered), then constant features last,
-      then by column order.
+      :func:`feature_ranking`): by weight, then constant features last, then by
+      signed score (so the features whose weight is clipped to 0 are still
+      ordered), then by column order.
     """
 
     _metric = "manhattan"

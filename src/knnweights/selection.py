@@ -1,0 +1,430 @@
+"""Rankings and feature selection from any weighter.
+
+* :func:`rank_table`: one table of every feature with each method's weight, signed
+  score and rank (a total order, 1 = best), e.g. for a preranked gene-set analysis.
+* :class:`SelectTopK`: keep the ``k`` best-ranked features of a weighter.
+* :class:`TuRF`: Moore & White's (2007) tuned ReliefF: refit the weighter on the
+  surviving features after each removal of the lowest-scoring share.
+
+The selectors follow scikit-learn's selector contract
+(:class:`sklearn.feature_selection.SelectorMixin`): ``get_support``, ``transform``
+(the kept columns, unscaled), ``inverse_transform``, ``get_feature_names_out`` and
+``set_output(transform="pandas")``.
+"""
+
+import numbers
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._tags import get_tags
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .weighters._base import check_finite_columns, check_numeric_columns, feature_ranking
+
+__all__ = ["rank_table", "SelectTopK", "TuRF", "fitted_ranking"]
+
+
+def _is_fitted(est):
+    try:
+        check_is_fitted(est)
+    except Exception:
+        return False
+    return True
+
+
+def fitted_ranking(estimator):
+    """Ranks ``1..d`` (1 = best, no ties) of a fitted weighter or model.
+
+    A knnweights weighter's ``ranking_`` (weight, then signed score, then column
+    order); otherwise the order of ``feature_importances_`` or of the squared
+    ``coef_`` summed over classes (SVM-RFE's criterion), ties by column order.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+
+    Returns
+    -------
+    ndarray of int64, shape (n_features,)
+    """
+    r = getattr(estimator, "ranking_", None)
+    if r is not None:
+        r = np.asarray(r)
+        if np.array_equal(np.sort(r), np.arange(1, r.shape[0] + 1)):
+            return r.astype(np.int64)
+    w = _weights(estimator)
+    if w is None:
+        if r is not None:  # an elimination ranking with ties (e.g. sklearn's RFE): earlier rounds last
+            return feature_ranking(-np.asarray(r, dtype=np.float64))
+        raise TypeError(f"{type(estimator).__name__} has none of ranking_, feature_importances_ or coef_.")
+    return feature_ranking(w, getattr(estimator, "scores_", None))
+
+
+def _weights(est):
+    if hasattr(est, "feature_importances_"):
+        return np.asarray(est.feature_importances_, dtype=np.float64)
+    if hasattr(est, "coef_"):
+        coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
+        return (coef**2).sum(axis=0)
+    return None
+
+
+def _resolve_weighters(weighters):
+    """``[(label, estimator), ...]`` from an estimator, a name, a list of either, or a dict."""
+    from . import WEIGHTERS
+
+    if isinstance(weighters, dict):
+        items = list(weighters.items())
+    elif isinstance(weighters, (str, BaseEstimator)) or hasattr(weighters, "fit"):
+        items = [(None, weighters)]
+    else:
+        items = [(None, w) for w in weighters]
+    out, seen = [], {}
+    for label, w in items:
+        if isinstance(w, str):
+            if w not in WEIGHTERS:
+                raise ValueError(f"unknown weighter {w!r}; choose from: {', '.join(WEIGHTERS)}.")
+            label = label or w
+            w = WEIGHTERS[w]()
+        label = str(label or type(w).__name__)
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            label = f"{label}_{seen[label]}"
+        out.append((label, w))
+    if not out:
+        raise ValueError("weighters is empty: give at least one weighter (an instance or a name).")
+    return out
+
+
+def rank_table(weighters, X, y=None, feature_names=None, *, sort_by=None, random_state=None, verbose=0):
+    """A table of every feature with each method's weight, signed score and rank.
+
+    Parameters
+    ----------
+    weighters : estimator, str, list of them, or dict label -> estimator
+        Weighters (instances, or names in :data:`knnweights.WEIGHTERS`, built with
+        their defaults).  An already fitted weighter is used as it is; the others are
+        fitted (a clone) on ``(X, y)``.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        The data; a DataFrame's column names become the feature names.
+    y : array-like of shape (n_samples,), optional
+        Class labels; needed unless every weighter is fitted.
+    feature_names : list of str, optional
+        Feature names (default: ``X``'s columns, else the fitted weighter's
+        ``feature_names_in_``, else ``x0, x1, ...``).
+    sort_by : str, optional
+        A method label: sort the rows by its rank (default: the column order of ``X``).
+    random_state : int, optional
+        Set on the weighters built here (from names, or unfitted instances whose
+        ``random_state`` is ``None``).
+    verbose : int, default=0
+        Print each fit and its time.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Column ``feature``, then for each method ``<label>_weight``
+        (``feature_importances_``), ``<label>_score`` (signed ``scores_``; the weight
+        where a method has none) and ``<label>_rank`` (1 = best, a total order).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights import ReliefF, rank_table
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 4)); y = (X[:, 2] > 0).astype(int)
+    >>> t = rank_table([ReliefF(n_neighbors=3), "Simba"], X, y, random_state=0)
+    >>> list(t.columns)[:4]
+    ['feature', 'ReliefF_weight', 'ReliefF_score', 'ReliefF_rank']
+    >>> int(t.loc[t.ReliefF_rank == 1, "feature"].str[1:].iloc[0])
+    2
+    """
+    import pandas as pd
+
+    items = _resolve_weighters(weighters)
+    cols = {}
+    n_features = None
+    names = None if feature_names is None else [str(f) for f in feature_names]
+    if names is None and hasattr(X, "columns"):
+        names = [str(c) for c in X.columns]
+    for label, w in items:
+        if not _is_fitted(w):
+            if X is None or y is None:
+                raise ValueError(f"{label} is not fitted: rank_table needs X and y to fit it.")
+            w = clone(w)
+            if random_state is not None and "random_state" in w.get_params() and w.random_state is None:
+                w.set_params(random_state=random_state)
+            t0 = time.perf_counter()
+            w.fit(X, y)
+            if verbose:
+                print(f"[rank_table] {label}: fitted in {time.perf_counter() - t0:.2f} s")
+        rank = fitted_ranking(w)
+        if n_features is None:
+            n_features = rank.shape[0]
+        elif rank.shape[0] != n_features:
+            raise ValueError(f"{label} ranks {rank.shape[0]} features, the previous weighters {n_features}.")
+        weight = _weights(w)
+        score = getattr(w, "scores_", None)
+        cols[f"{label}_weight"] = np.full(n_features, np.nan) if weight is None else weight
+        cols[f"{label}_score"] = (cols[f"{label}_weight"] if score is None
+                                  else np.asarray(score, dtype=np.float64))
+        cols[f"{label}_rank"] = rank
+        if names is None and hasattr(w, "feature_names_in_"):
+            names = [str(c) for c in w.feature_names_in_]
+    if names is None:
+        names = [f"x{j}" for j in range(n_features)]
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names for {n_features} features.")
+    table = pd.DataFrame({"feature": names, **cols})
+    if sort_by is not None:
+        key = f"{sort_by}_rank"
+        if key not in table:
+            raise ValueError(f"sort_by={sort_by!r} is not a method of the table; methods: "
+                             f"{', '.join(label for label, _ in items)}.")
+        table = table.sort_values(key, kind="stable").reset_index(drop=True)
+    return table
+
+
+class _WeighterSelector(SelectorMixin, BaseEstimator):
+    """Shared input handling: named column errors, NaN allowed when the weighter allows it."""
+
+    def _check_X(self, X):
+        w = self.weighter if self.weighter is not None else self._default_weighter()
+        allow_nan = get_tags(w).input_tags.allow_nan
+        check_numeric_columns(X)
+        check_finite_columns(X, allow_nan=allow_nan)
+        return validate_data(self, X, dtype=[np.float64, np.float32],
+                             ensure_all_finite="allow-nan" if allow_nan else True, ensure_min_samples=2)
+
+    def _default_weighter(self):
+        from .weighters import ReliefF
+
+        return ReliefF()
+
+    def _weighter(self):
+        return clone(self.weighter if self.weighter is not None else self._default_weighter())
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        w = self.weighter if self.weighter is not None else self._default_weighter()
+        tags.input_tags.allow_nan = get_tags(w).input_tags.allow_nan
+        return tags
+
+
+class SelectTopK(_WeighterSelector):
+    """Keep the ``k`` best-ranked features of a weighter.
+
+    Fits ``weighter`` and keeps the features of rank ``1..k`` of its ``ranking_``
+    (by weight, then signed score, so features whose weights are clipped to 0 are
+    still ordered; see :func:`knnweights.weighters._base.feature_ranking`).
+    ``transform`` returns the kept columns unscaled; to weight them too, put the
+    weighter after the selector in a pipeline.
+
+    Parameters
+    ----------
+    weighter : estimator
+        A knnweights weighter, or any estimator with ``feature_importances_`` or
+        ``coef_``.
+    k : int or "all", default=10
+        Features kept.  More than the data has keeps all of them (with a warning).
+
+    Attributes
+    ----------
+    weighter_ : fitted clone of ``weighter``
+    ranking_ : ndarray of int, shape (n_features_in_,)
+        The weighter's ranking (1 = best).
+    support_ : ndarray of bool, shape (n_features_in_,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        When ``X`` was a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights import ReliefF, SelectTopK
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 20)); y = (X[:, 3] + X[:, 7] > 0).astype(int)
+    >>> sel = SelectTopK(ReliefF(n_neighbors=5), k=2).fit(X, y)
+    >>> sel.get_support(indices=True).tolist()
+    [3, 7]
+    >>> sel.transform(X).shape
+    (80, 2)
+    """
+
+    _parameter_constraints = {
+        "weighter": [HasMethods(["fit"])],
+        "k": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"all"})],
+    }
+
+    def __init__(self, weighter, k=10):
+        self.weighter = weighter
+        self.k = k
+
+    def fit(self, X, y):
+        """Fit the weighter on ``(X, y)`` and keep its ``k`` best features.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if y is None:  # the weighter's message, before any of ours
+            self._weighter().fit(X, y)
+        Xv = self._check_X(X)
+        self.weighter_ = self._weighter().fit(Xv, y)
+        self.ranking_ = fitted_ranking(self.weighter_)
+        d = self.ranking_.shape[0]
+        k = d if self.k == "all" else int(self.k)
+        if k > d:
+            warnings.warn(f"k={k} is larger than the number of features ({d}); all features are kept.",
+                          UserWarning, stacklevel=2)
+            k = d
+        self.support_ = self.ranking_ <= k
+        return self
+
+
+def _n_to_select(n_features_to_select, pct, d):
+    if n_features_to_select is None:
+        return max(1, min(d, int(round(pct * d))) if isinstance(pct, float) else int(pct))
+    if isinstance(n_features_to_select, numbers.Integral):
+        return int(min(n_features_to_select, d))
+    return max(1, int(round(n_features_to_select * d)))
+
+
+class TuRF(_WeighterSelector):
+    """Tuned ReliefF (Moore & White 2007): remove the lowest-scoring features, refit, repeat.
+
+    Moore & White's TuRF ("Tuning ReliefF for genome-wide genetic analysis"): with
+    ``a`` iterations, run ReliefF, remove the ``n / a`` worst of the ``n`` original
+    features, and run it again on the rest, so that the neighbours of the later
+    rounds are found in a space with less noise (ReliefF's neighbours degrade when
+    most features are irrelevant; interacting features such as an XOR pair are then
+    missed by a single pass).  Here any weighter takes ReliefF's place, and the loop
+    stops when ``n_features_to_select`` remain; the survivors are ranked by a last
+    fit on them.
+
+    Parameters
+    ----------
+    weighter : estimator, default=None
+        The scorer refitted each round (default ``ReliefF()``, as in the paper).
+    pct : float in (0, 1) or int, default=0.5
+        Features removed per round: a float is the share of the *original* features
+        (``round(pct * n)``, at least one; the paper's ``1 / a``), an int a count.
+    n_features_to_select : int, float in (0, 1) or None, default=None
+        Features kept; a float is a share of the features.  ``None``: one round's
+        worth (``round(pct * n)``), i.e. the paper's ``a = 1 / pct`` fits.
+    verbose : int, default=0
+        Print each round.
+
+    Attributes
+    ----------
+    ranking_ : ndarray of int, shape (n_features_in_,)
+        1 = best: the survivors by the last fit's ranking, then the features removed
+        in the last round (by that round's ranking), then those of the round before,
+        and so on.
+    elimination_round_ : ndarray of int, shape (n_features_in_,)
+        Round in which each feature was removed (1 = first); 0 for the survivors.
+    scores_ : ndarray of shape (n_features_in_,)
+        Each feature's signed score (``scores_``, else its weight) in the last fit
+        it took part in.
+    support_ : ndarray of bool, shape (n_features_in_,)
+    n_rounds_ : int
+        Removal rounds run (fits = ``n_rounds_ + 1``).
+    estimator_ : the weighter fitted on the surviving features.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        When ``X`` was a DataFrame.
+
+    References
+    ----------
+    J. H. Moore and B. C. White, "Tuning ReliefF for genome-wide genetic analysis",
+    EvoBIO 2007, LNCS 4447, pp. 166-175.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights import ReliefF, TuRF
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 30)); y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    >>> t = TuRF(ReliefF(n_neighbors=5), pct=0.2, n_features_to_select=2).fit(X, y)
+    >>> t.get_support(indices=True).tolist(), t.n_rounds_
+    ([0, 1], 5)
+    """
+
+    _parameter_constraints = {
+        "weighter": [HasMethods(["fit"]), None],
+        "pct": [Interval(numbers.Real, 0, 1, closed="neither"), Interval(numbers.Integral, 1, None, closed="left")],
+        "n_features_to_select": [Interval(numbers.Integral, 1, None, closed="left"),
+                                 Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, weighter=None, pct=0.5, n_features_to_select=None, verbose=0):
+        self.weighter = weighter
+        self.pct = pct
+        self.n_features_to_select = n_features_to_select
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        """Run the rounds of removal and refitting on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if y is None:
+            self._weighter().fit(X, y)
+        X = self._check_X(X)
+        d = X.shape[1]
+        keep = _n_to_select(self.n_features_to_select, self.pct, d)
+        per_round = max(1, int(round(self.pct * d))) if isinstance(self.pct, float) else int(self.pct)
+        remaining = np.arange(d)
+        removed = []  # per round: the removed indices, best first
+        scores = np.zeros(d)
+        rnd = np.zeros(d, dtype=np.int64)
+        while True:
+            est = self._weighter().fit(X[:, remaining], y)
+            r = fitted_ranking(est)
+            s = getattr(est, "scores_", None)
+            scores[remaining] = _weights(est) if s is None else np.asarray(s, dtype=np.float64)
+            order = remaining[np.argsort(r, kind="stable")]  # best first
+            if remaining.shape[0] <= keep:
+                break
+            n_remove = min(per_round, remaining.shape[0] - keep)
+            gone = order[-n_remove:]
+            removed.append(gone)
+            rnd[gone] = len(removed)
+            if self.verbose:
+                print(f"[TuRF] round {len(removed)}: {remaining.shape[0]} features, removed {n_remove}")
+            remaining = np.sort(order[:-n_remove])
+        ranking = np.empty(d, dtype=np.int64)
+        sequence = np.concatenate([order] + removed[::-1]) if removed else order
+        ranking[sequence] = np.arange(1, d + 1)
+        self.ranking_ = ranking
+        self.elimination_round_ = rnd
+        self.scores_ = scores
+        self.n_rounds_ = len(removed)
+        self.estimator_ = est
+        self.support_ = np.zeros(d, dtype=bool)
+        self.support_[remaining] = True
+        return self

@@ -1,0 +1,106 @@
+"""Complete rankings: ``scores_`` and ``ranking_`` of every weighter, and ``rank_table``."""
+
+import numpy as np
+import pytest
+from conftest import fast_weighter, informative_problem
+
+import knnweights
+from knnweights import ReliefF, Simba, rank_table
+from knnweights.weighters._base import feature_ranking
+
+
+def _data():
+    X, y = informative_problem(n=60, n_informative=3, n_noise=12, random_state=3)
+    X = np.column_stack([X, np.full(60, 2.5)])  # a constant feature: weight 0, ranked last
+    return X, y
+
+
+def _check_total_order(est, X):
+    d = X.shape[1]
+    r, w, s = est.ranking_, est.feature_importances_, est.scores_
+    assert r.dtype.kind == "i" and sorted(r.tolist()) == list(range(1, d + 1))
+    assert s.shape == (d,) and np.all(np.isfinite(s))
+    order = np.argsort(r)
+    # weights never increase along the ranking; within equal weights the signed scores never increase
+    assert np.all(np.diff(w[order]) <= 0)
+    for a, b in zip(order[:-1], order[1:], strict=True):
+        if w[a] == w[b] and np.ptp(X[:, a]) > 0 and np.ptp(X[:, b]) > 0:
+            assert s[a] >= s[b]
+
+
+@pytest.mark.parametrize("name", list(knnweights.WEIGHTERS))
+def test_ranking_is_a_permutation_for_every_weighter(name):
+    X, y = _data()
+    est = fast_weighter(name)
+    try:
+        est.fit(X, y)
+    except NotImplementedError:
+        pytest.skip(f"{name} is not available")
+    _check_total_order(est, X)
+    # the constant feature comes after every other feature of weight 0
+    zero = np.flatnonzero(est.feature_importances_[:-1] == 0)
+    assert est.ranking_[-1] > (est.ranking_[zero].max() if zero.size else 0)
+
+
+def test_relief_ties_at_zero_are_broken_by_the_signed_score():
+    X, y = informative_problem(n=100, n_informative=2, n_noise=60, random_state=1)
+    est = ReliefF(n_neighbors=5).fit(X, y)
+    zero = np.flatnonzero(est.feature_importances_ == 0)
+    assert zero.size > 10  # about half the noise features have a negative Relief score
+    assert np.unique(est.scores_[zero]).size == zero.size
+    # among the clipped features the ranking is the order of the signed scores, not the column order
+    by_score = zero[np.argsort(-est.scores_[zero])]
+    np.testing.assert_array_equal(np.sort(est.ranking_[zero]), est.ranking_[by_score])
+    assert not np.array_equal(by_score, zero)
+    assert est.ranking_[zero].min() == np.sum(est.feature_importances_ > 0) + 1
+    # the positive weights come first, in weight order, the planted features on top
+    assert set(np.flatnonzero(est.ranking_ <= 2)) == {0, 1}
+
+
+def test_scores_default_to_the_unclipped_vector_and_are_reset_on_refit():
+    X, y = _data()
+    est = Simba(random_state=0).fit(X, y)  # Simba sets no scores_ of its own
+    np.testing.assert_allclose(np.maximum(est.scores_[:-1], 0), est.feature_importances_[:-1])
+    assert est.scores_.shape == (16,)
+    est.fit(X[:, :5], y)  # a refit replaces them (no stale vector of the old shape)
+    assert est.scores_.shape == (5,) and est.ranking_.shape == (5,)
+    rf = ReliefF(n_neighbors=3).fit(X, y)  # a method's own signed scores are kept
+    assert np.any(rf.scores_ < 0) and np.all(rf.feature_importances_ >= 0)
+
+
+def test_feature_ranking_rules():
+    # weight first, then constant features last, then signed score, then column order
+    w = [0.0, 0.3, 0.0, 0.0, 0.3, 0.0]
+    s = [-0.1, 0.3, -0.5, 0.0, 0.3, 0.0]
+    c = [False, False, False, True, False, False]
+    assert feature_ranking(w, s, c).tolist() == [4, 1, 5, 6, 2, 3]
+    assert feature_ranking(w, s).tolist() == [5, 1, 6, 3, 2, 4]
+    assert feature_ranking(w).tolist() == [3, 1, 4, 5, 2, 6]
+    assert feature_ranking([1.0, 0.0], [np.nan, -1.0]).tolist() == [1, 2]
+
+
+def test_rank_table_with_names_fitted_and_unfitted_weighters():
+    pd = pytest.importorskip("pandas")
+    X, y = informative_problem(n=80, n_informative=2, n_noise=8, random_state=2)
+    df = pd.DataFrame(X, columns=[f"gene_{j}" for j in range(10)])
+    fitted = ReliefF(n_neighbors=3).fit(X[:40], y[:40])  # used as it is: not refitted on all rows
+    t = rank_table({"rf_half": fitted, "rf": ReliefF(n_neighbors=3), "simba": "Simba"}, df, y, random_state=0)
+    assert list(t.columns) == ["feature", "rf_half_weight", "rf_half_score", "rf_half_rank", "rf_weight",
+                               "rf_score", "rf_rank", "simba_weight", "simba_score", "simba_rank"]
+    assert t["feature"].tolist() == list(df.columns)
+    np.testing.assert_array_equal(t["rf_half_weight"], fitted.feature_importances_)
+    full = ReliefF(n_neighbors=3).fit(X, y)
+    np.testing.assert_allclose(t["rf_score"], full.scores_)
+    assert not np.allclose(t["rf_score"], t["rf_half_score"])
+    for m in ("rf_half", "rf", "simba"):
+        assert sorted(t[f"{m}_rank"]) == list(range(1, 11))
+    assert set(t.loc[t["rf_rank"] <= 2, "feature"]) == {"gene_0", "gene_1"}
+    s = rank_table([ReliefF(n_neighbors=3), ReliefF(n_neighbors=5)], X, y, sort_by="ReliefF_2")
+    assert s.columns[4] == "ReliefF_2_weight" and s["ReliefF_2_rank"].tolist() == list(range(1, 11))
+    assert s["feature"].iloc[0] in ("x0", "x1")
+    with pytest.raises(ValueError, match="unknown weighter 'Nope'"):
+        rank_table(["Nope"], X, y)
+    with pytest.raises(ValueError, match="needs X and y"):
+        rank_table(ReliefF(), X)
+    with pytest.raises(ValueError, match="sort_by='zzz'"):
+        rank_table(ReliefF(), X, y, sort_by="zzz")
