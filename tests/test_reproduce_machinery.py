@@ -1,0 +1,283 @@
+"""The machinery of ``knnweights reproduce``: dataset names, parallel = serial, progress, provenance, report text."""
+
+import io
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from sklearn.neighbors import KNeighborsClassifier
+
+from knnweights.evaluation import RepeatedCV, run_grid
+from knnweights.reproduce import check_report, reproduce, resolve_datasets
+from knnweights.reproduce._progress import Progress, format_seconds
+from knnweights.reproduce.report import SOURCE_PARTS, source_hash, verdict
+from knnweights.reproduce.tables import Config, DatasetSpec, MethodSpec, TableSpec, miss_reason, run_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# -- --datasets ------------------------------------------------------------------------
+@pytest.mark.parametrize("name, must", [("colon_alon", {"Colon", "colon_alon1999", "Colon Cancer [16]"}),
+                                        ("COLON_ALON1999", {"colon_alon", "Colon"}),
+                                        ("IONO", {"IONO", "Ionosphere", "ionosphere"}),
+                                        ("waveform", {"waveform_v1", "Wav. Dat. Gen. ver1"}),
+                                        ("Parkinsons", {"PARK", "Parkinson", "parkinsons"})])
+def test_dataset_names_resolve(name, must):
+    got = set(resolve_datasets([name]))
+    assert must <= got
+    assert "sonar" not in got and "Sonar" not in got
+
+
+def test_unknown_dataset_names_the_valid_ones():
+    with pytest.raises(ValueError, match="unknown dataset.*'nonsense'.*colon_alon.*IONO"):
+        resolve_datasets(["sonar", "nonsense"])
+
+
+def test_cli_dataset_errors_exit_2(tmp_path, capsys):
+    from knnweights.cli import main
+
+    assert main(["reproduce", "mdm", "--tiny", "--out", str(tmp_path), "--datasets", "nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert "nonsense" in err and "colon_alon" in err and "Sonar" in err
+    assert not os.path.exists(tmp_path / "report.md")
+    assert main(["reproduce", "mdm", "--tiny", "--out", str(tmp_path), "--tables", "mdm_nonsense_x", "nope"]) == 2
+    assert "'nope'" in capsys.readouterr().err
+
+
+def test_bundled_name_runs_cells(tmp_path):
+    """``--datasets colon_alon`` (the name ``knnweights datasets`` prints) selects MDM's Colon row."""
+    res = reproduce("mdm", mode="tiny", out=str(tmp_path), datasets=["colon_alon"], verbose=False, n_jobs=1)
+    assert res["cells_total"] > 0
+    rows = res["results"][0].rows
+    assert {r["dataset"] for r in rows} == {"Colon"}
+    assert all(r["status"] == "ok" for r in rows)
+
+
+# -- results do not depend on n_jobs or thread counts -----------------------------------
+class _Weights:
+    """run_grid callable: 1-NN accuracy of a weighter and its weights (to compare runs exactly)."""
+
+    def __init__(self, est):
+        self.est = est
+
+    def __repr__(self):
+        return f"_Weights({self.est!r})"
+
+    def __call__(self, X_tr, y_tr, X_te, y_te, X_val=None, y_val=None, random_state=0):
+        from sklearn.base import clone
+
+        from knnweights.classifiers import WeightedKNN
+
+        est = clone(self.est)
+        if "random_state" in est.get_params():
+            est.set_params(random_state=random_state)
+        clf = WeightedKNN(est, 1).fit(X_tr, y_tr)
+        return {"accuracy": float(np.mean(clf.predict(X_te) == y_te)),
+                "weights": clf.weighter_.feature_importances_.tolist()}
+
+
+def _methods():
+    from knnweights import EFW, MDM, SQPFW
+
+    return {"MDM": _Weights(MDM()), "EFW": _Weights(EFW(n_estimators=2, max_iter=50)),
+            "SQPFW": _Weights(SQPFW(max_iter=200))}
+
+
+def test_results_do_not_depend_on_n_jobs_or_threads():
+    from conftest import informative_problem
+    from threadpoolctl import threadpool_limits
+
+    X, y = informative_problem(n=48, n_noise=5, random_state=3)
+    kw = {"protocol": RepeatedCV(3, 1), "random_state": 7, "as_frame": False, "progress": False}
+    serial = run_grid(_methods(), {"toy": (X, y)}, n_jobs=1, **kw)
+    with threadpool_limits(1):
+        one_thread = run_grid(_methods(), {"toy": (X, y)}, n_jobs=1, **kw)
+    parallel = run_grid(_methods(), {"toy": (X, y)}, n_jobs=2, **kw)
+    for other in (one_thread, parallel):
+        assert len(other) == len(serial) == 9
+        for a, b in zip(serial, other, strict=True):
+            assert (a["method"], a["repeat"], a["fold"]) == (b["method"], b["repeat"], b["fold"])
+            assert a["accuracy"] == b["accuracy"]
+            np.testing.assert_allclose(a["weights"], b["weights"], rtol=1e-9, atol=1e-12, err_msg=a["method"])
+
+
+def test_reproduce_table_same_with_one_or_two_jobs(tmp_path):
+    a = reproduce("mdm", mode="tiny", out=str(tmp_path / "a"), datasets=["Sonar"], verbose=False, n_jobs=1)
+    b = reproduce("mdm", mode="tiny", out=str(tmp_path / "b"), datasets=["Sonar"], verbose=False, n_jobs=2)
+    key = ("method", "ours_mean", "ours_std", "ours_median_n_nonzero")
+    assert [tuple(r.get(k) for k in key) for r in a["results"][0].rows] == \
+           [tuple(r.get(k) for k in key) for r in b["results"][0].rows]
+
+
+# -- progress bar -----------------------------------------------------------------------
+class _Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_progress_off_a_terminal_one_line_per_tenth():
+    s, clock = io.StringIO(), _Clock()
+    bar = Progress(200, "t5", stream=s, tty=False, clock=clock)
+    for _ in range(200):
+        clock.t += 0.5
+        bar.update()
+    bar.close()
+    lines = s.getvalue().splitlines()
+    assert len(lines) == 10 and "\r" not in s.getvalue()
+    assert lines[0].startswith("t5: [") and "20/200 ( 10%)" in lines[0] and "0:10 elapsed, ~1:30 left" in lines[0]
+    assert "200/200 (100%) 1:40 elapsed" in lines[-1] and "left" not in lines[-1]
+
+
+def test_progress_resumed_counts_only_new_cells_for_the_time_left():
+    s, clock = io.StringIO(), _Clock()
+    bar = Progress(100, "", initial=50, stream=s, tty=True, clock=clock)
+    for _ in range(10):
+        clock.t += 1.0
+        bar.update()
+    text = s.getvalue()
+    assert text.startswith("\r[") and "60/100" in text and "~0:40 left" in text  # 10 cells in 10 s, 40 left
+    bar.close()
+    assert s.getvalue().endswith("\n")
+    assert format_seconds(3725) == "1:02:05" and format_seconds(float("nan")) == "?"
+
+
+def test_reproduce_shows_a_progress_bar(tmp_path, capsys):
+    reproduce("mdm", mode="tiny", out=str(tmp_path), datasets=["Sonar"], verbose=True, n_jobs=1)
+    err = capsys.readouterr().err
+    bars = [ln for ln in err.splitlines() if ln.startswith("mdm_ours: [")]
+    assert bars and "12/12 (100%)" in bars[-1]  # 4 methods x 3 folds, one line per tenth (not a terminal)
+
+
+# -- provenance -------------------------------------------------------------------------
+def test_source_hash_follows_the_code(tmp_path):
+    import knnweights
+
+    pkg = os.path.dirname(knnweights.__file__)
+    copy = tmp_path / "knnweights"
+    for part in SOURCE_PARTS:
+        src = os.path.join(pkg, part)
+        if os.path.isdir(src):
+            shutil.copytree(src, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            os.makedirs(os.path.dirname(copy / part), exist_ok=True)
+            shutil.copy(src, copy / part)
+    (copy / "weighters" / "__pycache__").mkdir(exist_ok=True)
+    (copy / "weighters" / "__pycache__" / "x.pyc").write_bytes(b"junk")  # generated files do not count
+    assert source_hash(copy) == source_hash(pkg)  # the same code elsewhere: the same hash
+    f = copy / "weighters" / "_base.py"
+    f.write_text(f.read_text() + "\n# changed\n")
+    assert source_hash(copy) != source_hash(pkg)
+
+
+@pytest.fixture(scope="module")
+def mdm_tiny(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mdm")
+    reproduce("mdm", mode="tiny", out=str(out), datasets=["Sonar"], verbose=False, n_jobs=1)
+    return out
+
+
+def test_report_records_its_code_and_check_report(mdm_tiny, tmp_path, capsys):
+    from knnweights.cli import main
+
+    md = mdm_tiny / "report.md"
+    meta = json.loads((mdm_tiny / "report.json").read_text())
+    assert meta["provenance"]["source_hash"] == source_hash()
+    assert f"source hash `sha256:{source_hash()}`" in md.read_text()
+    assert check_report(md)["match"] is True
+    assert main(["reproduce", "--check-report", str(md)]) == 0
+    assert "matches the code" in capsys.readouterr().out
+    # a report made by other code (its recorded hash differs), with and without the JSON sidecar
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "report.md").write_text(md.read_text().replace(source_hash(), "0" * 64))
+    assert check_report(other / "report.md")["match"] is False
+    assert main(["reproduce", "--check-report", str(other / "report.md")]) == 1
+    assert "other code" in capsys.readouterr().out
+    meta["provenance"]["source_hash"] = "1" * 64
+    (other / "report.json").write_text(json.dumps(meta))
+    (other / "report.md").write_text(md.read_text())  # the sidecar wins: it says other code
+    assert check_report(other / "report.md")["match"] is False
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "report.md").write_text("# a report from before provenance\n")
+    assert check_report(old / "report.md")["match"] is None
+    assert main(["reproduce", "--check-report", str(old / "report.md")]) == 1
+
+
+@pytest.mark.parametrize("folder", ["docs/results", "docs/results/full"])
+def test_committed_reports_record_their_code(folder):
+    """A committed report says which code made it (``--check-report`` then tells whether it is current).
+
+    Whether it *matches* HEAD is not asserted here (every code change would fail CI until the
+    report is regenerated); ``knnweights reproduce --check-report docs/results/report.md`` says so.
+    """
+    md = os.path.join(ROOT, folder, "report.md")
+    if not os.path.exists(md):
+        pytest.skip(f"{folder}/report.md not committed")
+    res = check_report(md)
+    assert res["recorded"] is not None and len(res["recorded"]) == 64, res["message"]
+    assert res["match"] in (True, False)
+
+
+# -- report text ------------------------------------------------------------------------
+def test_tiny_report_says_smoke_test_and_mdm_has_no_paper_numbers(mdm_tiny):
+    text = (mdm_tiny / "report.md").read_text()
+    head = text.split("## ")[0]
+    assert "Smoke test (`--tiny`), not a reproduction" in head
+    assert "no paper numbers" in text and "0/0" not in text
+    mdm = [ln for ln in text.splitlines() if ln.startswith("- MDM")][0]
+    assert "**no paper numbers**" in mdm
+    meta = json.loads((mdm_tiny / "report.json").read_text())
+    assert meta["tables"][0]["verdict"] == "no paper numbers" and meta["mode"] == "tiny"
+
+
+def _toy_spec(X, y, differs="", stand_in="", reading=""):
+    return TableSpec("im4e", "toy", "toy", "im4e_table5.csv",
+                     [DatasetSpec("VC", "toy", lambda cfg: (X, y), differs=differs)],
+                     [MethodSpec("IB1", lambda cfg: KNeighborsClassifier(1), stand_in=stand_in, reading=reading)],
+                     protocol=lambda cfg: RepeatedCV(2, 1))
+
+
+def test_missed_cells_carry_their_reason(tmp_path):
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(0, 1, (20, 3)), rng.normal(3, 1, (20, 3))]
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    # separable toy data: ~100 % against the paper's 80.85 %, a miss
+    plain = run_table(_toy_spec(X, y), Config(mode="tiny", out=str(tmp_path / "a"))).rows[0]
+    assert plain["within"] is False and plain["miss_reason"] == "unexplained"
+    spec = _toy_spec(X, y, differs="not the paper's data", stand_in="sklearn 1-NN for WEKA IB1",
+                     reading="Euclidean distance")
+    row = run_table(spec, Config(mode="tiny", out=str(tmp_path / "b"))).rows[0]
+    assert row["miss_reason"] == ("dataset differs from the paper's: not the paper's data; stand-in classifier: "
+                                  "sklearn 1-NN for WEKA IB1; paper ambiguity, reading used: Euclidean distance")
+    # the quick-mode subsampling of a bundled set is said
+    from knnweights.reproduce._common import loader
+
+    ds = DatasetSpec("Colon", "colon_alon1999", loader("colon_alon", max_features={"quick": 200}))
+    assert miss_reason(ds, MethodSpec("x"), "--quick keeps 200 of 2000 features").startswith(
+        "dataset differs from the paper's: --quick keeps 200 of 2000 features")
+    from knnweights.reproduce._common import reduction
+
+    assert reduction(ds.load, "quick") == "--quick keeps 200 of 2000 features"
+    assert reduction(ds.load, "full") == ""
+
+
+def test_verdicts():
+    class R:
+        def __init__(self, within, wtl=(), csv="t.csv"):
+            self.spec = TableSpec("p", "t", "t", csv, [], [], None)
+            self.rows = [{"within": w, "diff": 1.0 if w else 5.0} for w in within]
+            self.wtl = [{"agree": a, "compared": c} for a, c in wtl]
+
+    assert verdict(R([True] * 8 + [False] * 2))[0] == "reproduced"
+    assert verdict(R([True] * 8 + [False] * 2, [(1, 10)]))[0] == "partly reproduced"
+    assert verdict(R([True] * 3 + [False] * 7, [(1, 10)]))[0] == "not reproduced"
+    word, text = verdict(R([True] * 3 + [False] * 1))
+    assert word == "partly reproduced" and "3/4 cells within tolerance (75 %)" in text
+    assert verdict(R([], csv=None))[0] == "no paper numbers"
+    assert verdict(R([None, None]))[0] == "not compared"
