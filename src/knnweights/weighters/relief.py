@@ -7,15 +7,18 @@ and margin vectors all come from :mod:`knnweights.engine.neighbors`.
 """
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..engine import _kernels
+from ..engine import _kernels, _kernels_mixed
 from ..engine._config import get_config
 from ..engine.neighbors import (
     _coef_phi_rows,
+    _on_gpu,
     distance_chunks,
     hard_margin_vectors,
     nearest_by_class,
@@ -23,7 +26,7 @@ from ..engine.neighbors import (
     soft_margins,
     weighted_distances,
 )
-from ._base import BaseWeighter, normalize_weights, warn_max_iter
+from ._base import BaseWeighter, normalize_weights
 
 __all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "SURF", "MultiSURF", "range_normalize"]
 
@@ -44,15 +47,18 @@ def _sample_rows(n, n_iter, random_state):
     return check_random_state(random_state).randint(0, n, size=n_iter)
 
 
-def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhattan", per_class=True):
+def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhattan", per_class=True,
+                    miss_weighting="prior"):
     """Mean ReliefF margin vector over the query ``rows`` (Kononenko 1994, ReliefF).
 
     For each query ``R`` of class ``c``: the ``k`` nearest hits and, for every other
     class ``C``, its ``k`` nearest misses; the margin vector is
-    ``sum_C P(C)/(1 - P(c)) * mean_k diff(R, M_k(C)) - mean_k diff(R, H_k)``.
-    With ``per_class=False`` the ``k`` nearest misses are taken among all misses
-    (Relief's rule), unweighted.  ``w`` weights the distance that picks neighbours
-    (MulRel); ``None`` is unweighted.
+    ``sum_C a(C) * mean_k diff(R, M_k(C)) - mean_k diff(R, H_k)`` with
+    ``a(C) = P(C)/(1 - P(c))`` (``miss_weighting="prior"``) or ``1/(K - 1)`` (``"equal"``).
+    A class with fewer than ``k`` candidates contributes the mean over all of them (the
+    per-class clamp).  With ``per_class=False`` the ``k`` nearest misses are taken among
+    all misses (Relief's rule), unweighted.  ``w`` weights the distance that picks
+    neighbours (MulRel); ``None`` is unweighted.  Ties: the lower sample index first.
 
     Returns
     -------
@@ -66,12 +72,9 @@ def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhatta
         return hard_margin_vectors(Z, nb.hit_idx, nb.miss_idx, "manhattan", rows=rows) / rows.size
     n_classes = int(codes.max()) + 1
     idx, _ = nearest_by_class(Z, codes, w, k, metric, n_classes=n_classes, rows=rows)
-    prior = np.bincount(codes, minlength=n_classes) / n
-    own = codes[rows]
-    # coefficient of each (query, class, neighbour): -1/k for hits, P(C)/(1-P(own))/k for misses
-    coef = prior[None, :] / (1.0 - prior[own])[:, None]
-    coef[np.arange(rows.size), own] = -1.0
-    coef = np.repeat(coef[:, :, None] / k, k, axis=2)
+    coef = _class_coefficients(codes, rows, n_classes, miss_weighting)
+    found = (idx >= 0).sum(axis=2)  # k, or fewer for a class with fewer candidates
+    coef = np.repeat(coef[:, :, None] / np.maximum(found, 1)[:, :, None], k, axis=2)
     coef[idx < 0] = 0.0
     empty = np.empty((rows.size, 0), np.int64)
     z = hard_margin_vectors(Z, empty, idx.reshape(rows.size, -1), "manhattan", hit_coef=np.empty((rows.size, 0)),
@@ -79,13 +82,131 @@ def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhatta
     return z / rows.size
 
 
+def _class_coefficients(codes, rows, n_classes, miss_weighting):
+    """``(n_rows, K)``: -1 for the own class, the miss-class weight ``a(C)`` for the others."""
+    own = codes[rows]
+    if miss_weighting == "equal":
+        coef = np.full((rows.size, n_classes), 1.0 / (n_classes - 1))
+    else:
+        prior = np.bincount(codes, minlength=n_classes) / codes.shape[0]
+        coef = prior[None, :] / (1.0 - prior[own])[:, None]
+    coef[np.arange(rows.size), own] = -1.0
+    return coef
+
+
+def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True, miss_weighting="prior",
+                          ties="index"):
+    """:func:`relieff_margins` on Relief's ``diff`` for discrete features and missing values.
+
+    ``data`` is a :class:`knnweights.engine._kernels_mixed.DiffData`: the neighbours are
+    found with ``d(i, j) = sum_f diff_f(i, j)`` and the margins use the same ``diff``
+    (Robnik-Sikonja & Kononenko 2003, Sec. 2.1, 2.6).  ``ties="index"`` takes the lower
+    sample index among equidistant neighbours; ``ties="include"`` averages over the
+    neighbours tied at the ``k``-th distance (:func:`_kernels_mixed.tie_coefficients`),
+    so the result does not depend on the row order.  Chunked by the ``working_memory``
+    budget; everything per pair is compiled.
+    """
+    n = codes.shape[0]
+    every = rows is None
+    rows = np.arange(n) if every else np.asarray(rows, dtype=np.int64)
+    k = int(n_neighbors)
+    n_classes = int(codes.max()) + 1
+    if per_class:
+        coef_all = _class_coefficients(codes, rows, n_classes, miss_weighting)
+    else:
+        coef_all = np.tile(np.array([-1.0, 1.0]), (rows.size, 1))
+    z = np.zeros(data.d)
+    for s, e, D in data.distance_chunks(None if every else rows, n_arrays=3 if ties == "include" else 1):
+        r = np.ascontiguousarray(rows[s:e])
+        b = e - s
+        D = np.ascontiguousarray(D)
+        if per_class:
+            idx = np.empty((b, n_classes, k), np.int64)
+            dist = np.empty((b, n_classes, k), D.dtype)
+            _kernels.select_neighbors(D, r, codes[r], codes, n_classes, k, idx, dist)
+        else:
+            hi, hd = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
+            mi, md = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
+            _kernels.select_hits_misses(D, r, codes[r], codes, k, hi, hd, mi, md)
+            idx, dist = np.stack([hi, mi], axis=1), np.stack([hd, md], axis=1)
+        coef = coef_all[s:e]
+        if ties == "include":
+            P = np.empty((b, n), np.float64)
+            _kernels_mixed.tie_coefficients(D.astype(np.float64, copy=False), r, codes[r], codes,
+                                            np.ascontiguousarray(dist[:, :, k - 1], dtype=np.float64),
+                                            np.ascontiguousarray(coef), k, not per_class, P)
+            z += data.coef_sum(r, P)
+        else:
+            found = (idx >= 0).sum(axis=2)
+            c = np.repeat(coef[:, :, None] / np.maximum(found, 1)[:, :, None], k, axis=2)
+            c[idx < 0] = 0.0
+            z += data.index_sum(r, idx.reshape(b, -1), c.reshape(b, -1))
+    return z / rows.size
+
+
+_DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
+        ``"error"``: ``NaN`` in ``X`` is refused (one-line error naming the column).
+        ``"diff"``: a missing value is scored with Kononenko's (1994) ``diff`` for unknown
+        values, as Robnik-Sikonja & Kononenko (2003, Sec. 2.6) use it: with one value
+        unknown, the probability that the two values differ given the other instance's
+        class (discrete: ``1 - P(x | c)``; continuous: the expected range-normalised
+        difference to that class's known values), with both unknown
+        ``1 - sum_v P(v | c_1) P(v | c_2)`` (continuous: the expected difference of two
+        draws); the probabilities are the class-conditional frequencies of the known
+        values.  Neighbours are found with the same ``diff``.
+    discrete_features : {"auto"}, bool, array-like of bool or int, or None, default=None
+        Features scored as discrete: ``diff`` is 0 for equal and 1 for different values
+        (never range-normalised), continuous features keep the range-normalised
+        difference, and the distance is the sum of both (the mixed-data distance of
+        Relief).  ``None`` (default): every feature continuous (no change for
+        continuous data); ``True``: all discrete; ``"auto"``: the features with at most
+        ``discrete_limit`` distinct known values; else a boolean mask or indices.
+    discrete_limit : int, default=10
+        The distinct-value threshold of ``discrete_features="auto"`` (``<=`` is discrete:
+        skrebate's ``discrete_threshold=10`` convention)."""
+
+
 class _ReliefBase(BaseWeighter):
     _metric = "manhattan"
+
+    @property
+    def _allow_nan(self):
+        """NaN passes input validation when ``missing="diff"`` (read by BaseWeighter)."""
+        return getattr(self, "missing", "error") == "diff"
 
     def _normalized(self, X):
         return range_normalize(X) if self.normalize else X
 
+    def _diff_data(self, X, codes, force=False):
+        """``None`` on the plain path (continuous, complete, not forced), else the
+        :class:`~knnweights.engine._kernels_mixed.DiffData` of ``X``; sets ``discrete_features_``."""
+        disc = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
+        self.discrete_features_ = disc
+        has_nan = X.dtype.kind == "f" and bool(np.isnan(X).any())
+        if not (disc.any() or has_nan or force):
+            return None
+        M = _kernels_mixed.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
+        return _kernels_mixed.DiffData(M)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self._allow_nan
+        return tags
+
+
+_DIFF_CONSTRAINTS = {
+    "missing": [StrOptions({"error", "diff"})],
+    "discrete_features": [StrOptions({"auto"}), "array-like", "boolean", None],
+    "discrete_limit": [Interval(numbers.Integral, 1, None, closed="left")],
+}
+
+
+def _doc(cls):
+    cls.__doc__ = cls.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC)
+    return cls
+
+
+@_doc
 class Relief(_ReliefBase):
     """RELIEF (Kira & Rendell 1992).
 
@@ -103,6 +224,12 @@ class Relief(_ReliefBase):
         Range-normalise the differences (Kira & Rendell's ``diff``).
     random_state : int, RandomState or None
         Used only when ``n_iter`` is set.
+    {diff_params}
+    ties : {"index", "include"}, default="index"
+        Equidistant neighbours: ``"index"`` takes the one with the lower sample index
+        (deterministic, but it depends on the row order, which matters on discrete
+        data); ``"include"`` averages over all neighbours tied at the nearest distance,
+        so permuting the rows leaves the weights unchanged.
 
     Attributes
     ----------
@@ -110,6 +237,8 @@ class Relief(_ReliefBase):
         ``max(scores_, 0)``.
     scores_ : ndarray of shape (n_features,)
         The raw (signed) Relief weights.
+    discrete_features_ : ndarray of bool, shape (n_features,)
+        The features scored as discrete.
     metric_ : str
         ``"manhattan"``.
 
@@ -122,20 +251,32 @@ class Relief(_ReliefBase):
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "normalize": ["boolean"],
         "random_state": ["random_state"],
+        **_DIFF_CONSTRAINTS,
+        "ties": [StrOptions({"index", "include"})],
     }
 
-    def __init__(self, n_iter=None, normalize=True, random_state=None):
+    def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
+                 discrete_limit=10, ties="index"):
         self.n_iter = n_iter
         self.normalize = normalize
         self.random_state = random_state
+        self.missing = missing
+        self.discrete_features = discrete_features
+        self.discrete_limit = discrete_limit
+        self.ties = ties
 
     def _fit(self, X, y):
-        Z = self._normalized(X)
         rows = _sample_rows(X.shape[0], self.n_iter, self.random_state)
-        self.scores_ = relieff_margins(Z, y, 1, rows, per_class=False)
+        data = self._diff_data(X, y, force=self.ties == "include")
+        if data is None:
+            self.scores_ = relieff_margins(self._normalized(X), y, 1, rows, per_class=False)
+        else:
+            self.scores_ = mixed_relieff_margins(data, y, 1, None if self.n_iter is None else rows,
+                                                 per_class=False, ties=self.ties)
         return self.scores_
 
 
+@_doc
 class ReliefF(_ReliefBase):
     """RELIEF-F (Kononenko 1994), as Robnik-Sikonja & Kononenko (2003) define it.
 
@@ -143,23 +284,39 @@ class ReliefF(_ReliefBase):
     each other class ``C``, its ``k`` nearest misses ``M_j(C)``;
 
         W[A] += - sum_j diff(A, R, H_j) / (m k)
-                + sum_{C != c} P(C) / (1 - P(c)) sum_j diff(A, R, M_j(C)) / (m k)
+                + sum_{C != c} a(C) sum_j diff(A, R, M_j(C)) / (m k)
 
-    (Robnik-Sikonja & Kononenko 2003, Fig. 3), ``diff`` the range-normalised
-    absolute difference and neighbours by the Manhattan distance of the diffs.
+    with ``a(C) = P(C) / (1 - P(c))`` (Robnik-Sikonja & Kononenko 2003, Fig. 3), ``diff``
+    the range-normalised absolute difference and neighbours by the Manhattan distance
+    of the diffs.  A class with fewer than ``k`` candidates (hits: class size - 1)
+    contributes the mean over all of them (``k`` clamped per class, with a warning).
 
     Parameters
     ----------
     n_neighbors : int, default=10
-        ``k``; must not exceed the number of hits of the smallest class.
+        ``k``.
     n_iter : int or None, default=None
         ``None``: every sample is an instance (``m = n``, deterministic).
     normalize : bool, default=True
     random_state : int, RandomState or None
+    {diff_params}
+    ties : {"index", "include"}, default="index"
+        Neighbours tied at the ``k``-th distance: ``"index"`` takes the lower sample
+        indices first (deterministic, but it depends on the row order, which matters on
+        discrete data, where most neighbour lists tie); ``"include"`` gives those strictly
+        closer weight ``1/k`` each and shares the remaining ``(k - n_closer)/k`` equally
+        among all tied ones (the mean over every order of the ties), so permuting the
+        rows leaves the weights unchanged.
+    miss_weighting : {"prior", "equal"}, default="prior"
+        ``a(C)``: ``"prior"`` is ReliefF's ``P(C) / (1 - P(c))``; ``"equal"`` is
+        ``1 / (K - 1)`` for ``K`` classes (skrebate's ReliefF).  Same for two classes.
+    small_classes : {"clamp", "error"}, default="clamp"
+        ``n_neighbors`` above a class's hits: ``"clamp"`` uses all of them (with a
+        ``UserWarning``); ``"error"`` raises a ``ValueError``.
 
     Attributes
     ----------
-    feature_importances_, scores_, metric_ : as :class:`Relief`.
+    feature_importances_, scores_, discrete_features_, metric_ : as :class:`Relief`.
 
     References
     ----------
@@ -173,23 +330,67 @@ class ReliefF(_ReliefBase):
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "normalize": ["boolean"],
         "random_state": ["random_state"],
+        **_DIFF_CONSTRAINTS,
+        "ties": [StrOptions({"index", "include"})],
+        "miss_weighting": [StrOptions({"prior", "equal"})],
+        "small_classes": [StrOptions({"clamp", "error"})],
     }
 
-    def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None):
+    def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
+                 discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
+                 small_classes="clamp"):
         self.n_neighbors = n_neighbors
         self.n_iter = n_iter
         self.normalize = normalize
         self.random_state = random_state
+        self.missing = missing
+        self.discrete_features = discrete_features
+        self.discrete_limit = discrete_limit
+        self.ties = ties
+        self.miss_weighting = miss_weighting
+        self.small_classes = small_classes
 
     def _fit(self, X, y):
-        self._check_n_neighbors(self.n_neighbors, y)
-        Z = self._normalized(X)
+        self._check_n_neighbors(self.n_neighbors, y,
+                                clamp="small_classes='error'" if self.small_classes == "clamp" else None)
         rows = _sample_rows(X.shape[0], self.n_iter, self.random_state)
-        self.scores_ = relieff_margins(Z, y, self.n_neighbors, rows, per_class=True)
+        data = self._diff_data(X, y, force=self.ties == "include")
+        if data is None:
+            self.scores_ = relieff_margins(self._normalized(X), y, self.n_neighbors, rows, per_class=True,
+                                           miss_weighting=self.miss_weighting)
+        else:
+            self.scores_ = mixed_relieff_margins(data, y, self.n_neighbors, None if self.n_iter is None else rows,
+                                                 per_class=True, miss_weighting=self.miss_weighting, ties=self.ties)
         return self.scores_
 
 
-class IRelief(BaseWeighter):
+def _auto_sigma(data, w, n_sample=500):
+    """I-RELIEF's ``sigma="auto"``: the median, over (up to ``n_sample`` evenly spaced) samples, of
+    the gap between the nearest and the 10th nearest other sample under the initial weights
+    (``d_(10) - d_(1)``, the mean of the distances from the nearest when that gap is 0).
+
+    With this width the kernel ``exp(-d / sigma)`` gives the nearest neighbours of a sample
+    weights within a factor ``e`` of each other over about ten neighbours: soft, but still
+    local; it scales with the data and the dimension, so it needs no tuning to the units.
+    """
+    n = data.n
+    rows = np.unique(np.linspace(0, n - 1, min(n, n_sample)).astype(np.int64))
+    k = min(10, n - 1)
+    gaps = np.empty(rows.size)
+    for s, e, D in data.distance_chunks(rows=rows, w=w):
+        D = np.array(D, dtype=np.float64)
+        D[np.arange(e - s), rows[s:e]] = np.inf
+        part = np.partition(D, k - 1, axis=1)[:, :k]
+        near = part.min(axis=1)
+        gap = part.max(axis=1) - near
+        fallback = np.where(np.isfinite(D), D, 0.0).sum(axis=1) / (n - 1) - near
+        gaps[s:e] = np.where(gap > 0, gap, fallback)
+    sigma = float(np.median(gaps))
+    return sigma if sigma > 0 else 1.0
+
+
+@_doc
+class IRelief(_ReliefBase):
     """I-RELIEF (Sun 2007): iterative Relief with kernel-soft neighbours and outliers.
 
     With the current weights ``w`` and the weighted Manhattan distance, hits and
@@ -201,23 +402,42 @@ class IRelief(BaseWeighter):
         v = (1/n) sum_n (1 - o_n) z_n,    w = (v)+ / ||(v)+||_2,
 
     ``z_n`` the soft margin vector, repeated from ``w = 1/sqrt(d)`` (unit norm) until
-    ``||w_t+1 - w_t||_2 < tol`` or ``max_iter`` (then a ``ConvergenceWarning``).
+    ``||w_t+1 - w_t||_2 < tol`` or ``max_iter`` (then a ``ConvergenceWarning`` that names
+    the likely cause).
+
+    One iteration is one pass over the distances and one over the margin terms; when the
+    ``n x n`` matrices fit the working memory the distances are computed once per pair and
+    the outlier-weighted coefficients are folded (``P + P^T``), so the margin pass also
+    visits each pair once.
 
     Parameters
     ----------
-    sigma : float, default=1.0
-        Kernel width.
+    sigma : float or "auto", default="auto"
+        Kernel width.  ``"auto"``: computed once from the data under the initial weights,
+        the median over samples of ``d_(10) - d_(1)``, the gap between the nearest and the
+        10th nearest other sample (see ``_auto_sigma``); it follows the units and the
+        dimension of the data, so the default needs no tuning.  The value used is
+        ``sigma_``.  (Was ``1.0`` before 0.3, a width in the data's units.)
     max_iter : int, default=50
     tol : float, default=1e-6
-    normalize : bool, default=False
-        Range-normalise features first (off: I-RELIEF uses the data as given).
+    normalize : bool, default=True
+        Range-normalise the differences (Relief's ``diff``, as every Relief class).
+        (Was ``False`` before 0.3; pass ``normalize=False`` for the data as given.)
+    {diff_params}
+    verbose : int, default=0
+        Print one line per iteration (step, effective number of hits per sample).
 
     Attributes
     ----------
     feature_importances_ : ndarray of shape (n_features,), unit L2 norm
+    scores_ : ndarray of shape (n_features,)
+        ``v`` of the last iteration (signed).
+    sigma_ : float
+        The kernel width used.
     n_iter_ : int
     cost_history_ : list of float
         ``||w_t+1 - w_t||_2`` per iteration (I-RELIEF has no explicit objective).
+    discrete_features_ : ndarray of bool
     metric_ : ``"manhattan"``
 
     References
@@ -226,44 +446,108 @@ class IRelief(BaseWeighter):
     applications", IEEE TPAMI 29(6), 2007.
     """
 
-    _metric = "manhattan"
     _parameter_constraints = {
-        "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "normalize": ["boolean"],
+        **_DIFF_CONSTRAINTS,
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, sigma=1.0, max_iter=50, tol=1e-6, normalize=False):
+    def __init__(self, sigma="auto", max_iter=50, tol=1e-6, normalize=True, missing="error",
+                 discrete_features=None, discrete_limit=10, verbose=0):
         self.sigma = sigma
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
+        self.missing = missing
+        self.discrete_features = discrete_features
+        self.discrete_limit = discrete_limit
+        self.verbose = verbose
 
     @staticmethod
     def _inlier_probability(log_hit_mass, log_miss_mass):
         # 1 - o_n, with o_n = miss mass / (hit + miss mass), in log space
         return -np.expm1(log_miss_mass - np.logaddexp(log_hit_mass, log_miss_mass))
 
+    def _margin_sum(self, data, y, w, sigma, ent_h):
+        """``sum_n (1 - o_n) z_n`` under ``w``; fills the hit entropies ``ent_h``."""
+        n = data.n
+        if _on_gpu() and isinstance(data, _kernels_mixed.PlainDiff):
+            sm = soft_margins(data.Z, y, w, sigma, "manhattan", sample_weight=self._inlier_probability)
+            ent_h[:] = sm.hit_entropy
+            return sm.z
+        lh, lm, ent_m = np.empty(n), np.empty(n), np.empty(n)
+        z = np.zeros(data.d)
+        for s, e, D in data.distance_chunks(w=w, n_arrays=6):
+            P = np.empty(D.shape, dtype=np.float64)
+            _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), y[s:e], y, s, 1.0 / sigma, P,
+                                       lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
+            P *= self._inlier_probability(lh[s:e], lm[s:e])[:, None]
+            if e - s == n:  # the whole matrix: each pair's margin term once
+                P = _fold_pairs(P)
+            z += data.coef_sum(np.arange(s, e), P)
+        return z
+
     def _fit(self, X, y):
-        Z = range_normalize(X) if self.normalize else X
+        data = self._diff_data(X, y)
+        if data is None:
+            data = _kernels_mixed.PlainDiff(self._normalized(X))
         d = X.shape[1]
         w = np.full(d, 1.0 / np.sqrt(d))
+        sigma = _auto_sigma(data, w) if isinstance(self.sigma, str) else float(self.sigma)
+        self.sigma_ = sigma
         self.cost_history_ = []
+        ent_h = np.empty(X.shape[0])
+        converged = False
+        v = np.zeros(d)
         for it in range(1, self.max_iter + 1):
-            sm = soft_margins(Z, y, w, self.sigma, "manhattan", sample_weight=self._inlier_probability)
-            w_new = normalize_weights(sm.z / X.shape[0], "l2")
+            v = self._margin_sum(data, y, w, sigma, ent_h) / X.shape[0]
+            w_new = normalize_weights(v, "l2")
             if not w_new.any():
+                self._warn_no_positive_margin(sigma, ent_h)
                 break
             step = float(np.linalg.norm(w_new - w))
             self.cost_history_.append(step)
             w = w_new
+            if self.verbose:
+                print(f"[IRelief] iteration {it:3d}: step {step:.3e}, sigma {sigma:.3g}, "
+                      f"effective hits {np.mean(np.exp(ent_h)):.3g}")
             if step < self.tol:
+                converged = True
                 break
-        else:
-            warn_max_iter(self, self.max_iter)
+        if not converged and it == self.max_iter and w_new.any():
+            self._warn_max_iter(sigma, ent_h)
         self.n_iter_ = it
+        self.scores_ = v
         return w
+
+    def _sigma_hint(self):
+        return "sigma='auto' (the default, from the data's neighbour distances)" if not isinstance(
+            self.sigma, str) else "a larger sigma"
+
+    def _warn_max_iter(self, sigma, ent_h):
+        eff = float(np.mean(np.exp(ent_h)))
+        name = type(self).__name__
+        if eff < 1.5:
+            msg = (f"{name} stopped at max_iter={self.max_iter} before the weights converged. Likely cause: "
+                   f"sigma={sigma:.3g} is small for these distances (about {eff:.2g} effective hits per sample: "
+                   f"the kernel neighbours are nearly hard and switch between iterations). Use "
+                   f"{self._sigma_hint()}, or normalize=True if the features have large ranges.")
+        else:
+            msg = (f"{name} stopped at max_iter={self.max_iter} before the weights converged "
+                   f"(last step {self.cost_history_[-1]:.3g}, tol={self.tol}; sigma={sigma:.3g}, about {eff:.3g} "
+                   "effective hits per sample); increase max_iter or tol.")
+        warnings.warn(msg, ConvergenceWarning, stacklevel=3)
+
+    def _warn_no_positive_margin(self, sigma, ent_h):
+        eff = float(np.mean(np.exp(ent_h)))
+        warnings.warn(
+            f"{type(self).__name__}: no feature has a positive mean margin under the current weights, so the "
+            f"weights are all zero (sigma={sigma:.3g}, about {eff:.3g} effective hits per sample). If sigma is "
+            "large for these distances every neighbour counts alike; try sigma='auto' or a smaller sigma, "
+            "or check that the features carry class information.", UserWarning, stacklevel=3)
 
 
 class MulRel(_ReliefBase):
@@ -455,23 +739,65 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
     return per_sample.sum(axis=0, dtype=np.float64) / n, T
 
 
+def mixed_radius_margins(data, codes, rule="mean", multiclass="prior"):
+    """:func:`radius_margins` on Relief's ``diff`` for discrete features and missing values.
+
+    ``data`` is a :class:`knnweights.engine._kernels_mixed.DiffData`; distances and margin
+    terms both use its ``diff``.  When the ``n x n`` matrices fit the working memory, one
+    distance pass and the pair-folded coefficients (each pair's diff once); otherwise
+    row blocks (SURF: one more distance pass for the mean).
+    """
+    n = codes.shape[0]
+    prior = np.bincount(codes) / n
+    chunks = data.distance_chunks(n_arrays=_RADIUS_BLOCK_ARRAYS)
+    s0, e0, D0 = next(chunks)
+    if e0 == n:  # one block: all distances at once
+        T = np.full(n, D0.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean" \
+            else _multisurf_thresholds(D0, 0)
+        P = _fold_pairs(_radius_coefficients(_in_radius(D0, T, 0), codes, codes, prior, multiclass))
+        del D0
+        return data.coef_sum(np.arange(n), P) / n, T
+    T = np.empty(n)
+    if rule == "mean":
+        T[s0:e0] = D0.sum(axis=1, dtype=np.float64)
+        for s, e, D in chunks:
+            T[s:e] = D.sum(axis=1, dtype=np.float64)
+        T[:] = T.sum() / float(n) ** 2
+    z = np.zeros(data.d)
+    for s, e, D in data.distance_chunks(n_arrays=_RADIUS_BLOCK_ARRAYS):
+        if rule != "mean":
+            T[s:e] = _multisurf_thresholds(D, s)
+        P = _radius_coefficients(_in_radius(D, T[s:e], s), codes[s:e], codes, prior, multiclass)
+        z += data.coef_sum(np.arange(s, e), P)
+    return z / n, T
+
+
 class _RadiusReliefBase(_ReliefBase):
     _parameter_constraints = {
         "normalize": ["boolean"],
         "multiclass": [StrOptions({"prior", "rebate"})],
+        **_DIFF_CONSTRAINTS,
     }
 
-    def __init__(self, normalize=True, multiclass="prior"):
+    def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
+                 discrete_limit=10):
         self.normalize = normalize
         self.multiclass = multiclass
+        self.missing = missing
+        self.discrete_features = discrete_features
+        self.discrete_limit = discrete_limit
 
     def _fit(self, X, y):
-        Z = self._normalized(X)
-        self.scores_, thresholds = radius_margins(Z, y, self._rule, self.multiclass)
+        data = self._diff_data(X, y)
+        if data is None:
+            self.scores_, thresholds = radius_margins(self._normalized(X), y, self._rule, self.multiclass)
+        else:
+            self.scores_, thresholds = mixed_radius_margins(data, y, self._rule, self.multiclass)
         self._store_thresholds(thresholds)
         return self.scores_
 
 
+@_doc
 class SURF(_RadiusReliefBase):
     """SURF, Spatially Uniform ReliefF (Greene et al. 2009).
 
@@ -514,6 +840,10 @@ class SURF(_RadiusReliefBase):
         Range-normalise the differences (Relief's ``diff``).
     multiclass : {"prior", "rebate"}, default="prior"
         Weighting of the miss classes for three or more classes (see above).
+    {diff_params}
+
+    Ties: a neighbourhood is every instance strictly within the threshold, so the
+    result never depends on the row order (no ``ties`` option is needed).
 
     Attributes
     ----------
@@ -554,6 +884,7 @@ class SURF(_RadiusReliefBase):
         self.threshold_ = float(thresholds[0])
 
 
+@_doc
 class MultiSURF(_RadiusReliefBase):
     """MultiSURF (Urbanowicz et al. 2018): SURF with a threshold per instance.
 
@@ -574,6 +905,7 @@ class MultiSURF(_RadiusReliefBase):
         Range-normalise the differences (Relief's ``diff``).
     multiclass : {"prior", "rebate"}, default="prior"
         Weighting of the miss classes for three or more classes (see :class:`SURF`).
+    {diff_params}
 
     Attributes
     ----------
