@@ -73,7 +73,7 @@ def test_first_iteration_is_normalised_mean_margin_from_uniform_start():
     d = X.shape[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = LHRelief(n_neighbors=3, max_iter=1).fit(X, y)
+        est = LHRelief(n_neighbors=3, max_iter=1, damping=1.0).fit(X, y)
     Zref, _ = _margins_reference(X, y, np.full(d, 1.0 / d), 3)
     v = np.maximum(Zref.mean(axis=0), 0)
     np.testing.assert_allclose(est.feature_importances_, v / np.linalg.norm(v), atol=1e-5)
@@ -90,7 +90,7 @@ def test_spiral_with_100_noise_features_puts_the_two_true_features_on_top():
     X = add_irrelevant_features(3.0 * X, 100, random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        w = LHRelief(n_neighbors=5, max_iter=20).fit(X, y).feature_importances_
+        w = LHRelief(n_neighbors=5, max_iter=20, update="additive").fit(X, y).feature_importances_
     assert set(np.argsort(w)[-2:]) == {0, 1}
     assert w[:2].min() > 2 * np.sort(w[2:])[-1]
 
@@ -130,7 +130,7 @@ def test_max_iter_warns_and_convergence_stops_early():
     X2 = np.column_stack([y2 * 5.0 + rng.normal(size=40), y2 * 5.0 + rng.normal(size=40)])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = LHRelief(n_neighbors=3, max_iter=50, tol=1e-8).fit(X2, y2)
+        est = LHRelief(n_neighbors=3, max_iter=50, tol=1e-8, update="additive").fit(X2, y2)
     assert est.n_iter_ < 50 and est.step_history_[-1] < 1e-8
 
 
@@ -138,6 +138,65 @@ def test_too_many_neighbors_raises():
     X, y = _small_problem(4, n=12)
     with pytest.raises(ValueError, match="n_neighbors=5"):
         LHRelief(n_neighbors=5).fit(X, y)
+
+
+def test_margins_on_the_weighted_columns_equal_the_reference_with_zero_weights():
+    # zero-weight columns leave the neighbour search and the QPs; their margins still match
+    X, y = _small_problem(9, d=6)
+    w = np.array([0.5, 0.0, 0.3, 0.0, 0.8, 0.1])
+    Zref, _ = _margins_reference(X, y, w, 3)
+    np.testing.assert_allclose(LHRelief(n_neighbors=3)._margin_vectors(X, y, w), Zref, atol=2e-5)
+    cols = np.flatnonzero(w > 0)
+    np.testing.assert_allclose(LHRelief(n_neighbors=3)._margin_vectors(X, y, w, cols), Zref[:, cols], atol=2e-5)
+
+
+def _spiral(n_per_class, noise=0):
+    X, y = make_spiral(n_per_class=n_per_class, turns=1.0, random_state=0)
+    return add_irrelevant_features(3.0 * X, noise, random_state=1), y
+
+
+@pytest.mark.parametrize("update", ["multiplicative", "additive"])
+def test_damped_iteration_converges_on_the_spiral_where_the_undamped_one_cycles(update):
+    X, y = _spiral(60)
+    # the paper's undamped iteration: a 2-cycle between two weight vectors, reported as such
+    with pytest.warns(ConvergenceWarning, match="2-cycle"):
+        und = LHRelief(update=update, damping=1.0, adaptive_damping=False, max_iter=30).fit(X, y)
+    assert und.stop_reason_ == "cycle" and und.step_history_[-1] > 1e-3
+    # damped (the default eta = 0.5, fixed): a fixed point, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = LHRelief(update=update, damping=0.5, adaptive_damping=False).fit(X, y)
+    assert est.stop_reason_ == "converged" and est.step_history_[-1] < est.tol
+    assert est.damping_ == 0.5 and est.n_iter_ < est.max_iter
+    # ... and it is a fixed point of the undamped map T too (T(w) = w up to tol / eta)
+    w = est.feature_importances_
+    z = est._margin_vectors(X, y, w).mean(axis=0)
+    t = np.maximum(w * z if update == "multiplicative" else z, 0)
+    np.testing.assert_allclose(t / np.linalg.norm(t), w, atol=1e-4)
+
+
+def test_multiplicative_reading_ranks_the_two_spiral_features_first_with_1000_noise_features():
+    X, y = _spiral(100, 1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = LHRelief(update="multiplicative").fit(X, y)
+    w = est.feature_importances_
+    assert set(np.argsort(w)[-2:]) == {0, 1} and est.stop_reason_ == "converged"
+    assert w[:2].min() > 0.5 and np.linalg.norm(w[2:]) < 0.05  # the noise features are driven to ~0
+    # the additive (I-RELIEF) reading leaves every noise feature a weight of order n^-1/2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        wa = LHRelief(update="additive", max_iter=10).fit(X, y).feature_importances_
+    assert np.linalg.norm(wa[2:]) > 0.5
+
+
+def test_verbose_prints_one_line_per_iteration(capsys):
+    X, y = _small_problem(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = LHRelief(n_neighbors=2, max_iter=4, verbose=1).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[LHRelief] iter")]
+    assert len(lines) == len(est.step_history_) >= 1 and "step" in lines[0]
 
 
 @parametrize_with_checks([LHRelief(n_neighbors=1, max_iter=3)])

@@ -4,11 +4,12 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.simplex_qp import hull_projections
 from ..engine.neighbors import nearest_hits_misses
-from ._base import BaseWeighter, normalize_weights, warn_max_iter
+from ._base import BaseWeighter, normalize_weights
 
 __all__ = ["LHRelief"]
 
@@ -26,25 +27,57 @@ class LHRelief(BaseWeighter):
     2. approximate each set by its local hyperplane (eq. 4), i.e. solve the QP of
        eqs. 5 and 7, ``min_a 1/2 (x_n - H a)^T W (x_n - H a)`` s.t. ``sum a = 1,
        a >= 0``, for the hits (coefficients ``a_n``) and for the misses (``b_n``),
-       with the batched exact solver :func:`knnweights._solvers.simplex_qp.solve_simplex_qp`;
+       with the batched exact solver :func:`knnweights._solvers.simplex_qp.solve_simplex_qp`
+       (hits and misses of all samples in one batch);
     3. form the margin vector (eqs. 6 and 8)
-       ``z_n = |x_n - H_miss b_n| - |x_n - H_hit a_n|`` (elementwise);
-    4. update as I-RELIEF does (eq. 9 with the I-RELIEF normalisation):
-       ``w = max(mean_n z_n, 0) / ||max(mean_n z_n, 0)||_2``.
+       ``z_n = |x_n - H_miss b_n| - |x_n - H_hit a_n|`` (elementwise) and its mean ``z``;
+    4. the update map ``T`` (eq. 9, two readings, see ``update``):
+       ``T(w) = max(w * z, 0) / ||.||_2`` (multiplicative, the literal eq. 9) or
+       ``T(w) = max(z, 0) / ||.||_2`` (additive, the I-RELIEF reading);
+    5. the damped step ``w <- (1 - eta) w + eta T(w)``, renormalised to unit L2 norm
+       (``eta = damping``; ``eta = 1`` is the paper's undamped iteration).
 
-    It starts from ``w = 1/d`` and stops when ``||w_t+1 - w_t||_2 < tol`` or at
-    ``max_iter`` (then a ``ConvergenceWarning``).  If ``mean z`` has no positive entry
-    the previous weights are kept and a warning is given.
+    It starts from ``w = 1/d`` and stops when ``||w_t+1 - w_t||_2 < tol``.  A fit that
+    stops otherwise says so: ``stop_reason_`` and a ``ConvergenceWarning`` (``max_iter``
+    reached, with the iterates oscillating or not), or a ``UserWarning`` when ``z`` has
+    no positive entry (the previous weights are kept).
 
     Parameters
     ----------
     n_neighbors : int, default=5
         ``k``, the number of nearest hits and of nearest misses spanning each local
         hyperplane.
-    max_iter : int, default=50
+    update : {"multiplicative", "additive"}, default="multiplicative"
+        The reading of eq. 9.  ``"multiplicative"``: ``w <- (w * z)+`` normalised, the
+        equation as extracted (the current weight stays on its right-hand side);
+        a feature whose margin stays small decays geometrically and one whose margin
+        turns negative drops out for good.  ``"additive"``: ``w <- (z)+`` normalised, as
+        I-RELIEF (the text after eq. 9 says the update is "similar to I-RELIEF"); every
+        irrelevant feature keeps a weight of order ``n^-1/2`` (the positive part of a
+        mean of ``n`` noisy margins), so with thousands of them their total weight
+        swamps the two true features of the spiral.
+    damping : float in (0, 1], default=0.5
+        ``eta`` of the damped step.  Not in the paper: with hard neighbours searched in
+        the current weighted metric, the undamped map (``eta = 1``) is unstable even on
+        the noise-free two-feature spiral (slope about -1.4 at its fixed point), so the
+        weights jump between the two true features in a 2-cycle and the last iterate
+        is an arbitrary end of it.  ``eta = 0.5`` converges there (any ``eta`` below
+        about 0.8 does).
+    adaptive_damping : bool, default=True
+        Halve ``eta`` (down to ``damping / 1000``) whenever the iterates oscillate: the
+        step stopped shrinking and the last three steps largely cancel.  With hard
+        neighbours ``T`` is piecewise constant (it jumps where a neighbour set changes),
+        so near its fixed point the damped iteration may still jump between two or three
+        neighbour configurations with a small step (about ``1e-3`` on the spiral);
+        halving the step there settles the iterate at the point where the jumps balance
+        (a fixed point of the averaged map), within the oscillation's amplitude.  A
+        steady approach never triggers it.  ``False``: ``eta`` stays fixed.
+    max_iter : int, default=100
         ``T`` of Algorithm 2.1.
     tol : float, default=1e-5
         ``epsilon`` of Algorithm 2.1.
+    verbose : int, default=0
+        Print the average margin and the step of every iteration.
 
     Attributes
     ----------
@@ -52,6 +85,15 @@ class LHRelief(BaseWeighter):
         The weights (unit L2 norm, ``>= 0``).
     n_iter_ : int
         Iterations run.
+    stop_reason_ : {"converged", "max_iter", "cycle", "no_positive_margin"}
+        Why the iteration stopped: the step fell below ``tol``; ``max_iter`` was reached
+        (``"cycle"`` when the last iterates alternate between two points, i.e.
+        ``||w_t - w_t-2||`` is far below ``||w_t - w_t-1||``: lower ``damping``); the
+        mean margin vector had no positive entry.  All but ``"converged"`` warn.
+    damping_ : float
+        ``eta`` at the end (below ``damping`` when the adaptive damping halved it).
+    damping_history_ : list of float
+        ``eta`` used at each iteration.
     cost_history_ : list of float
         The average margin of eq. 8, ``rho(w_t) = w_t . mean_n z_n``, per iteration.
     step_history_ : list of float
@@ -63,9 +105,19 @@ class LHRelief(BaseWeighter):
     -----
     The paper writes eq. 9 without the normalisation; following I-RELIEF (to which
     the paper refers for Steps 2-3) and the constraint ``||w||_2 = 1, w >= 0`` of its
-    eq. 2, ``w`` is the positive part of the mean margin vector scaled to unit L2 norm.
-    The hyperplane fit (eq. 5) is a weighted least-squares fit in ``W`` while the
-    margin (eq. 8) is measured in the weighted L1 distance, as in the paper.
+    eq. 2, each update is scaled to unit L2 norm.  The hyperplane fit (eq. 5) is a
+    weighted least-squares fit in ``W`` while the margin (eq. 8) is measured in the
+    weighted L1 distance, as in the paper.
+
+    The default reading is the multiplicative one because it reproduces the paper's
+    robustness claim (Fig. 1: the spiral's error stays flat from 0 to 3000 irrelevant
+    features; measured with ``damping=0.5`` and 5-fold CV: 0.2 % error at 0, 300,
+    1000 and 3000 noise features) where the additive reading does not (14-35 %).
+
+    Features of zero weight take no part in the neighbour search or the hyperplane
+    fits (they add nothing to ``d_w`` or to ``W``-weighted Gram matrices), so those
+    are computed on the weighted columns only; under the multiplicative update a zero
+    weight stays zero and its margin is not computed at all.
 
     References
     ----------
@@ -78,58 +130,134 @@ class LHRelief(BaseWeighter):
     >>> from knnweights.datasets import add_irrelevant_features, make_spiral
     >>> X, y = make_spiral(n_per_class=100, turns=1.0, random_state=0)
     >>> X = add_irrelevant_features(3.0 * X, 20, random_state=1)
-    >>> est = LHRelief(n_neighbors=5, max_iter=20).fit(X, y)
-    >>> sorted(est.feature_importances_.argsort()[-2:].tolist())
-    [0, 1]
+    >>> est = LHRelief(n_neighbors=5).fit(X, y)
+    >>> sorted(est.feature_importances_.argsort()[-2:].tolist()), est.stop_reason_
+    ([0, 1], 'converged')
     """
 
     _metric = "manhattan"
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "update": [StrOptions({"multiplicative", "additive"})],
+        "damping": [Interval(numbers.Real, 0, 1, closed="right")],
+        "adaptive_damping": ["boolean"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, n_neighbors=5, max_iter=50, tol=1e-5):
+    def __init__(self, n_neighbors=5, update="multiplicative", damping=0.5, adaptive_damping=True, max_iter=100,
+                 tol=1e-5, verbose=0):
         self.n_neighbors = n_neighbors
+        self.update = update
+        self.damping = damping
+        self.adaptive_damping = adaptive_damping
         self.max_iter = max_iter
         self.tol = tol
+        self.verbose = verbose
 
-    def _margin_vectors(self, X, y, w):
-        """``z_n = |x_n - H_miss b_n| - |x_n - H_hit a_n|`` for every sample (eqs. 5-8)."""
-        nb = nearest_hits_misses(X, y, w, self.n_neighbors, "manhattan")
-        _, hit_proj, _ = hull_projections(X, X, nb.hit_idx, w)
-        _, miss_proj, _ = hull_projections(X, X, nb.miss_idx, w)
-        return np.abs(X - miss_proj) - np.abs(X - hit_proj)
+    def _margin_vectors(self, X, y, w, out_cols=None):
+        """``z_n = |x_n - H_miss b_n| - |x_n - H_hit a_n|`` for every sample (eqs. 5-8).
+
+        Neighbours and hyperplane coefficients are found on the columns with ``w > 0``
+        (the others add nothing to ``d_w`` or to the ``W``-weighted QPs); the margins are
+        returned for the columns ``out_cols`` (default: all).
+        """
+        n = X.shape[0]
+        support = np.flatnonzero(w > 0)
+        Xs = np.ascontiguousarray(X[:, support])
+        ws = w[support]
+        nb = nearest_hits_misses(Xs, y, ws, self.n_neighbors, "manhattan")
+        # hits and misses of every sample: one batch of 2n simplex QPs
+        coef, _, _ = hull_projections(np.vstack([Xs, Xs]), Xs, np.vstack([nb.hit_idx, nb.miss_idx]), ws)
+        Xo = X if out_cols is None else X[:, out_cols]
+        hit_proj = _combine(Xo, nb.hit_idx, coef[:n])
+        miss_proj = _combine(Xo, nb.miss_idx, coef[n:])
+        return np.abs(Xo - miss_proj) - np.abs(Xo - hit_proj)
 
     def _fit(self, X, y):
         self._check_n_neighbors(self.n_neighbors, y)
         X = np.asarray(X, dtype=np.float64)
         d = X.shape[1]
+        eta = float(self.damping)
+        mult = self.update == "multiplicative"
         w = np.full(d, 1.0 / d)
+        w[np.ptp(X, axis=0) == 0] = 0.0  # constant columns carry no margin
+        if not w.any():
+            w = np.full(d, 1.0 / d)
         self.cost_history_ = []
         self.step_history_ = []
-        converged = False
+        w_prev = None  # w_t-1, to tell a 2-cycle from slow convergence
+        self.stop_reason_ = "max_iter"
+        self.damping_history_ = []
+        recent = [w]  # the last four iterates, for the oscillation test of the adaptive damping
         for it in range(1, self.max_iter + 1):
             self.n_iter_ = it
-            z_mean = self._margin_vectors(X, y, w).mean(axis=0)
+            if mult:
+                cols = np.flatnonzero(w > 0)
+                z_mean = np.zeros(d)
+                z_mean[cols] = self._margin_vectors(X, y, w, cols).mean(axis=0)
+                t = normalize_weights(w * z_mean, "l2")
+            else:
+                z_mean = self._margin_vectors(X, y, w).mean(axis=0)
+                t = normalize_weights(z_mean, "l2")
             self.cost_history_.append(float(w @ z_mean))
-            w_new = normalize_weights(z_mean, "l2")
-            if not w_new.any():
+            if not t.any():
                 warnings.warn(
                     "LHRelief: the mean margin vector has no positive entry (no feature separates the "
                     "local hyperplanes of hits and misses); keeping the previous weights.",
                     UserWarning,
                     stacklevel=3,
                 )
-                converged = True
+                self.stop_reason_ = "no_positive_margin"
                 break
+            steps = self.step_history_
+            if self.adaptive_damping and len(steps) >= 3 and _oscillating(steps, recent):
+                eta = max(0.5 * eta, 1e-3 * float(self.damping))
+            self.damping_history_.append(eta)
+            w_new = (1.0 - eta) * w + eta * t
+            if mult:  # weights decayed below round-off of the largest one are 0 (and leave the search)
+                w_new[w_new < 1e-12 * w_new.max()] = 0.0
+            w_new = normalize_weights(w_new, "l2")
             step = float(np.linalg.norm(w_new - w))
-            self.step_history_.append(step)
-            w = w_new
+            steps.append(step)
+            if self.verbose:
+                print(f"[LHRelief] iter {it:3d}  margin {self.cost_history_[-1]:.6g}  step {step:.3e}  "
+                      f"eta {eta:.3g}  nonzero {int(np.count_nonzero(w_new))}/{d}")
             if step < self.tol:
-                converged = True
+                w = w_new
+                self.stop_reason_ = "converged"
                 break
-        if not converged:
-            warn_max_iter(self, self.max_iter)
+            # a 2-cycle: the new iterate is back near w_t-1 while the step stays large
+            cycling = w_prev is not None and np.linalg.norm(w_new - w_prev) < 0.1 * step
+            self.stop_reason_ = "cycle" if cycling else "max_iter"
+            w_prev, w = w, w_new
+            recent = recent[-3:] + [w]
+        self.damping_ = eta
+        if self.stop_reason_ in ("max_iter", "cycle"):
+            extra = (" The iterates alternate between two weight vectors (a 2-cycle): lower damping."
+                     if self.stop_reason_ == "cycle" else " Increase max_iter or tol, or lower damping.")
+            warnings.warn(
+                f"LHRelief stopped at max_iter={self.max_iter} before the weights converged (last step "
+                f"{self.step_history_[-1]:.3g} >= tol={self.tol}).{extra}",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return w
+
+
+def _oscillating(steps, recent):
+    """The iterates jump back and forth: the step stopped shrinking and the last three
+    steps largely cancel (``||w_t - w_t-3||`` below half their summed length), unlike a
+    slow but steady approach, where they add up."""
+    if len(recent) < 4 or steps[-1] < 0.9 * min(steps[-3:-1]):
+        return False
+    return float(np.linalg.norm(recent[-1] - recent[-4])) < 0.5 * sum(steps[-3:])
+
+
+def _combine(Xo, idx, coef):
+    """``sum_k coef[n, k] X[idx[n, k]]`` without an ``(n, k, d)`` array."""
+    out = np.zeros((idx.shape[0], Xo.shape[1]))
+    for j in range(idx.shape[1]):
+        out += coef[:, j:j + 1] * Xo[idx[:, j]]
+    return out
