@@ -281,3 +281,26 @@ def test_verdicts():
     assert word == "partly reproduced" and "3/4 cells within tolerance (75 %)" in text
     assert verdict(R([], csv=None))[0] == "no paper numbers"
     assert verdict(R([None, None]))[0] == "not compared"
+
+
+def test_coinciding_lines_say_so_in_the_legend():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from knnweights.plotting import plot_irrelevant_feature_curve, plot_top_feature_curves
+    from knnweights.plotting.evaluation import plot_elimination_curves
+
+    err = {"I-RELIEF": {"counts": np.array([0, 300]), "mean_error": np.array([0.1, 0.4])},
+           "LH-RELIEF": {"counts": np.array([0, 300]), "mean_error": np.array([0.1, 0.4])},
+           "Simba": {"counts": np.array([0, 300]), "mean_error": np.array([0.1, 0.41])}}
+    ax = plot_irrelevant_feature_curve(err)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["I-RELIEF", "LH-RELIEF (same as I-RELIEF)", "Simba"]
+    assert [ln.get_linestyle() for ln in ax.get_lines() if ln.get_marker() == "o"] == ["-", "--", "-"]
+    cur = {"EFW": {"n_features": np.array([1, 5]), "mean": np.array([0.7, 0.8])},
+           "EFWWD": {"n_features": np.array([1, 5]), "mean": np.array([0.7, 0.8])}}
+    for plot in (plot_top_feature_curves, plot_elimination_curves):
+        ax = plot(cur)
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["EFW", "EFWWD (same as EFW)"]
+    plt.close("all")

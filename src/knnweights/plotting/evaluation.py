@@ -127,6 +127,27 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
     return _finish(ax, title, path, outside=True)
 
 
+def _coinciding_labels(names, xs, ys):
+    """Legend labels that say when a line lies on an earlier one (it would be hidden otherwise).
+
+    Returns ``(labels, dashed)``: ``"B (same as A)"`` for a line whose points equal (to
+    1e-9) those of the earlier line ``A``, and a flag to draw it dashed so both show.
+    """
+    labels, dashed = [], []
+    for i, name in enumerate(names):
+        same = None
+        xi, yi = np.asarray(xs[i], float), np.asarray(ys[i], float)
+        for j in range(i):
+            xj, yj = np.asarray(xs[j], float), np.asarray(ys[j], float)
+            if xi.shape == xj.shape and np.allclose(xi, xj) and np.allclose(yi, yj, rtol=1e-9, atol=1e-9,
+                                                                              equal_nan=True):
+                same = names[j]
+                break
+        dashed.append(same is not None)
+        labels.append(f"{name} (same as {same})" if same is not None and name else name)
+    return labels, dashed
+
+
 def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
     """Accuracy against the number of features kept, one line per method.
 
@@ -148,6 +169,7 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
         raise ValueError("no curves to plot.")
     ax = _new_axes(ax, (6.0, 4.0))
     xs = set()
+    lines = []
     for name, c in curves.items():
         chosen = None
         std = None
@@ -164,7 +186,11 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
                 std = 100.0 * np.asarray(c["std"], dtype=float) if "std" in c else None
         order = np.argsort(x)
         xs.update(x.tolist())
-        (line,) = ax.plot(x[order], acc[order], marker="o", ms=3, label=name)
+        lines.append((name, x, acc, std, chosen, order))
+    labels, dashed = _coinciding_labels([n for n, *_ in lines], [x[o] for _, x, _, _, _, o in lines],
+                                        [a[o] for _, _, a, _, _, o in lines])
+    for (name, x, acc, std, chosen, order), label, dash in zip(lines, labels, dashed, strict=True):
+        (line,) = ax.plot(x[order], acc[order], marker="o", ms=3, label=label, linestyle="--" if dash else "-")
         if std is not None:
             ax.fill_between(x[order], (acc - std)[order], (acc + std)[order], color=line.get_color(), alpha=0.12)
         if chosen is not None:

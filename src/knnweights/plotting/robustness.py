@@ -32,10 +32,17 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
     if "counts" in results:
         results = {"": results}
     scale = 100.0 if percent else 1.0
-    for name, r in results.items():
+    from .evaluation import _coinciding_labels
+
+    names = list(results)
+    labels, dashed = _coinciding_labels(names, [results[n]["counts"] for n in names],
+                                        [results[n]["mean_error"] for n in names])
+    for name, label, dash in zip(names, labels, dashed, strict=True):
+        r = results[name]
         mean = scale * r["mean_error"]
         std = scale * r["std_error"] if show_std and "std_error" in r else None
-        ax.errorbar(r["counts"], mean, yerr=std, marker="o", ms=4, capsize=3, label=name or None)
+        ax.errorbar(r["counts"], mean, yerr=std, marker="o", ms=4, capsize=3, label=label or None,
+                    linestyle="--" if dash else "-")
     ax.set_xlabel("number of irrelevant features added")
     ax.set_ylabel("classification error (%)" if percent else "classification error")
     ax.grid(True, alpha=0.3)

@@ -26,11 +26,17 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
     -------
     matplotlib Axes
     """
+    from .evaluation import _coinciding_labels
+
     ax = _new_axes(ax, (6, 4))
-    for name, c in curves.items():
+    names = list(curves)
+    labels, dashed = _coinciding_labels(names, [curves[n]["n_features"] for n in names],
+                                        [curves[n]["mean"] for n in names])
+    for name, label, dash in zip(names, labels, dashed, strict=True):
+        c = curves[name]
         x = c["n_features"]
         mean = 100 * c["mean"]
-        (line,) = ax.plot(x, mean, marker="o", ms=3, label=name)
+        (line,) = ax.plot(x, mean, marker="o", ms=3, label=label, linestyle="--" if dash else "-")
         if show_std and "std" in c:
             std = 100 * c["std"]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.12)
