@@ -189,7 +189,7 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
         lines.append((name, x, acc, std, chosen, order))
     labels, dashed = _coinciding_labels([n for n, *_ in lines], [x[o] for _, x, _, _, _, o in lines],
                                         [a[o] for _, _, a, _, _, o in lines])
-    for (name, x, acc, std, chosen, order), label, dash in zip(lines, labels, dashed, strict=True):
+    for (_name, x, acc, std, chosen, order), label, dash in zip(lines, labels, dashed, strict=True):
         (line,) = ax.plot(x[order], acc[order], marker="o", ms=3, label=label, linestyle="--" if dash else "-")
         if std is not None:
             ax.fill_between(x[order], (acc - std)[order], (acc + std)[order], color=line.get_color(), alpha=0.12)
