@@ -44,7 +44,8 @@ def test_halving_selects_few_informative_features():
     assert h.counts_ == [123, 61, 30, 15, 7, 3]
     assert h.cv_scores_.shape == (6,)
     # the informative features survive and the small subsets beat all 123 features in the inner CV
-    assert h.n_features_selected_ <= 15 and set(range(3)) <= set(h.support_.tolist())
+    assert h.n_features_selected_ <= 15 and set(range(3)) <= set(h.get_support(indices=True).tolist())
+    assert h.support_.dtype == bool and h.support_.sum() == h.n_features_selected_
     assert h.cv_scores_[-3:].max() > h.cv_scores_[0] + 0.1
     assert h.cv_scores_[h.counts_.index(h.n_features_selected_)] == pytest.approx(h.cv_scores_.max())
     # its test accuracy beats plain 1-NN on all features
@@ -97,6 +98,39 @@ def test_remove_lowest_weights():
     assert np.allclose(half.transform(X), rff.transform(X)[:, kept])
     assert RemoveLowestWeights(ReliefF(), share=0.99).fit(X, y).get_support().sum() == 1
     assert half.metric_ == "manhattan"
+
+
+def test_remove_lowest_weights_breaks_zero_ties_by_score():
+    X, y = _noisy(60, 40)
+    rff = ReliefF(n_neighbors=5).fit(X, y)
+    zero = np.flatnonzero(rff.feature_importances_ == 0)
+    n_pos = X.shape[1] - zero.size
+    share = (zero.size - 2) / X.shape[1]  # keep the positive weights and two clipped features
+    sel = RemoveLowestWeights(ReliefF(n_neighbors=5), share=share).fit(X, y)
+    extra = set(sel.get_support(indices=True)) - set(np.flatnonzero(rff.feature_importances_ > 0))
+    assert sel.get_support().sum() == n_pos + 2
+    assert extra == set(zero[np.argsort(-rff.scores_[zero])[:2]].tolist())
+
+
+def test_selectors_feature_names_and_pandas_output():
+    pd = pytest.importorskip("pandas")
+    X, y = _noisy(60, 7)
+    df = pd.DataFrame(X, columns=[f"g{j}" for j in range(10)])
+    rlw = RemoveLowestWeights(ReliefF(n_neighbors=5), share=0.7).set_output(transform="pandas").fit(df, y)
+    out = rlw.transform(df)
+    assert list(out.columns) == list(rlw.get_feature_names_out()) == ["g0", "g1", "g2"]
+    np.testing.assert_allclose(out.to_numpy(), rlw.weighter_.transform(X)[:, :3])
+    h = HalvingElimination(ReliefF(n_neighbors=5), KNeighborsClassifier(1), min_features=4, factor=0.5, cv=3,
+                           random_state=0).set_output(transform="pandas").fit(df, y)
+    Z = h.transform(df)
+    assert list(Z.columns) == list(h.get_feature_names_out()) == [f"g{j}" for j in h.get_support(indices=True)]
+    np.testing.assert_array_equal(Z.to_numpy(), X[:, h.support_])
+    assert h.predict(df).shape == (60,)
+    df["batch"] = "B1"
+    with pytest.raises(ValueError, match=r"column 'batch' is not numeric \(value 'B1'\)"):
+        RemoveLowestWeights(ReliefF()).fit(df, y)
+    with pytest.raises(ValueError, match=r"column 'batch' is not numeric"):
+        HalvingElimination(ReliefF()).fit(df, y)
 
 
 def test_fit_cache_reuses_identical_fits_only(tmp_path):

@@ -17,12 +17,15 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .pipelines import _feature_weights, cached_fit, fit_cache
+from ..selection import fitted_ranking
+from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
+from .pipelines import cached_fit, fit_cache
 
 __all__ = ["HalvingElimination", "halving_counts", "ranked_subsets"]
 
@@ -46,10 +49,9 @@ def halving_counts(n_features, min_features=50, factor=0.5):
     return counts
 
 
-def _top(weights, k):
-    """Indices of the ``k`` largest weights (ties: lower index first), sorted."""
-    order = np.lexsort((np.arange(weights.shape[0]), -weights))
-    return np.sort(order[:k])
+def _top(ranking, k):
+    """Indices of the ``k`` best-ranked features, sorted."""
+    return np.sort(np.argsort(ranking, kind="stable")[:k])
 
 
 def ranked_subsets(ranker, X, y, counts, recursive=False):
@@ -67,16 +69,21 @@ def ranked_subsets(ranker, X, y, counts, recursive=False):
     Returns
     -------
     list of ndarray of feature indices, one per count.
+
+    Notes
+    -----
+    Features are cut in the order of :func:`knnweights.selection.fitted_ranking`
+    (a weighter's ``ranking_``: weight, then signed score, then column order).
     """
     d = X.shape[1]
     if not recursive:
-        w = _feature_weights(cached_fit(ranker, X, y))
-        return [np.arange(d) if k >= d else _top(w, k) for k in counts]
+        r = fitted_ranking(cached_fit(ranker, X, y))
+        return [np.arange(d) if k >= d else _top(r, k) for k in counts]
     current = np.arange(d)
     out = [current]
     for k in counts[1:]:
-        w = _feature_weights(cached_fit(ranker, X[:, current], y))
-        current = current[_top(w, k)]
+        r = fitted_ranking(cached_fit(ranker, X[:, current], y))
+        current = current[_top(r, k)]
         out.append(current)
     return out
 
@@ -91,7 +98,7 @@ def _default_estimator(ranker):
     return KNeighborsClassifier(n_neighbors=1)
 
 
-class HalvingElimination(ClassifierMixin, BaseEstimator):
+class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
     """Halve the features by weight until fewer than ``min_features``; pick the count by internal CV.
 
     Bei & Hong (I-M4E), Sec. 5.2.1: features ranked by the method's weights (SMO by
@@ -130,9 +137,14 @@ class HalvingElimination(ClassifierMixin, BaseEstimator):
         single entry is NaN on purpose: there is nothing to choose between.
     n_features_selected_ : int
         The count kept (the best mean accuracy; ties go to fewer features).
-    support_ : ndarray of int
-        Kept feature indices (ranked on the whole training part).
+    support_ : ndarray of bool, shape (n_features,)
+        Mask of the kept features (ranked on the whole training part);
+        ``get_support(indices=True)`` gives their indices.
     estimator_ : classifier fitted on the kept features.
+
+    Besides ``predict``, it is a selector in scikit-learn's sense: ``transform``
+    returns the kept columns (unscaled), with ``get_support``,
+    ``get_feature_names_out`` and ``set_output(transform="pandas")``.
     """
 
     _parameter_constraints = {
@@ -158,6 +170,9 @@ class HalvingElimination(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Choose the feature count by internal CV, then fit on the whole training part."""
         self._validate_params()
+        check_numeric_columns(X)
+        check_finite_columns(X)
+        check_target(y)
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         est = self.estimator if self.estimator is not None else _default_estimator(self.ranker)
@@ -184,10 +199,15 @@ class HalvingElimination(ClassifierMixin, BaseEstimator):
                 self.cv_scores_ = scores.mean(axis=0)
                 best = int(np.flatnonzero(self.cv_scores_ >= self.cv_scores_.max() - 1e-12)[-1])
             subsets = ranked_subsets(self.ranker, X, y, counts, self.recursive)
-        self.support_ = subsets[best]
-        self.n_features_selected_ = int(self.support_.shape[0])
+        self.support_ = np.zeros(X.shape[1], dtype=bool)
+        self.support_[subsets[best]] = True
+        self.n_features_selected_ = int(subsets[best].shape[0])
         self.estimator_ = clone(est).fit(X[:, self.support_], y)
         return self
+
+    def _get_support_mask(self):
+        check_is_fitted(self, "support_")
+        return self.support_
 
     def predict(self, X):
         """Predict with the classifier on the kept features."""

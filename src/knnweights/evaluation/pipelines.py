@@ -22,7 +22,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._tags import get_tags
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+
+from ..selection import fitted_ranking
+from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit"]
 
@@ -79,8 +83,14 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
     """Fit a weighter, drop the ``share`` of lowest-weight features, rescale the rest.
 
     With ``share=0`` this is the weighter itself (``transform`` equals the weighter's).
-    The number of features kept is ``d - floor(share * d)``, at least one; ties in the
-    weights are broken by the lower feature index.
+    The number of features kept is ``d - floor(share * d)``, at least one; the features
+    are taken in the order of the weighter's total ranking
+    (:func:`knnweights.selection.fitted_ranking`: weight, then signed score, then
+    column order), so ties at weight 0 are broken by the signed scores.
+
+    A selector in scikit-learn's sense (``get_support``, ``get_feature_names_out``,
+    ``set_output(transform="pandas")``), except that ``transform`` also rescales the
+    kept columns by the weights (as the weighter's ``transform`` does).
 
     Parameters
     ----------
@@ -95,6 +105,8 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
     ----------
     weighter_ : fitted weighter (on the rows given to ``fit`` only)
     support_ : ndarray of bool, shape (n_features,)
+    ranking_ : ndarray of int, shape (n_features,)
+        The weighter's ranking (1 = best).
     feature_importances_ : ndarray, shape (n_kept,)
         Weights of the kept features.
     metric_ : str
@@ -113,16 +125,19 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
     def fit(self, X, y):
         """Fit the weighter on ``(X, y)`` and choose the features kept."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        allow_nan = get_tags(self.weighter).input_tags.allow_nan
+        check_numeric_columns(X)
+        check_finite_columns(X, allow_nan=allow_nan)
+        check_target(y)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
+                             ensure_all_finite="allow-nan" if allow_nan else True)
         self.weighter_ = cached_fit(self.weighter, X, y)
         w = _feature_weights(self.weighter_)
         d = w.shape[0]
         n_keep = max(1, d - int(math.floor(self.share * d + 1e-9)))
-        order = np.lexsort((np.arange(d), -w))  # descending weight, lower index first
-        support = np.zeros(d, dtype=bool)
-        support[order[:n_keep]] = True
-        self.support_ = support
-        self.feature_importances_ = w[support]
+        self.ranking_ = fitted_ranking(self.weighter_)
+        self.support_ = self.ranking_ <= n_keep
+        self.feature_importances_ = w[self.support_]
         self.metric_ = getattr(self.weighter_, "metric_", "manhattan")
         self.classes_ = getattr(self.weighter_, "classes_", None)
         return self
@@ -132,15 +147,39 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "support_")
         return np.flatnonzero(self.support_) if indices else self.support_
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the kept features (``feature_names_in_`` or ``x0, x1, ...``).
+
+        Parameters
+        ----------
+        input_features : array-like of str, optional
+
+        Returns
+        -------
+        ndarray of str objects
+        """
+        check_is_fitted(self, "support_")
+        return _check_feature_names_in(self, input_features)[self.support_]
+
     def transform(self, X):
         """The weighter's rescaling restricted to the kept features."""
         check_is_fitted(self, "support_")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        check_numeric_columns(X)
+        allow_nan = get_tags(self).input_tags.allow_nan
+        check_finite_columns(X, allow_nan=allow_nan)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32],
+                          ensure_all_finite="allow-nan" if allow_nan else True)
         if hasattr(self.weighter_, "transform") and hasattr(self.weighter_, "metric_"):
             Z = self.weighter_.transform(X)
         else:
             Z = X
         return Z[:, self.support_]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.allow_nan = get_tags(self.weighter).input_tags.allow_nan
+        return tags
 
 
 def _feature_weights(est):
