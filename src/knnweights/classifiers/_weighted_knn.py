@@ -22,7 +22,9 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
     ----------
     weighter : estimator
         A knnweights weighter (anything with ``fit``, ``transform``, ``metric_``).
-    n_neighbors : int, default=1
+    n_neighbors : int, default=5
+        Neighbours voting (scikit-learn's default; the papers' 1-NN is
+        ``n_neighbors=1``).
 
     Attributes
     ----------
@@ -36,7 +38,7 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, weighter, n_neighbors=1):
+    def __init__(self, weighter, n_neighbors=5):
         self.weighter = weighter
         self.n_neighbors = n_neighbors
 
