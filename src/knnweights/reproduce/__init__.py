@@ -180,7 +180,9 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         # the same in the joblib worker processes (they read it when they start)
         from .. import WEIGHTERS
 
+        # (by message: a -W category must be a builtin; ConvergenceWarning is a UserWarning)
         quiet = [f"ignore:{name} stopped at max_iter" for name in WEIGHTERS]
+        quiet += [f"ignore:{name}:UserWarning" for name in WEIGHTERS]
         os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [old, *quiet]))
         try:
             return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command)
