@@ -49,3 +49,23 @@ def test_add_irrelevant_features_is_seeded():
     a = datasets.add_irrelevant_features(X, 3, random_state=1)
     assert a.shape == (10, 5) and np.array_equal(a, datasets.add_irrelevant_features(X, 3, random_state=1))
     assert abs(a[:, 2:].std() - 1) < 0.5
+
+
+def test_load_as_frame_keeps_names_and_matches_the_arrays():
+    pd = pytest.importorskip("pandas")
+    X, y = datasets.load("wpbc", return_X_y=True)
+    Xf, yf = datasets.load("wpbc", return_X_y=True, as_frame=True)
+    assert isinstance(Xf, pd.DataFrame) and isinstance(yf, pd.Series) and yf.name == "label"
+    assert Xf.columns[:2].tolist() == ["time", "mean_radius"] and Xf.shape == X.shape
+    np.testing.assert_array_equal(Xf.to_numpy(), X)
+    np.testing.assert_array_equal(yf.to_numpy(), y)
+    b = datasets.load("breast_cancer_wisconsin_original", as_frame=True, missing="median")
+    assert list(b.frame.columns) == [*b.feature_names, "label"] and not b.frame.isna().any().any()
+    assert b.data.columns.tolist() == b.feature_names.tolist()
+    # the names reach the weighters: get_feature_names_out, and errors name the column
+    from knnweights import ReliefF
+
+    assert list(ReliefF(n_neighbors=3).fit(b.data, b.target).get_feature_names_out()) == list(b.feature_names)
+    raw = datasets.load("breast_cancer_wisconsin_original", as_frame=True)
+    with pytest.raises(ValueError, match="NaN in column 'bare_nuclei'"):
+        ReliefF().fit(raw.data, raw.target)

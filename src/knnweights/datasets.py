@@ -108,7 +108,7 @@ def _read(fname):
     return X, labels, header[:-1]
 
 
-def load(name, return_X_y=False, missing="keep"):
+def load(name, return_X_y=False, missing="keep", as_frame=False):
     """Load a bundled dataset.
 
     Parameters
@@ -123,11 +123,23 @@ def load(name, return_X_y=False, missing="keep"):
         ``breast_cancer_wisconsin_original`` have any): keep them as NaN (the
         weighters then refuse the data with the column named), impute the feature
         median, or drop every feature with a missing value.
+    as_frame : bool, default=False
+        Return the data as a pandas DataFrame with the feature names as columns
+        and the target as a Series named ``"label"`` (as scikit-learn's loaders);
+        the Bunch then also has ``frame`` (the features and ``label`` in one
+        DataFrame).  Needs pandas.
 
     Returns
     -------
     Bunch with ``data``, ``target``, ``feature_names``, ``DESCR`` (source and paper
-    sizes), or ``(X, y)``.
+    sizes) and, with ``as_frame``, ``frame``; or ``(X, y)`` (a DataFrame and a
+    Series with ``as_frame``).
+
+    Examples
+    --------
+    >>> X, y = load("haberman", return_X_y=True, as_frame=True)
+    >>> X.shape, list(X.columns), y.name
+    ((306, 3), ['age', 'year_of_operation', 'positive_axillary_nodes'], 'label')
     """
     key = _resolve(name)
     if missing not in ("keep", "median", "drop_features"):
@@ -139,12 +151,24 @@ def load(name, return_X_y=False, missing="keep"):
         X = np.where(nan, med, X)
     elif nan.any() and missing == "drop_features":
         keep = ~nan.any(axis=0)
-        X, names = X[:, keep], [nm for nm, k in zip(names, keep) if k]
+        X, names = X[:, keep], [nm for nm, k in zip(names, keep, strict=True) if k]
+    frame = None
+    if as_frame:
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - pandas is an optional dependency
+            raise ImportError("load(..., as_frame=True) needs pandas: pip install pandas") from exc
+        X = pd.DataFrame(X, columns=list(names))
+        y = pd.Series(y, name="label")
+        frame = pd.concat([X, y], axis=1)
     if return_X_y:
         return X, y
     info = dataset_info(key)
-    return Bunch(data=X, target=y, feature_names=np.array(names, dtype=object), name=key,
-                 DESCR=f"{key}: {X.shape[0]} x {X.shape[1]}, source: {info['source']}; papers: {info['papers']}")
+    bunch = Bunch(data=X, target=y, feature_names=np.array(names, dtype=object), name=key,
+                  DESCR=f"{key}: {X.shape[0]} x {X.shape[1]}, source: {info['source']}; papers: {info['papers']}")
+    if as_frame:
+        bunch.frame = frame
+    return bunch
 
 
 def make_spiral(n_per_class=200, turns=2.0, noise=0.02, n_irrelevant=0, random_state=None):
