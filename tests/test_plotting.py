@@ -54,7 +54,7 @@ def test_accuracy_boxplots(tmp_path):
 
 
 def test_win_tie_loss_bars(tmp_path):
-    table = win_tie_loss_table(_rows(), "I-M4E")
+    table = win_tie_loss_table(_rows(), "I-M4E", test="ttest")
     ax = plot_win_tie_loss(table, reference="I-M4E", path=tmp_path / "wtl.png")
     _check_png(tmp_path / "wtl.png")
     _labelled(ax)

@@ -136,12 +136,12 @@ def test_wtl_table_counts_from_competitor_side():
         rows += _rows("REF", ds, ref_mean + rng.normal(0, 1, 100))
         rows += _rows("X", ds, np.array([r["accuracy"] for r in rows if r["method"] == "REF" and r["dataset"] == ds])
                       + (comp_mean - ref_mean) + noise)
-    (row,) = win_tie_loss_table(rows, "REF")
+    (row,) = win_tie_loss_table(rows, "REF", test="ttest")
     assert (row["method"], row["wins"], row["ties"], row["losses"], row["wtl"]) == ("X", 1, 1, 2, "1/1/2")
     assert row["per_dataset"]["A"]["outcome"] == "win" and row["per_dataset"]["C"]["outcome"] == "loss"
     assert format_wtl({"wins": 1, "ties": 0, "losses": 4}) == "1/0/4"
     # the reference's view of the same data is the mirror image
-    (mirror,) = win_tie_loss_table(rows, "X")
+    (mirror,) = win_tie_loss_table(rows, "X", test="ttest")
     assert mirror["wtl"] == "2/1/1"
 
 
@@ -164,7 +164,7 @@ def test_im4e_wtl_rows_from_printed_means(fname):
     rows = []
     for r in means:
         rows += _rows(r["method"], r["dataset"], float(r["mean"]) + noise)
-    table = {t["method"]: (t["wins"], t["ties"], t["losses"]) for t in win_tie_loss_table(rows, "I-M4E")}
+    table = {t["method"]: (t["wins"], t["ties"], t["losses"]) for t in win_tie_loss_table(rows, "I-M4E", test="ttest")}
     assert wtl and table == wtl
 
 
@@ -175,7 +175,7 @@ def test_paper_table_layout():
         base = rng.normal(0, 1, 100)
         rows += _rows("I-M4E", ds, ref + base)
         rows += _rows("RFF", ds, comp + base + rng.normal(0, 0.01, 100))
-    table = win_tie_loss_table(rows, "I-M4E")
+    table = win_tie_loss_table(rows, "I-M4E", test="ttest")
     from knnweights.evaluation import paper_table
 
     out = paper_table(rows, "I-M4E")
@@ -209,3 +209,18 @@ def test_share_grid_never_exceeds_stop():
     assert share_grid() == [round(i / 100, 10) for i in range(100)]
     assert max(share_grid(0.1)) <= 0.99 and share_grid(0.1)[-1] == 0.9
     assert share_grid(0.25, 0.5) == [0.0, 0.25, 0.5]
+
+
+def test_wtl_table_defaults_to_the_corrected_test():
+    # 10 x 10 CV cells with a small, steady advantage: the plain paired t-test calls it a win (its
+    # variance ignores the overlap of the training sets), Nadeau & Bengio's corrected test a tie
+    rng = np.random.default_rng(8)
+    ref = 80 + rng.normal(0, 2, 100)
+    comp = ref + 1.0 + rng.normal(0, 2, 100)
+    rows = [dict(r, n_train=90, n_test=10) for r in _rows("REF", "A", ref) + _rows("X", "A", comp)]
+    (default,) = win_tie_loss_table(rows, "REF", alpha=0.05)
+    (plain,) = win_tie_loss_table(rows, "REF", alpha=0.05, test="ttest")
+    assert plain["wtl"] == "1/0/0" and default["wtl"] == "0/1/0"
+    assert default["per_dataset"]["A"]["p"] > 0.05 > plain["per_dataset"]["A"]["p"]
+    with pytest.raises(ValueError, match='needs n_train and n_test .* pass test="ttest"'):
+        win_tie_loss_table(_rows("REF", "A", ref) + _rows("X", "A", comp), "REF")

@@ -203,7 +203,7 @@ def format_wtl(counts):
     return "{}/{}/{}".format(*(int(c) for c in counts))
 
 
-def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", value="accuracy",
+def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="corrected", value="accuracy",
                        methods=None):
     """W/T/L of every method against ``reference`` over datasets, counted from the competitor's side.
 
@@ -213,6 +213,11 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="tt
     ("the number of times each algorithm W/T/L when compared to I-M4E": ``1/0/4``
     means it beat I-M4E on one dataset and lost on four).
 
+    The default test is Nadeau & Bengio's corrected resampled t-test: the cells of
+    repeated cross-validation share most of their training rows, so the plain paired
+    t-test, which treats them as independent, finds differences far too often.  The
+    papers used the plain test; ``test="ttest"`` reproduces their tables.
+
     Parameters
     ----------
     results : list of dict or pandas.DataFrame
@@ -220,9 +225,12 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="tt
         (as :func:`knnweights.evaluation.run_grid` returns).
     reference : str
         The reference method.
-    alpha, min_diff, test
-        As in :func:`win_tie_loss`; ``test="corrected"`` takes ``n_train`` / ``n_test``
-        from the rows (their means).
+    alpha, min_diff
+        As in :func:`win_tie_loss`.
+    test : {"corrected", "ttest", "wilcoxon"}, default="corrected"
+        As in :func:`win_tie_loss`; ``"corrected"`` takes ``n_train`` / ``n_test``
+        from the rows (their means; :func:`~knnweights.evaluation.run_grid` writes
+        them), ``"ttest"`` is the papers' plain paired t-test.
     value : str, default="accuracy"
     methods : list of str, optional
         Order of the competitors (default: order of first appearance).
@@ -259,6 +267,10 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="tt
             b = np.array([ref[c] for c in cells])
             n_train = n_test = None
             if test == "corrected":
+                if ds not in sizes:
+                    raise ValueError(
+                        f'test="corrected" (the default) needs n_train and n_test in the rows of dataset {ds!r} '
+                        '(run_grid writes them); pass test="ttest" for the plain paired t-test.')
                 n_train, n_test = np.mean(np.asarray(sizes[ds], dtype=float), axis=0)
             outcome = win_tie_loss(a, b, alpha=alpha, min_diff=min_diff, test=test, n_train=n_train, n_test=n_test)
             counts[outcome] += 1
@@ -280,7 +292,8 @@ def paper_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", v
     reference : str
         The method the others are compared with (its W/T/L cell is ``"-/-/-"``).
     alpha, min_diff, test, value
-        As in :func:`win_tie_loss_table`.
+        As in :func:`win_tie_loss_table`, but ``test`` defaults to the papers'
+        plain paired t-test (``"ttest"``): this function lays out their tables.
     methods : list of str, optional
         Column order (default: order of appearance, reference included).
     decimals : int, default=2
