@@ -1,4 +1,4 @@
-"""SVM-RFE as a weighter; VR-Lmba and SBMLR refuse to run (no faithful version)."""
+"""SVM-RFE as a weighter; VR-Lmba refuses to run (no faithful version)."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights.weighters.efw_baselines import SBMLR, SVMRFE, VRLmba, rank_weights
+from knnweights.weighters.efw_baselines import SVMRFE, VRLmba, rank_weights
 
 
 @parametrize_with_checks([SVMRFE(step=0.5)])
@@ -62,7 +62,7 @@ def test_chunked_steps_tie_within_a_chunk():
     assert np.bincount(r).max() > 1
 
 
-@pytest.mark.parametrize("cls", [VRLmba, SBMLR])
+@pytest.mark.parametrize("cls", [VRLmba])
 def test_unfaithful_baselines_raise_with_reason(cls):
     X, y = _data()
     with pytest.raises(NotImplementedError, match="faithful"):

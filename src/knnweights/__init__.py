@@ -10,6 +10,7 @@ from .weighters import (
     EFW,
     IM4E,
     MDM,
+    SBMLR,
     SQPFW,
     SURF,
     SVMRFE,
@@ -34,7 +35,7 @@ WEIGHTERS = {
     cls.__name__: cls
     for cls in (
         IM4E, LHRelief, SQPFW, MDM, EFW, ERelief,
-        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba, SVMRFE,
+        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba, SVMRFE, SBMLR,
     )
 }
 

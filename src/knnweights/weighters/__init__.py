@@ -11,10 +11,11 @@ from .logo import Logo
 from .mdm import MDM
 from .nca import NCADiagonal
 from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
+from .sbmlr import SBMLR
 from .simba import GFlip, Simba
 from .sqpfw import SQPFW
 
 __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Lmba", "Logo", "MDM", "NCADiagonal",
-    "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW",
+    "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
 ]

@@ -1,4 +1,4 @@
-"""Other baselines of the EFW / LH-RELIEF papers: SVM-RFE, VR-Lmba, SBMLR.
+"""Other baselines of the EFW / LH-RELIEF papers: SVM-RFE, VR-Lmba.
 
 * :class:`SVMRFE`: Guyon, Weston, Barnhill & Vapnik (2002), on scikit-learn's
   :class:`~sklearn.feature_selection.RFE` with a linear SVM; a ranking, exposed as
@@ -6,9 +6,8 @@
 * :class:`VRLmba`: Han & Yu (2010) margin-based sample weighting combined with Lmba
   (Li & Lu 2009), as the EFW paper names it; cannot be made faithful here (see its
   docstring): ``fit`` raises ``NotImplementedError``.
-* :class:`SBMLR`: sparse Bayesian multinomial logistic regression (Cawley, Talbot &
-  Girolami 2007), the LH-RELIEF paper's baseline; cannot be made faithful here (see its
-  docstring): ``fit`` raises ``NotImplementedError``.
+* SBMLR (Cawley, Talbot & Girolami 2007), the LH-RELIEF paper's baseline, is
+  :class:`knnweights.weighters.sbmlr.SBMLR`.
 """
 
 import numbers
@@ -21,7 +20,7 @@ from sklearn.utils._param_validation import Interval
 
 from ._base import BaseWeighter
 
-__all__ = ["SVMRFE", "VRLmba", "SBMLR", "rank_weights"]
+__all__ = ["SVMRFE", "VRLmba", "rank_weights"]
 
 
 def rank_weights(ranking):
@@ -132,39 +131,4 @@ class VRLmba(BaseWeighter):
         raise NotImplementedError(
             "VRLmba cannot be made faithful: the EFW paper does not say how Han & Yu's (2010) sample weights enter "
             "Lmba's objective, and Han & Yu's weighting formula is not among the shared papers to check against."
-        )
-
-
-class SBMLR(BaseWeighter):
-    """SBMLR: sparse multinomial logistic regression with Bayesian L1 regularisation.
-
-    Cawley, Talbot & Girolami (2007), a baseline of the LH-RELIEF paper (Cai & Ng),
-    where the feature weights would be the absolute coefficients summed over classes.
-
-    Not available: ``fit`` raises ``NotImplementedError``.  The method integrates the
-    Laplace prior's regularisation parameter out under a Jeffreys prior, which leaves
-    the criterion ``E_D + sum_c N_c log ||w_c||_1`` (``N_c`` the non-zero weights of
-    class ``c``).  That criterion is unbounded below as a class's weights shrink towards
-    zero, so what SBMLR returns is defined by its component-wise optimiser (after
-    Shevade & Keerthi): the initialisation, the order in which weights are visited and
-    activated, the pruning rule and how the bias is treated.  The SBMLR paper is not
-    among the shared papers, so those details cannot be checked against their source,
-    and a guessed optimiser would be a stand-in, not SBMLR.
-
-    References
-    ----------
-    G. C. Cawley, N. L. C. Talbot and M. Girolami, "Sparse multinomial logistic
-    regression via Bayesian L1 regularisation", NIPS 19, 2007.
-    """
-
-    _metric = "manhattan"
-
-    def __init__(self):
-        pass
-
-    def _fit(self, X, y):
-        raise NotImplementedError(
-            "SBMLR cannot be made faithful here: its criterion E_D + sum_c N_c log ||w_c||_1 is unbounded below "
-            "near w_c = 0, so the result is defined by the authors' component-wise optimiser (initialisation, "
-            "update order, pruning, bias), whose paper is not among the shared papers to check against."
         )
