@@ -15,7 +15,11 @@ EVALUATION_NAMES = ["win_tie_loss", "corrected_ttest", "stability"]
 DATASET_NAMES = ["list_datasets", "load", "make_spiral", "add_irrelevant_features"]
 
 
-@pytest.mark.parametrize("name", WEIGHTER_NAMES + ["WEIGHTERS", "set_config", "get_config", "config_context"])
+SELECTION_NAMES = ["SelectTopK", "TuRF", "rank_table"]
+
+
+@pytest.mark.parametrize("name", WEIGHTER_NAMES + SELECTION_NAMES + ["WEIGHTERS", "set_config", "get_config",
+                                                                      "config_context"])
 def test_top_level_names_import(name):
     import knnweights
 
@@ -27,6 +31,7 @@ def test_every_weighter_is_listed():
 
     for name in WEIGHTER_NAMES:
         assert knnweights.WEIGHTERS[name] is getattr(knnweights, name)
+    assert set(SELECTION_NAMES) <= set(knnweights.__all__)
 
 
 @pytest.mark.parametrize(
@@ -42,7 +47,8 @@ def test_subpackage_names_import(module, names):
 
 @pytest.mark.parametrize(
     "module",
-    ["knnweights.engine", "knnweights.weighters", "knnweights._solvers.lp", "knnweights.evaluation.tuning",
+    ["knnweights.engine", "knnweights.weighters", "knnweights.selection", "knnweights._solvers.lp",
+     "knnweights.evaluation.tuning", "knnweights.evaluation.elimination",
      "knnweights.evaluation.runner", "knnweights.reproduce", "knnweights.cli", "knnweights.plotting"],
 )
 def test_each_module_imports_first_in_a_fresh_interpreter(module):

@@ -26,6 +26,43 @@ def test_nan_and_inf_name_the_column():
         ReliefF(n_neighbors=1).fit(X, y)
 
 
+def test_dataframe_errors_name_the_column():
+    pd = pytest.importorskip("pandas")
+    X, y = informative_problem(n=30, n_noise=5)
+    df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(X.shape[1])])
+    df.iloc[4, 7] = np.nan
+    with pytest.raises(ValueError, match=r"NaN in column 'gene7' \(1 value"):
+        ReliefF(n_neighbors=1).fit(df, y)
+    df.iloc[4, 7] = np.inf
+    with pytest.raises(ValueError, match=r"infinity \(inf\) in column 'gene7'"):
+        ReliefF(n_neighbors=1).fit(df, y)
+    df.iloc[4, 7] = 0.0
+    df.insert(3, "batch", ["B1", "B2", "B3"] * 10)
+    with pytest.raises(ValueError, match=r"^Input X: column 'batch' is not numeric \(value 'B1'\)"):
+        ReliefF(n_neighbors=1).fit(df, y)
+    with pytest.raises(ValueError, match=r"column 3 is not numeric \(value 'B1'\)"):
+        ReliefF(n_neighbors=1).fit(df.to_numpy(dtype=object), y)
+    # numbers stored as strings still convert; transform names the column too
+    est = ReliefF(n_neighbors=1).fit(df.drop(columns="batch").astype(str), y)
+    with pytest.raises(ValueError, match=r"column 'batch' is not numeric"):
+        est.transform(df.iloc[:, :-1].rename(columns={"batch": "batch"}))
+
+
+def test_missing_labels_say_y():
+    pd = pytest.importorskip("pandas")
+    X, y = informative_problem(n=30, n_noise=5)
+    yf = y.astype(float)
+    yf[6] = np.nan
+    with pytest.raises(ValueError, match=r"^y \(the class labels\) contains 1 missing value.*sample 6"):
+        ReliefF(n_neighbors=1).fit(X, yf)
+    ys = pd.Series(np.where(y == 1, "tumour", "normal"), dtype=object)
+    ys[2] = None
+    with pytest.raises(ValueError, match=r"^y \(the class labels\).*sample 2"):
+        ReliefF(n_neighbors=1).fit(X, ys)
+    with pytest.raises(ValueError, match="y has 1 class"):
+        ReliefF(n_neighbors=1).fit(X, ["a"] * 30)
+
+
 def test_one_class_and_singleton_class_and_large_k():
     X, y = informative_problem(n=30, n_noise=5)
     with pytest.raises(ValueError, match="at least 2 classes; y has 1 class"):
@@ -35,6 +72,8 @@ def test_one_class_and_singleton_class_and_large_k():
     with pytest.raises(ValueError, match="class 7 has 1 sample"):
         ReliefF(n_neighbors=1).fit(X, y2)
     with pytest.raises(ValueError, match="n_neighbors=40 is larger than the number of hits"):
+        ReliefF(n_neighbors=40, small_classes="error").fit(X, y)
+    with pytest.warns(UserWarning, match="n_neighbors=40 is larger than the number of hits.*Clamped"):
         ReliefF(n_neighbors=40).fit(X, y)
 
 
