@@ -147,3 +147,64 @@ def test_gflip_evaluation_increases_and_matches_brute_force():
     theta = 0.5 * (np.where(~same, D, np.inf).min(1) - np.where(same, D, np.inf).min(1))
     assert np.isclose(theta.sum(), est.cost_history_[-1])
     assert F[:2].all()
+
+
+def _expression_like(n=80, d=600, n_planted=30, seed=0):
+    """Expression-scale data (hundreds to thousands), 30 planted genes with a 1.6-fold change."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.lognormal(6, 1.0, size=d) * rng.lognormal(0, 0.3, size=(n, d))
+    X[:, :n_planted] *= np.where(y[:, None] == 1, 1.6, 1.0)
+    return X, y
+
+
+def test_irelief_auto_sigma_is_scale_free_and_finds_planted_genes():
+    import warnings
+
+    X, y = _expression_like()
+    auto = IRelief(max_iter=30).fit(X, y)
+    assert auto.n_iter_ < 30  # converged
+    assert (np.argsort(-auto.feature_importances_)[:30] < 30).sum() >= 27
+    # the same data in other units: same sigma relative to the data, same weights
+    again = IRelief(max_iter=30).fit(X * 1e-3, y)
+    np.testing.assert_allclose(again.feature_importances_, auto.feature_importances_, atol=1e-10)
+    # the old default (sigma=1 in the data's units, no normalisation) fails on this scale, and its warning says why
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        old = IRelief(sigma=1.0, normalize=False, max_iter=30).fit(X, y)
+    assert (np.argsort(-old.feature_importances_)[:30] < 30).sum() < 20
+    msgs = [str(r.message) for r in rec if issubclass(r.category, ConvergenceWarning)]
+    assert msgs and "sigma=1 is small" in msgs[0] and "increase max_iter" not in msgs[0]
+
+
+def test_irelief_auto_sigma_with_normalize_false_follows_units():
+    X, y = _expression_like(d=100, seed=1)
+    a = IRelief(normalize=False, max_iter=5, tol=0).fit(X, y)
+    b = IRelief(normalize=False, max_iter=5, tol=0).fit(X * 10.0, y)
+    assert np.isclose(b.sigma_, 10 * a.sigma_)
+    np.testing.assert_allclose(a.feature_importances_, b.feature_importances_, atol=1e-10)
+
+
+def test_irelief_verbose_prints_one_line_per_iteration(capsys):
+    X, y = informative_problem(n=60, n_noise=5, random_state=12)
+    est = IRelief(max_iter=3, tol=0, verbose=1).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[IRelief]")]
+    assert len(lines) == est.n_iter_ == 3
+
+
+def test_irelief_folded_pass_equals_soft_margins():
+    from knnweights.engine._kernels_mixed import PlainDiff
+    from knnweights.engine.neighbors import soft_margins
+
+    X, y = informative_problem(n=70, n_noise=6, random_state=13)
+    w = np.random.default_rng(0).random(X.shape[1])
+    ref = soft_margins(X, y, w, 0.7, sample_weight=IRelief._inlier_probability).z
+    ours = IRelief()._margin_sum(PlainDiff(X), y, w, 0.7, np.empty(70))
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_relief_classes_share_normalize_default():
+    from knnweights import SURF, MultiSURF
+
+    for cls in (Relief, ReliefF, IRelief, MulRel, SURF, MultiSURF):
+        assert cls().get_params()["normalize"] is True, cls.__name__

@@ -366,26 +366,25 @@ class ReliefF(_ReliefBase):
 
 def _auto_sigma(data, w, n_sample=500):
     """I-RELIEF's ``sigma="auto"``: the median, over (up to ``n_sample`` evenly spaced) samples, of
-    the gap between the nearest and the 10th nearest other sample under the initial weights
-    (``d_(10) - d_(1)``, the mean of the distances from the nearest when that gap is 0).
+    the distance to the nearest other sample at a positive distance, under the initial weights.
 
-    With this width the kernel ``exp(-d / sigma)`` gives the nearest neighbours of a sample
-    weights within a factor ``e`` of each other over about ten neighbours: soft, but still
-    local; it scales with the data and the dimension, so it needs no tuning to the units.
+    A kernel width on the scale of the nearest-neighbour distances: it follows the units
+    (with ``normalize=False``) and the dimension of the data, so it needs no tuning to
+    them.  Compared on planted-feature data (expression-like 80 x 1000, Gaussian 300 x 105)
+    with widths 10-40 times smaller (the gap between the 1st and 10th neighbour, the
+    spread of the distances) it recovered as many planted features or more and
+    converged in 5 iterations where those needed 20-50 (tests/test_relief.py).
     """
     n = data.n
     rows = np.unique(np.linspace(0, n - 1, min(n, n_sample)).astype(np.int64))
-    k = min(10, n - 1)
-    gaps = np.empty(rows.size)
+    near = np.empty(rows.size)
     for s, e, D in data.distance_chunks(rows=rows, w=w):
         D = np.array(D, dtype=np.float64)
         D[np.arange(e - s), rows[s:e]] = np.inf
-        part = np.partition(D, k - 1, axis=1)[:, :k]
-        near = part.min(axis=1)
-        gap = part.max(axis=1) - near
-        fallback = np.where(np.isfinite(D), D, 0.0).sum(axis=1) / (n - 1) - near
-        gaps[s:e] = np.where(gap > 0, gap, fallback)
-    sigma = float(np.median(gaps))
+        D[D <= 0] = np.inf  # duplicates (frequent on discrete data) are not a scale
+        near[s:e] = D.min(axis=1)
+    near = near[np.isfinite(near)]
+    sigma = float(np.median(near)) if near.size else 1.0
     return sigma if sigma > 0 else 1.0
 
 
@@ -413,16 +412,16 @@ class IRelief(_ReliefBase):
     Parameters
     ----------
     sigma : float or "auto", default="auto"
-        Kernel width.  ``"auto"``: computed once from the data under the initial weights,
-        the median over samples of ``d_(10) - d_(1)``, the gap between the nearest and the
-        10th nearest other sample (see ``_auto_sigma``); it follows the units and the
-        dimension of the data, so the default needs no tuning.  The value used is
-        ``sigma_``.  (Was ``1.0`` before 0.3, a width in the data's units.)
+        Kernel width.  ``"auto"``: computed once from the data under the initial weights
+        ``1/sqrt(d)``, the median over samples of the distance to the nearest other sample
+        (at a positive distance; up to 500 evenly spaced samples); it follows the units and
+        the dimension of the data, so the default needs no tuning.  The value used is
+        ``sigma_``.  (Was ``1.0`` before, a width in the data's units.)
     max_iter : int, default=50
     tol : float, default=1e-6
     normalize : bool, default=True
         Range-normalise the differences (Relief's ``diff``, as every Relief class).
-        (Was ``False`` before 0.3; pass ``normalize=False`` for the data as given.)
+        (Was ``False`` before; pass ``normalize=False`` for the data as given.)
     {diff_params}
     verbose : int, default=0
         Print one line per iteration (step, effective number of hits per sample).
