@@ -104,3 +104,39 @@ def test_rank_table_with_names_fitted_and_unfitted_weighters():
         rank_table(ReliefF(), X)
     with pytest.raises(ValueError, match="sort_by='zzz'"):
         rank_table(ReliefF(), X, y, sort_by="zzz")
+
+
+class _FirstFeatureOnly(knnweights.weighters._base.BaseWeighter):
+    """A stub method without signed scores: weight 1 on feature 0, 0 elsewhere."""
+
+    def _fit(self, X, y):
+        w = np.zeros(X.shape[1])
+        w[0] = 1.0
+        return w
+
+
+def _brute_margin_gain(X, y, w, columns):
+    D = (np.abs(X[:, None, :] - X[None, :, :]) * w).sum(axis=2)
+    np.fill_diagonal(D, np.inf)
+    same = y[:, None] == y[None, :]
+    hit = np.argmin(np.where(same, D, np.inf), axis=1)  # ties: the lower index, as the engine
+    miss = np.argmin(np.where(~same, D, np.inf), axis=1)
+    Z = X[:, columns]
+    g = (np.abs(Z - Z[miss]) - np.abs(Z - Z[hit])).mean(axis=0)
+    return g / np.ptp(Z, axis=0)
+
+
+def test_ties_without_scores_are_broken_by_the_margin_gain():
+    from knnweights.weighters._base import margin_gain
+
+    X, y = informative_problem(n=120, n_informative=3, n_noise=20, random_state=4)
+    X[:, 5] *= 100.0  # the gain is range-normalised: a noise feature's scale does not lift it
+    est = _FirstFeatureOnly().fit(X, y)
+    assert np.all(est.scores_[1:] == 0)  # the stub has no signed scores: all its zero weights tie
+    # the two informative features the method left at 0 come right after feature 0, not by column order
+    assert est.ranking_[0] == 1 and set(est.ranking_[[1, 2]]) == {2, 3}
+    cols = np.arange(1, X.shape[1])
+    np.testing.assert_allclose(margin_gain(X, y, est.feature_importances_, "manhattan", cols),
+                               _brute_margin_gain(X, y, est.feature_importances_, cols), rtol=1e-10, atol=1e-12)
+    gain = _brute_margin_gain(X, y, est.feature_importances_, cols)
+    np.testing.assert_array_equal(np.argsort(est.ranking_[1:]), np.lexsort((cols, -gain)))

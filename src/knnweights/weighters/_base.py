@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["BaseWeighter", "check_finite_columns", "check_numeric_columns", "check_target", "feature_ranking",
-           "warn_max_iter", "normalize_weights"]
+           "margin_gain", "warn_max_iter", "normalize_weights"]
 
 
 def _label(c):
@@ -158,13 +158,14 @@ def _check_scale(X, names=None):
         )
 
 
-def feature_ranking(weights, scores=None, constant=None):
+def feature_ranking(weights, scores=None, constant=None, margin_gain=None):
     """Ranks ``1..d`` (1 = best) of features: a total order without ties at zero weight.
 
     The order is: larger weight first; among equal weights, non-constant before
     constant features (``constant``, a mask: a constant feature carries nothing);
     then larger signed score first (``scores``, e.g. the Relief weights before
-    clipping at 0); then the lower column index first.
+    clipping at 0); then larger ``margin_gain`` (see :func:`margin_gain`); then the
+    lower column index first.
 
     Parameters
     ----------
@@ -172,6 +173,8 @@ def feature_ranking(weights, scores=None, constant=None):
     scores : array-like of shape (n_features,), optional
         Signed scores; non-finite entries count as the lowest.
     constant : array-like of bool, shape (n_features,), optional
+    margin_gain : array-like of shape (n_features,), optional
+        A last data-driven key before the column order.
 
     Returns
     -------
@@ -187,10 +190,46 @@ def feature_ranking(weights, scores=None, constant=None):
     s = np.zeros(d) if scores is None else np.asarray(scores, dtype=np.float64).ravel()
     s = np.where(np.isfinite(s), s, -np.inf)
     c = np.zeros(d, dtype=bool) if constant is None else np.asarray(constant, dtype=bool).ravel()
-    order = np.lexsort((np.arange(d), -s, c, -np.where(np.isfinite(w), w, -np.inf)))
+    g = np.zeros(d) if margin_gain is None else np.asarray(margin_gain, dtype=np.float64).ravel()
+    g = np.where(np.isfinite(g), g, -np.inf)
+    order = np.lexsort((np.arange(d), -g, -s, c, -np.where(np.isfinite(w), w, -np.inf)))
     ranking = np.empty(d, dtype=np.int64)
     ranking[order] = np.arange(1, d + 1)
     return ranking
+
+
+def _score_ties(weights, scores, constant):
+    """Non-constant features whose (weight, score) pair is shared with another feature."""
+    key = np.column_stack([weights, scores])
+    _, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    return (counts[inverse.ravel()] > 1) & ~np.asarray(constant, dtype=bool)
+
+
+def margin_gain(X, codes, w, metric, columns):
+    """Mean range-normalised hypothesis margin of each of ``columns`` at the learned metric.
+
+    For every sample, its nearest hit and nearest miss under the ``w``-weighted
+    distance (unweighted when ``w`` is all zero); for feature ``j``,
+    ``mean_n (phi(x_nj - miss_nj) - phi(x_nj - hit_nj)) / phi(range_j)`` with
+    ``phi = |.|`` (manhattan) or ``(.)^2`` (sqeuclidean): the rate at which the sum
+    of hypothesis margins (Gilad-Bachrach et al. 2004) would grow if feature ``j``
+    gained weight.  It orders the features that a method without signed scores
+    leaves tied at weight 0 (Relief's score, evaluated in the learned metric).
+
+    Returns
+    -------
+    ndarray of shape (len(columns),)
+    """
+    from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses
+
+    columns = np.asarray(columns)
+    ww = np.asarray(w, dtype=np.float64)
+    nb = nearest_hits_misses(X, codes, w=ww if np.any(ww > 0) else None, n_neighbors=1, metric=metric)
+    Z = np.ascontiguousarray(X[:, columns])
+    rng = np.ptp(Z, axis=0)
+    rng = np.where(rng > 0, rng, 1.0)
+    m = hard_margin_vectors(Z, nb.hit_idx, nb.miss_idx, metric=metric) / X.shape[0]
+    return m / (rng if metric == "manhattan" else rng**2)
 
 
 def warn_max_iter(estimator, max_iter, what="the weights"):
@@ -231,7 +270,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     * ``ranking_`` (n_features,) int: 1 = best, a total order (see
       :func:`feature_ranking`): by weight, then constant features last, then by
       signed score (so the features whose weight is clipped to 0 are still
-      ordered), then by column order.
+      ordered), then, for features still tied (a method without signed scores),
+      by :func:`margin_gain` (the margin each would add at the learned metric:
+      one extra nearest hit / miss pass, run only when such ties exist), then by
+      column order.
     """
 
     _metric = "manhattan"
@@ -333,7 +375,14 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         constant = np.ptp(X, axis=0) == 0
         w[constant] = 0.0
         self.feature_importances_ = w
-        self.ranking_ = feature_ranking(w, self.scores_, constant)
+        gain = None
+        tied = _score_ties(w, self.scores_, constant)
+        if tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
+            # a method without signed scores leaves its clipped features tied: order them by the margin
+            # each would add at the learned metric (one neighbour pass, only in that case)
+            gain = np.zeros(w.shape[0])
+            gain[tied] = margin_gain(X, codes, w, self._metric, np.flatnonzero(tied))
+        self.ranking_ = feature_ranking(w, self.scores_, constant, gain)
         self.metric_ = self._metric
         return self
 
