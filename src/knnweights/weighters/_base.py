@@ -71,6 +71,11 @@ def check_numeric_columns(X, what="X"):
     if isinstance(X, np.ndarray) and X.dtype.kind in "biufc":
         return
     try:
+        np.asarray(X, dtype=np.float64)
+        return  # converts: nothing to name
+    except (TypeError, ValueError):
+        pass
+    try:
         A = np.asarray(X, dtype=object)
     except Exception:  # ragged input: let sklearn's validation explain it
         return
