@@ -1,10 +1,363 @@
-"""The ``knnweights`` command line: ``datasets``, ``demo`` (and ``reproduce``)."""
+"""The ``knnweights`` command line: ``rank`` and ``evaluate`` (a user's file), ``datasets``, ``demo``, ``reproduce``.
+
+Bad input (a missing or unreadable file, a missing column, a single class) ends with
+one line on stderr and exit status 2.  Warnings raised while methods are fitted are
+gathered and printed once per method and dataset, not as raw library warnings.
+"""
 
 import argparse
+import contextlib
+import os
+import re
+import shlex
 import sys
+import threading
 import time
+import warnings
 
 import numpy as np
+
+#: a fast, varied default: Relief family (k neighbours, radius), iterative Relief, margins, NCA
+DEFAULT_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal")
+
+#: methods whose fit takes tens of seconds or more on a few thousand features (measured on
+#: Colon, 50 x 2000: Logo 35 s, SVMRFE 51 s, SQPFW > 6 min); ``demo`` skips them on wide data
+SLOW_ON_WIDE = ("Logo", "SQPFW", "SVMRFE")
+WIDE = 500
+
+
+class UsageError(ValueError):
+    """A bad option value; printed as one line, exit status 2."""
+
+
+# -- help texts without reStructuredText ----------------------------------------------
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^`>]*>)?`")
+
+
+def plain_text(text):
+    """``text`` without reStructuredText markup (roles, double backquotes, emphasis)."""
+    if not text:
+        return text
+
+    def role(m):
+        name = m.group(1).strip()
+        return name.rsplit(".", 1)[-1] if m.group(0).split("`", 1)[1].startswith("~") else name
+
+    text = _ROLE.sub(role, text)
+    text = re.sub(r"``([^`]+)``", r"\1", text)
+    text = re.sub(r"(?<![\w`])`([^`]+)`(?![\w`])", r"\1", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    return text
+
+
+class _PlainFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help with reStructuredText markup removed and descriptions kept as paragraphs."""
+
+    def _format_text(self, text):
+        return super()._format_text(plain_text(text))
+
+    def _expand_help(self, action):
+        return plain_text(super()._expand_help(action))
+
+
+# -- warnings --------------------------------------------------------------------------
+@contextlib.contextmanager
+def _cli_warnings(stream=None):
+    """Warnings that escape the per-method summaries: one line each, once, no source line."""
+    stream = stream or sys.stderr
+    seen = set()
+    old = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = f"{category.__name__}: {' '.join(str(message).split())}"
+        if text not in seen:
+            seen.add(text)
+            print(f"knnweights: warning: {text}", file=stream, flush=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = old
+
+
+def _print_warnings(lines):
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _ticker(label, stream=None, every=1.0):
+    """On a terminal, a line showing the seconds spent in a long step, redrawn every second."""
+    stream = stream or sys.stderr
+    if not (hasattr(stream, "isatty") and stream.isatty()):
+        yield
+        return
+    stop = threading.Event()
+    t0 = time.monotonic()
+
+    def run():
+        while not stop.wait(every):
+            stream.write(f"\r{label} {time.monotonic() - t0:.0f} s ")
+            stream.flush()
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        th.join()
+        if time.monotonic() - t0 >= every:
+            stream.write("\r" + " " * (len(label) + 12) + "\r")
+            stream.flush()
+
+
+def _say(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- methods ---------------------------------------------------------------------------
+def parse_methods(text, default=DEFAULT_METHODS):
+    """Weighter names from ``"ReliefF,MultiSURF"`` (case-insensitive; ``all``: every weighter)."""
+    from . import WEIGHTERS
+
+    if text is None or not str(text).strip():
+        names = list(default)
+    else:
+        names = [t.strip() for t in re.split(r"[,\s]+", str(text)) if t.strip()]
+    lookup = {n.lower(): n for n in WEIGHTERS}
+    out = []
+    for n in names:
+        if n.lower() == "all":
+            out.extend(WEIGHTERS)
+            continue
+        if n.lower() not in lookup:
+            raise UsageError(f"--methods: unknown method {n!r}; choose from {', '.join(sorted(WEIGHTERS))} or all.")
+        out.append(lookup[n.lower()])
+    return list(dict.fromkeys(out))
+
+
+def _make(name, random_state):
+    from . import WEIGHTERS
+
+    est = WEIGHTERS[name]()
+    if "random_state" in est.get_params():
+        est.set_params(random_state=random_state)
+    return est
+
+
+def parse_cv(text):
+    """``"10x10"`` -> ``(10, 10)`` folds x repeats; ``"5"`` -> ``(5, 1)``."""
+    m = re.fullmatch(r"\s*(\d+)\s*(?:[xX*]\s*(\d+))?\s*", str(text))
+    if not m:
+        raise UsageError(f"--cv: expected FOLDSxREPEATS such as 10x10; got {text!r}.")
+    k, r = int(m.group(1)), int(m.group(2) or 1)
+    if k < 2 or r < 1:
+        raise UsageError(f"--cv: needs at least 2 folds and 1 repeat; got {text!r}.")
+    return k, r
+
+
+# -- reading the user's file -----------------------------------------------------------
+def _add_data_arguments(p):
+    p.add_argument("file", help="CSV, TSV, Parquet or Excel file, one row per sample")
+    p.add_argument("--target", required=True, metavar="COL", help="the label column")
+    p.add_argument("--id-col", metavar="COL", default=None, help="a sample-id column (not a feature)")
+    p.add_argument("--drop", metavar="COL", nargs="+", action="extend", default=[],
+                   help="columns to leave out (repeatable)")
+    p.add_argument("--methods", metavar="A,B,...", default=None,
+                   help=f"weighters, comma-separated, or 'all' (default: {','.join(DEFAULT_METHODS)})")
+    p.add_argument("--impute", choices=["median", "drop-features", "none"], default="median",
+                   help="missing feature values: column median (default), drop those features, or refuse")
+    p.add_argument("--one-hot", action="store_true",
+                   help="one-hot encode non-numeric columns (default: drop them, naming them)")
+    p.add_argument("--scale", choices=["standard", "minmax", "none"], default="standard",
+                   help="feature scaling before the weighters (default: standard, mean 0 and variance 1)")
+    p.add_argument("--sep", default=None, help="delimiter of a text file (default: by extension, else guessed)")
+    p.add_argument("--sheet", default=None, help="Excel sheet name (default: the first)")
+    p.add_argument("--random-state", type=int, default=0, help="seed of every random choice (default: 0)")
+
+
+def _load(args, impute=None):
+    from .io import load_table
+
+    data = load_table(args.file, args.target, id_col=args.id_col, drop=args.drop, one_hot=args.one_hot,
+                      impute=impute or args.impute, sheet=args.sheet, sep=args.sep)
+    for m in data.messages:
+        _say(f"note: {m}")
+    return data
+
+
+def _fit_context(name):
+    return _ticker(f"  {name}: fitting,")
+
+
+def _rank_table(names, X, y, args):
+    """Fit each method on all rows; the table, fitted weighters and the methods that could run."""
+    from .evaluation.compare import rank_methods
+
+    weighters, table, fitted, seconds, warn = {}, None, {}, {}, []
+    for name in names:
+        weighters[name] = _make(name, args.random_state)
+    kept = {}
+    for i, (name, est) in enumerate(weighters.items(), start=1):
+        _say(f"[{i}/{len(weighters)}] {name}: fitting on {X.shape[0]} x {X.shape[1]} ...")
+        try:
+            with _fit_context(name):
+                t, f, caught, sec = rank_methods({name: est}, X, np.asarray(y), feature_names=list(X.columns),
+                                                 scale=args.scale, random_state=args.random_state)
+        except NotImplementedError as exc:
+            _say(f"[{i}/{len(weighters)}] {name}: skipped, not implemented ({' '.join(str(exc).split())})")
+            continue
+        except Exception as exc:  # noqa: BLE001 - one method failing must not hide the others
+            _say(f"[{i}/{len(weighters)}] {name}: failed ({type(exc).__name__}: {' '.join(str(exc).split())})")
+            continue
+        _say(f"[{i}/{len(weighters)}] {name}: done in {sec[name]:.1f} s")
+        kept[name] = est
+        fitted.update(f)
+        seconds.update(sec)
+        warn.extend(f"{name}: {text} ({count}x)" if count > 1 else f"{name}: {text}"
+                    for _, text, count in caught[name])
+        cols = t[["feature", f"{name}_weight", f"{name}_score", f"{name}_rank"]]
+        table = cols if table is None else table.merge(cols, on="feature", how="left", sort=False)
+    if table is None:
+        raise UsageError("no method could be fitted (see the lines above).")
+    rank_cols = [f"{m}_rank" for m in kept]
+    if len(rank_cols) > 1:
+        table["mean_rank"] = table[rank_cols].mean(axis=1)
+        table = table.sort_values(["mean_rank", rank_cols[0]], kind="stable")
+    else:
+        table = table.sort_values(rank_cols[0], kind="stable")
+    return table.reset_index(drop=True), fitted, kept, warn
+
+
+def _write_table(table, path):
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    low = path.lower()
+    if low.endswith((".tsv", ".tab", ".txt")):
+        table.to_csv(path, sep="\t", index=False)
+    elif low.endswith((".parquet", ".pq")):
+        table.to_parquet(path, index=False)
+    elif low.endswith(".xlsx"):
+        table.to_excel(path, index=False)
+    else:
+        table.to_csv(path, index=False)
+    return path
+
+
+def _print_top(table, methods, n):
+    n = min(n, len(table))
+    if n <= 0:
+        return
+    width = max(7, *(len(str(f)) for f in table["feature"].head(n)))
+    cols = [m[:12] for m in methods]
+    head = f"{'rank':>4s}  {'feature':{width}s}" + "".join(f" {c:>12s}" for c in cols)
+    if "mean_rank" in table:
+        head += f" {'mean rank':>10s}"
+    print(f"top {n} features (rank given by each method; 1 = best):")
+    print(head)
+    for i, row in enumerate(table.head(n).itertuples(index=False), start=1):
+        r = row._asdict()
+        line = f"{i:4d}  {str(r['feature']):{width}s}" + "".join(f" {int(r[f'{m}_rank']):12d}" for m in methods)
+        if "mean_rank" in r:
+            line += f" {r['mean_rank']:10.1f}"
+        print(line)
+
+
+def _cmd_rank(args):
+    """Rank the features of a user's file by each weighter (fit on all rows)."""
+    names = parse_methods(args.methods)
+    if args.top < 0:
+        raise UsageError(f"--top must be 0 or more; got {args.top}.")
+    data = _load(args)
+    X, y = data.X, data.y
+    _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {len(np.unique(y.astype(str)))} classes")
+    table, _, kept, warn = _rank_table(names, X, y, args)
+    out = args.out or f"{data.name}_ranks.csv"
+    _write_table(table, out)
+    _print_warnings(warn)
+    _print_top(table, list(kept), args.top)
+    print(f"wrote {out}: {len(table)} features x {len(kept)} method(s) (weight, signed score, rank)")
+    return 0
+
+
+def _cmd_evaluate(args):
+    """Repeated CV of weighted kNN (each method) against plain kNN on a user's file; report and CSVs."""
+    import pandas as pd
+
+    from .evaluation import write_csv
+    from .evaluation.compare import PLAIN, compare_methods, pairwise_tests, top_curves, warning_summary
+    from .evaluation.distributed import use_scheduler
+    from .evaluation.report_user import write_user_report
+    from .evaluation.runner import summarize
+
+    names = parse_methods(args.methods)
+    k, r = parse_cv(args.cv)
+    if args.n_neighbors < 1:
+        raise UsageError(f"--n-neighbors must be at least 1; got {args.n_neighbors}.")
+    if not 0 < args.alpha < 1:
+        raise UsageError(f"--alpha must be in (0, 1); got {args.alpha}.")
+    # median imputation inside each training part (no test values leak into the medians)
+    data = _load(args, impute="keep" if args.impute == "median" else args.impute)
+    X, y = data.X, data.y
+    labels, counts = np.unique(y.astype(str), return_counts=True)
+    if counts.min() < k:
+        raise UsageError(f"--cv {args.cv}: class {labels[np.argmin(counts)]!r} has {counts.min()} rows, fewer "
+                         f"than the {k} folds; use --cv {max(2, int(counts.min()))}x{r}.")
+    out = args.out or f"{data.name}-evaluate"
+    os.makedirs(out, exist_ok=True)
+    _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {len(labels)} classes; "
+         f"{k}-fold CV x {r} repeats, {len(names)} method(s) + plain kNN")
+
+    # 1. one fit per method on all rows: the rank table, the weight profiles, and which methods run
+    Xfull = X.fillna(X.median()) if X.isna().to_numpy().any() else X
+    table, fitted, kept, warn_full = _rank_table(names, Xfull, y, args)
+    _write_table(table, os.path.join(out, "ranks.csv"))
+
+    # 2. repeated CV, resumable, on this machine or a dask cluster
+    weighters = {n: _make(n, args.random_state) for n in kept}
+    _say(f"cross-validating {len(weighters) + 1} methods x {k * r} cells ...")
+    t0 = time.monotonic()
+    with use_scheduler(args.scheduler) as client:
+        if client is not None:
+            _say(f"running the cells on the dask scheduler at {client.scheduler.address}")
+        rows = compare_methods(X.to_numpy(), y, weighters, name=data.name, cv=(k, r), n_neighbors=args.n_neighbors,
+                               scale=args.scale, random_state=args.random_state, n_jobs=args.n_jobs,
+                               store=os.path.join(out, "store.jsonl"),
+                               progress=False if args.no_progress else None)
+    _say(f"cross-validation done in {time.monotonic() - t0:.0f} s")
+    methods = [PLAIN, *weighters]
+    pairs = pairwise_tests(rows, test=args.test, alpha=args.alpha, min_diff=args.min_diff, methods=methods)
+    summary = summarize(rows)
+    warn = warn_full + warning_summary(rows)
+    _print_warnings(warn)
+
+    write_csv(rows.drop(columns=[c for c in ("warnings", "top_n", "top_accuracy") if c in rows]),
+              os.path.join(out, "results.csv"))
+    pd.DataFrame(summary).to_csv(os.path.join(out, "summary.csv"), index=False)
+    pd.DataFrame(pairs).to_csv(os.path.join(out, "pairwise.csv"), index=False)
+    settings = {"cross-validation": f"stratified {k}-fold x {r} repeats", "classifier": f"kNN, k = {args.n_neighbors}",
+                "scaling": args.scale, "missing values": args.impute,
+                "test": "corrected resampled t-test" if args.test == "corrected" else "plain paired t-test",
+                "alpha": args.alpha, "random state": args.random_state}
+    command = "knnweights " + " ".join(shlex.quote(a) for a in (args.argv or []))
+    classes = dict(zip(labels.tolist(), counts.tolist(), strict=True))
+    rep = write_user_report(out, dataset=data.name, shape=X.shape, classes=classes,
+                            messages=data.messages, settings=settings, results=rows, pairs=pairs, methods=methods,
+                            test=args.test, alpha=args.alpha, min_diff=args.min_diff, curves=top_curves(rows),
+                            weights={n: fitted[n].feature_importances_ for n in kept}, table=table,
+                            warnings=warn, command=command)
+
+    vs = {p["method"]: p for p in pairs if p["other"] == PLAIN}
+    print(f"{'method':14s} {'accuracy (%)':>14s}  vs {PLAIN}")
+    for s in summary:
+        p = vs.get(s["method"])
+        extra = f"{p['diff']:+6.2f} points, p = {p['p']:.3g} ({p['outcome']})" if p else "(reference)"
+        print(f"{s['method']:14s} {s['mean']:7.2f} +- {s['std']:5.2f}  {extra}")
+    print(f"report: {rep['html']} (and report.md, CSVs, {len(rep['plots'])} plots in {out})")
+    return 0
 
 
 def _cmd_datasets(args):
@@ -20,10 +373,7 @@ def _cmd_datasets(args):
 
 
 def _cmd_demo(args):
-    """Fit every implemented weighter on a bundled dataset; weighted kNN vs plain kNN."""
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
+    """Fit the weighters on a bundled dataset; weighted kNN vs plain kNN."""
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
@@ -31,41 +381,111 @@ def _cmd_demo(args):
 
     from . import WEIGHTERS
     from .classifiers import WeightedKNN
-    from .datasets import load
+    from .datasets import list_datasets, load
+    from .evaluation.compare import _collect
 
+    if args.dataset not in list_datasets():
+        hint = (f"; for your own file use: knnweights evaluate {args.dataset} --target COLUMN"
+                if os.path.exists(args.dataset) or "." in args.dataset else "")
+        raise UsageError(f"--dataset: unknown bundled dataset {args.dataset!r} (see: knnweights datasets){hint}")
     X, y = load(args.dataset, return_X_y=True, missing="median")
+    n, d = X.shape
+    if args.methods is None:
+        names = sorted(WEIGHTERS)
+        slow = [m for m in names if m in SLOW_ON_WIDE] if d > WIDE else []
+        names = [m for m in names if m not in slow]
+    else:
+        names, slow = parse_methods(args.methods), []
     cv = StratifiedKFold(5, shuffle=True, random_state=args.random_state)
     base = cross_val_score(make_pipeline(StandardScaler(), KNeighborsClassifier(args.k)), X, y, cv=cv).mean()
-    print(f"{args.dataset}: {X.shape[0]} x {X.shape[1]}, 5-fold CV accuracy of {args.k}-NN")
-    print(f"{'plain kNN':14s} {100 * base:6.2f} %")
-    for name, cls in sorted(WEIGHTERS.items()):
-        est = cls()
-        if "random_state" in est.get_params():
-            est.set_params(random_state=args.random_state)
+    print(f"{args.dataset}: {n} x {d}, 5-fold CV accuracy of {args.k}-NN")
+    if slow:
+        print(f"(skipping {', '.join(slow)}: slow at {d} features; add --methods {','.join(slow)} to run them)")
+    print(f"{'plain kNN':14s} {100 * base:6.2f} %", flush=True)
+    warn = []
+    for i, name in enumerate(names, start=1):
+        est = _make(name, args.random_state)
         t = time.perf_counter()
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
+            with warnings.catch_warnings(record=True) as record, _ticker(f"  [{i}/{len(names)}] {name}:"):
+                warnings.simplefilter("always")
                 acc = cross_val_score(make_pipeline(StandardScaler(), WeightedKNN(est, args.k)), X, y, cv=cv,
                                       error_score="raise").mean()
         except NotImplementedError as exc:
-            print(f"{name:14s} {'n/a':>6s}   ({exc})")
+            print(f"{name:14s} {'n/a':>6s}   ({' '.join(str(exc).split())})", flush=True)
             continue
-        except Exception as exc:  # one method failing must not hide the others
-            print(f"{name:14s} {'error':>6s}   ({type(exc).__name__}: {exc})")
+        except Exception as exc:  # noqa: BLE001 - one method failing must not hide the others
+            print(f"{name:14s} {'error':>6s}   ({type(exc).__name__}: {' '.join(str(exc).split())})", flush=True)
             continue
-        print(f"{name:14s} {100 * acc:6.2f} %  ({time.perf_counter() - t:.1f} s)")
+        print(f"{name:14s} {100 * acc:6.2f} %  ({time.perf_counter() - t:.1f} s)", flush=True)
+        warn.extend(f"{name} on {args.dataset}: {text}" + (f" ({count}x over the 5 folds)" if count > 1 else "")
+                    for _, text, count in _collect(record))
+    _print_warnings(warn)
     return 0
 
 
+# -- the parser ------------------------------------------------------------------------
+def _version():
+    import sklearn
+
+    from . import __version__
+
+    return (f"knnweights {__version__} (Python {sys.version.split()[0]}, numpy {np.__version__}, "
+            f"scikit-learn {sklearn.__version__})")
+
+
 def build_parser():
-    p = argparse.ArgumentParser(prog="knnweights", description="Feature weighting for nearest-neighbour classification.")
-    sub = p.add_subparsers(dest="command", required=True)
+    """The ``knnweights`` argument parser (every subcommand)."""
+    from .evaluation.distributed import add_scheduler_argument
+
+    p = argparse.ArgumentParser(prog="knnweights", formatter_class=_PlainFormatter,
+                                description="Feature weighting for nearest-neighbour classification.")
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    rank = sub.add_parser(
+        "rank", help="rank the features of your file (CSV/TSV/Parquet/Excel) by each weighter",
+        description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
+                    "weight, signed score and rank (1 = best, no ties). Prints the top features.\n\n"
+                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30")
+    _add_data_arguments(rank)
+    rank.add_argument("--out", metavar="FILE", default=None,
+                      help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
+    rank.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
+    rank.set_defaults(func=_cmd_rank)
+
+    ev = sub.add_parser(
+        "evaluate", help="repeated CV of weighted kNN against plain kNN on your file, with a report",
+        description="Repeated stratified cross-validation of weighted kNN (one weighter per method) against plain "
+                    "kNN and each other on FILE; corrected resampled t-tests; writes report.md, a self-contained "
+                    "report.html with plots, CSVs and a resumable store to --out.\n\n"
+                    "example: knnweights evaluate genes.csv --target diagnosis --id-col sample --cv 10x10 "
+                    "--n-jobs 4")
+    _add_data_arguments(ev)
+    ev.add_argument("--cv", default="10x10", metavar="KxR", help="folds x repeats (default: 10x10)")
+    ev.add_argument("-k", "--n-neighbors", type=int, default=5, help="neighbours of the kNN (default: 5)")
+    ev.add_argument("--test", choices=["corrected", "plain"], default="corrected",
+                    help="corrected resampled t-test (Nadeau & Bengio; default) or the papers' plain paired t-test")
+    ev.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    ev.add_argument("--min-diff", type=float, default=0.0,
+                    help="smallest mean difference, in points, that counts as a win (default: 0)")
+    ev.add_argument("--out", metavar="DIR", default=None, help="output folder (default: <file stem>-evaluate)")
+    ev.add_argument("--n-jobs", type=int, default=None, help="cells in parallel on this machine (joblib)")
+    add_scheduler_argument(ev)
+    ev.add_argument("--no-progress", action="store_true", help="no progress line")
+    ev.set_defaults(func=_cmd_evaluate)
+
     d = sub.add_parser("datasets", help="list the bundled datasets with sizes and sources")
     d.set_defaults(func=_cmd_datasets)
-    demo = sub.add_parser("demo", help="fit every weighter on a bundled dataset, weighted vs plain kNN")
-    demo.add_argument("--dataset", default="ionosphere")
-    demo.add_argument("-k", type=int, default=3)
+    demo = sub.add_parser("demo", help="fit the weighters on a bundled dataset, weighted vs plain kNN",
+                          description="5-fold CV of weighted kNN (each weighter) against plain kNN on a bundled "
+                                      "dataset. On wide data (more than 500 features) the methods that take "
+                                      f"minutes there ({', '.join(SLOW_ON_WIDE)}) are skipped unless --methods "
+                                      "names them.")
+    demo.add_argument("--dataset", default="ionosphere", help="a bundled dataset (default: ionosphere)")
+    demo.add_argument("--methods", metavar="A,B,...", default=None,
+                      help="weighters, comma-separated, or 'all' (default: every weighter fast at this size)")
+    demo.add_argument("-k", type=int, default=3, help="neighbours of the kNN (default: 3)")
     demo.add_argument("--random-state", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
     try:
@@ -74,13 +494,33 @@ def build_parser():
         pass
     else:
         _add_reproduce(sub)
+    for sp in sub.choices.values():
+        sp.formatter_class = _PlainFormatter
+    for action in sub._choices_actions:
+        action.help = plain_text(action.help)
     return p
 
 
 def main(argv=None):
+    """Run the command line; returns the exit status (2 for bad input)."""
+    from .evaluation.distributed import SchedulerError
+    from .io import DataError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    np.seterr(all="ignore")
-    return args.func(args)
+    args.argv = argv
+    old = np.seterr(all="ignore")
+    try:
+        with _cli_warnings():
+            return args.func(args)
+    except (DataError, UsageError, SchedulerError) as exc:
+        print(f"knnweights {args.command}: error: {' '.join(str(exc).split())}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print("knnweights: interrupted", file=sys.stderr, flush=True)
+        return 130
+    finally:
+        np.seterr(**old)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,430 @@
+"""Comparing weighters on a user's data: repeated CV of weighted kNN against plain kNN.
+
+The pieces behind ``knnweights rank`` and ``knnweights evaluate``:
+
+* :func:`rank_methods` fits each weighter once on all rows and returns the feature
+  table (weight, signed score, rank per method) with the fitted weighters;
+* :class:`KNNCell` is one cross-validation cell (impute and scale on the training part
+  only, fit the weighter, score the weighted kNN on the test part, and the accuracy of
+  plain kNN on the top ``m`` features of the fold's ranking); it records the warnings
+  the fit raised instead of printing them;
+* :func:`compare_methods` runs every method's cells with
+  :func:`~knnweights.evaluation.run_grid` (seeded, resumable, any joblib backend);
+* :func:`pairwise_tests` compares every pair of methods on the same cells (Nadeau &
+  Bengio's corrected resampled t-test by default, or the papers' plain paired t-test);
+* :func:`warning_summary` gives one line per method, dataset and warning.
+"""
+
+import re
+import time
+import warnings
+from collections import Counter
+
+import numpy as np
+from sklearn.base import clone
+
+from .runner import RepeatedCV, run_grid
+from .stats import corrected_ttest, paired_ttest
+from .tuning import set_random_states
+
+__all__ = ["PLAIN", "KNNCell", "rank_methods", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
+           "warning_summary", "top_grid", "top_curves"]
+
+#: name of the plain (unweighted) kNN baseline in the results
+PLAIN = "kNN"
+
+
+def top_grid(n_features):
+    """Numbers of top features for the curves: 1, 2, 5, 10, 20, 50, ... up to ``n_features`` (included)."""
+    grid, base = [], 1
+    while base <= n_features:
+        grid.extend(m for m in (base, 2 * base, 5 * base) if m < n_features)
+        base *= 10
+    return [*sorted(set(grid)), int(n_features)]
+
+
+def _scaler(scale):
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    if scale == "standard":
+        return StandardScaler()
+    if scale == "minmax":
+        return MinMaxScaler()
+    if scale in (None, "none"):
+        return None
+    raise ValueError(f"scale must be 'standard', 'minmax' or 'none'; got {scale!r}.")
+
+
+def _prepare(X_train, X_test, scale):
+    """Median imputation and scaling, fitted on the training part only."""
+    from sklearn.impute import SimpleImputer
+
+    X_train = np.asarray(X_train, dtype=np.float64)
+    X_test = np.asarray(X_test, dtype=np.float64)
+    if np.isnan(X_train).any() or np.isnan(X_test).any():
+        imp = SimpleImputer(strategy="median", keep_empty_features=True).fit(X_train)
+        X_train, X_test = imp.transform(X_train), imp.transform(X_test)
+    sc = _scaler(scale)
+    if sc is not None:
+        sc.fit(X_train)
+        X_train, X_test = sc.transform(X_train), sc.transform(X_test)
+    return X_train, X_test
+
+
+_NUMBER = re.compile(r"[-+]?\d[\d.,eE+-]*")
+
+
+def _warning_key(w):
+    """A warning without its numbers, so the same warning from every fold counts once."""
+    text = " ".join(str(w.message).split())
+    pattern = _NUMBER.sub("#", text)
+    return f"{w.category.__name__}: {pattern}", f"{w.category.__name__}: {text}"
+
+
+def _collect(record):
+    """``[[pattern, first message, count], ...]`` of recorded warnings."""
+    seen = {}
+    for w in record:
+        key, text = _warning_key(w)
+        if key in seen:
+            seen[key][2] += 1
+        else:
+            seen[key] = [key, text, 1]
+    return list(seen.values())
+
+
+def feature_ranks(weighter):
+    """Ranks (1 = best, no ties) of a fitted weighter's features: its ``ranking_``, else computed.
+
+    Without a ``ranking_`` attribute: by weight, then signed ``scores_``, then column index
+    (:func:`knnweights.weighters._base.feature_ranking`).
+    """
+    r = getattr(weighter, "ranking_", None)
+    if r is not None:
+        return np.asarray(r, dtype=np.int64)
+    from ..weighters._base import feature_ranking
+
+    return feature_ranking(weighter.feature_importances_, getattr(weighter, "scores_", None))
+
+
+class KNNCell:
+    """One cross-validation cell of weighted kNN (or plain kNN), as a runner callable.
+
+    Called by :func:`~knnweights.evaluation.run_grid` with a training and a test part:
+    missing values are filled with the training medians, features scaled on the
+    training part (``scale``), the weighter is fitted on the training part, and the
+    test part is classified by kNN with the weighter's metric on the weighted features
+    (:class:`~knnweights.classifiers.WeightedKNN`).  Without a weighter it is plain
+    kNN (Euclidean) on the scaled features.
+
+    Parameters
+    ----------
+    weighter : estimator or None
+        An unfitted weighter (cloned; an unset ``random_state`` is seeded per cell).
+    n_neighbors : int, default=5
+    scale : {"standard", "minmax", "none"}, default="standard"
+    curve : bool, default=True
+        Also record the accuracy of plain kNN on the fold's top ``m`` features
+        (``m`` in :func:`top_grid`), from the weighter's ranking.
+
+    Returns (when called)
+    ---------------------
+    dict
+        ``accuracy`` (fraction), ``warnings`` (``[[pattern, first message, count]]``),
+        and with a weighter and ``curve``: ``top_n`` and ``top_accuracy`` (percent).
+    """
+
+    def __init__(self, weighter=None, n_neighbors=5, scale="standard", curve=True):
+        self.weighter = weighter
+        self.n_neighbors = n_neighbors
+        self.scale = scale
+        self.curve = curve
+
+    def __repr__(self):
+        return (f"KNNCell(weighter={self.weighter!r}, n_neighbors={self.n_neighbors}, scale={self.scale!r}, "
+                f"curve={self.curve})")
+
+    def __call__(self, X_train, y_train, X_test, y_test, X_val=None, y_val=None, random_state=None):
+        from sklearn.neighbors import KNeighborsClassifier
+
+        from ..classifiers import WeightedKNN
+
+        out = {}
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            with np.errstate(all="ignore"):
+                Xtr, Xte = _prepare(X_train, X_test, self.scale)
+                k = min(self.n_neighbors, Xtr.shape[0])
+                if self.weighter is None:
+                    knn = KNeighborsClassifier(n_neighbors=k).fit(Xtr, y_train)
+                    acc = float(np.mean(knn.predict(Xte) == y_test))
+                else:
+                    est = clone(self.weighter)
+                    if random_state is not None:
+                        set_random_states(est, random_state)
+                    clf = WeightedKNN(est, n_neighbors=k).fit(Xtr, y_train)
+                    acc = float(np.mean(clf.predict(Xte) == y_test))
+                    if self.curve:
+                        order = np.argsort(feature_ranks(clf.weighter_), kind="stable")
+                        grid = top_grid(Xtr.shape[1])
+                        curve = []
+                        for m in grid:
+                            top = order[:m]
+                            knn = KNeighborsClassifier(n_neighbors=k).fit(Xtr[:, top], y_train)
+                            curve.append(100.0 * float(np.mean(knn.predict(Xte[:, top]) == y_test)))
+                        out["top_n"] = grid
+                        out["top_accuracy"] = curve
+        out["accuracy"] = acc
+        out["warnings"] = _collect(record)
+        return out
+
+
+def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_state=0, log=None):
+    """Fit each weighter once on all rows; the feature table and the fitted weighters.
+
+    Parameters
+    ----------
+    weighters : dict
+        Name -> unfitted weighter.
+    X : array-like or DataFrame of shape (n, d)
+        Numeric features without missing values.
+    y : array-like of shape (n,)
+    feature_names : list of str, optional
+        Default: the DataFrame's columns, else ``x0, x1, ...``.
+    scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling before the fits (the weights are those of the scaled features).
+    random_state : int, default=0
+        Seeds every weighter whose ``random_state`` is unset.
+    log : callable, optional
+        Called with a progress line before and after each fit.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        ``feature``, then per method ``<name>_weight``, ``<name>_score`` (signed; the
+        weight where the method has no separate score), ``<name>_rank`` (1 = best,
+        no ties), and with several methods ``mean_rank``; rows sorted by the mean rank
+        (then by the first method's rank).
+    fitted : dict
+        Name -> fitted weighter.
+    caught : dict
+        Name -> ``[[pattern, first message, count]]`` of the warnings its fit raised.
+    seconds : dict
+        Name -> fit time.
+    """
+    import pandas as pd
+
+    if feature_names is None:
+        feature_names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+    A = np.asarray(X, dtype=np.float64)
+    if feature_names is None:
+        feature_names = [f"x{j}" for j in range(A.shape[1])]
+    sc = _scaler(scale)
+    if sc is not None:
+        A = sc.fit_transform(A)
+    table = {"feature": list(feature_names)}
+    fitted, caught, seconds = {}, {}, {}
+    n = len(weighters)
+    for i, (name, w) in enumerate(weighters.items(), start=1):
+        est = set_random_states(clone(w), random_state)
+        if log:
+            log(f"[{i}/{n}] {name}: fitting on {A.shape[0]} x {A.shape[1]} ...")
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
+            warnings.simplefilter("always")
+            est.fit(A, y)
+        seconds[name] = time.perf_counter() - t0
+        caught[name] = _collect(record)
+        if log:
+            log(f"[{i}/{n}] {name}: done in {seconds[name]:.1f} s")
+        weight = np.asarray(est.feature_importances_, dtype=np.float64)
+        score = getattr(est, "scores_", None)
+        table[f"{name}_weight"] = weight
+        table[f"{name}_score"] = weight if score is None else np.asarray(score, dtype=np.float64)
+        table[f"{name}_rank"] = feature_ranks(est)
+        fitted[name] = est
+    df = pd.DataFrame(table)
+    rank_cols = [f"{m}_rank" for m in weighters]
+    if len(rank_cols) > 1:
+        df["mean_rank"] = df[rank_cols].mean(axis=1)
+        df = df.sort_values(["mean_rank", rank_cols[0]], kind="stable")
+    else:
+        df = df.sort_values(rank_cols[0], kind="stable")
+    return df.reset_index(drop=True), fitted, caught, seconds
+
+
+def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5, scale="standard",
+                    random_state=0, n_jobs=None, store=None, progress=None, plain=True, curve=True):
+    """Repeated stratified CV of weighted kNN for each weighter (and plain kNN) on one dataset.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Numeric features; NaN allowed (filled with the training part's medians per cell).
+    y : array-like of shape (n,)
+    weighters : dict
+        Name -> unfitted weighter.
+    name : str, default="data"
+        The dataset's name in the rows.
+    cv : (n_splits, n_repeats), default=(10, 10)
+    n_neighbors : int, default=5
+    scale : {"standard", "minmax", "none"}, default="standard"
+    random_state : int, default=0
+    n_jobs : int, optional
+        As in :func:`~knnweights.evaluation.run_grid` (``None`` follows the active
+        joblib backend, e.g. a dask cluster through
+        :func:`~knnweights.evaluation.distributed.use_scheduler`).
+    store : str or path-like, optional
+        Resumable store of finished cells (JSON lines).
+    progress : bool, optional
+    plain : bool, default=True
+        Include plain kNN, named :data:`PLAIN`.
+    curve : bool, default=True
+        Record the top-feature accuracy curve in each cell.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The runner's rows (``accuracy`` in percent), with ``warnings`` and, for the
+        weighters, ``top_n`` / ``top_accuracy``.
+    """
+    methods = {}
+    if plain:
+        methods[PLAIN] = KNNCell(None, n_neighbors=n_neighbors, scale=scale, curve=False)
+    for m, w in weighters.items():
+        if m == PLAIN:
+            raise ValueError(f"the method name {PLAIN!r} is reserved for plain kNN.")
+        methods[m] = KNNCell(w, n_neighbors=n_neighbors, scale=scale, curve=curve)
+    n_splits, n_repeats = cv
+    return run_grid(methods, {name: (np.asarray(X, dtype=np.float64), np.asarray(y))},
+                    protocol=RepeatedCV(n_splits, n_repeats), random_state=random_state, n_jobs=n_jobs,
+                    store=store, progress=progress, as_frame=True)
+
+
+def _cells(rows, value="accuracy"):
+    cells, sizes = {}, {}
+    for r in rows:
+        cells.setdefault((r["dataset"], r["method"]), {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
+        sizes.setdefault(r["dataset"], []).append((float(r["n_train"]), float(r["n_test"])))
+    return cells, {d: np.mean(np.asarray(v), axis=0) for d, v in sizes.items()}
+
+
+def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=None):
+    """Every ordered pair of methods on every dataset: mean difference, t, p and outcome.
+
+    Parameters
+    ----------
+    results : DataFrame or list of dict
+        Rows of :func:`compare_methods` / :func:`~knnweights.evaluation.run_grid`.
+    test : {"corrected", "plain"}, default="corrected"
+        Nadeau & Bengio's corrected resampled t-test
+        (:func:`~knnweights.evaluation.corrected_ttest`, the training-set overlap of
+        repeated CV accounted for), or Student's plain paired t-test
+        (:func:`~knnweights.evaluation.paired_ttest`, the papers' choice, too liberal
+        for repeated CV).
+    alpha : float, default=0.05
+    min_diff : float, default=0.0
+        Minimum mean difference (percentage points) for a win.
+    methods : list of str, optional
+
+    Returns
+    -------
+    list of dict
+        ``dataset``, ``method``, ``other``, ``diff`` (mean accuracy of ``method`` minus
+        ``other``, points), ``t``, ``p``, ``outcome`` (``"win"``, ``"tie"`` or
+        ``"loss"`` for ``method``), ``n_pairs``.
+    """
+    if test not in ("corrected", "plain"):
+        raise ValueError(f"test must be 'corrected' or 'plain'; got {test!r}.")
+    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    cells, sizes = _cells(rows)
+    if methods is None:
+        methods = list(dict.fromkeys(r["method"] for r in rows))
+    out = []
+    for d in dict.fromkeys(r["dataset"] for r in rows):
+        for a in methods:
+            for b in methods:
+                if a == b or (d, a) not in cells or (d, b) not in cells:
+                    continue
+                keys = sorted(set(cells[(d, a)]) & set(cells[(d, b)]))
+                if len(keys) < 2:
+                    continue
+                va = np.array([cells[(d, a)][k] for k in keys])
+                vb = np.array([cells[(d, b)][k] for k in keys])
+                diff = float(np.mean(va - vb))
+                if test == "corrected":
+                    n_train, n_test = sizes[d]
+                    t, p = corrected_ttest(va - vb, n_train, n_test)
+                else:
+                    t, p = paired_ttest(va, vb)
+                if p < alpha and abs(diff) >= min_diff and diff != 0.0:
+                    outcome = "win" if diff > 0 else "loss"
+                else:
+                    outcome = "tie"
+                out.append({"dataset": d, "method": a, "other": b, "diff": diff, "t": float(t), "p": float(p),
+                            "outcome": outcome, "n_pairs": len(keys)})
+    return out
+
+
+def win_tie_loss_counts(pairs, against=None):
+    """W/T/L of each method against every other (or only against ``against``), from :func:`pairwise_tests`.
+
+    Returns a list of dicts ``method``, ``wins``, ``ties``, ``losses`` (the format of
+    :func:`knnweights.plotting.plot_win_tie_loss`), in order of first appearance.
+    """
+    counts = {}
+    for p in pairs:
+        if against is not None and p["other"] != against:
+            continue
+        c = counts.setdefault(p["method"], Counter())
+        c[p["outcome"]] += 1
+    return [{"method": m, "wins": c["win"], "ties": c["tie"], "losses": c["loss"],
+             "wtl": f"{c['win']}/{c['tie']}/{c['loss']}"} for m, c in counts.items()]
+
+
+def warning_summary(results):
+    """One line per (method, dataset, warning): how many cells raised it and its first message.
+
+    Parameters
+    ----------
+    results : DataFrame or list of dict
+        Rows with a ``warnings`` entry (:class:`KNNCell`).
+
+    Returns
+    -------
+    list of str
+    """
+    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    groups, cells = {}, Counter()
+    for r in rows:
+        cells[(r["method"], r["dataset"])] += 1
+        ws = r.get("warnings")
+        if not isinstance(ws, list):
+            continue
+        for key, text, count in ws:
+            g = groups.setdefault((r["method"], r["dataset"], key), [text, 0, 0])
+            g[1] += 1
+            g[2] += int(count)
+    lines = []
+    for (m, d, _), (text, n_cells, _) in groups.items():
+        lines.append(f"{m} on {d}: {text} (in {n_cells} of {cells[(m, d)]} cells)")
+    return lines
+
+
+def top_curves(results):
+    """Per method: ``n_features``, ``mean`` and ``std`` (fractions) of the top-feature accuracies over the cells.
+
+    The format :func:`knnweights.plotting.plot_top_feature_curves` draws.
+    """
+    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    acc = {}
+    for r in rows:
+        grid, vals = r.get("top_n"), r.get("top_accuracy")
+        if not isinstance(grid, list) or not isinstance(vals, list):
+            continue
+        acc.setdefault(r["method"], {"grid": grid, "vals": []})["vals"].append(vals)
+    out = {}
+    for m, v in acc.items():
+        a = np.asarray(v["vals"], dtype=np.float64) / 100.0
+        out[m] = {"n_features": np.asarray(v["grid"]), "mean": a.mean(axis=0), "std": a.std(axis=0)}
+    return out

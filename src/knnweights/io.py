@@ -1,0 +1,311 @@
+"""Reading a user's table (CSV, TSV, Parquet, Excel) into a numeric feature matrix and labels.
+
+:func:`read_table` reads the file through pandas, choosing the reader by the file's
+extension; :func:`load_table` then picks the target column, an optional id column,
+drops the columns asked for, handles non-numeric columns (dropped with a message naming
+them, or one-hot encoded) and missing values (median imputation, dropping the affected
+features, or refusing), and checks the labels (no missing label is kept, at least two
+classes).  Every problem raises :class:`DataError` with a one-line message that names the
+file and the column, which the command line prints as it is (exit status 2).
+"""
+
+import difflib
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["DataError", "UserData", "read_table", "load_table", "IMPUTE"]
+
+#: the imputation choices of :func:`load_table` (``"keep"`` leaves NaN for a pipeline to fill)
+IMPUTE = ("median", "drop-features", "none")
+
+_EXCEL = (".xlsx", ".xlsm", ".xls", ".ods")
+_PARQUET = (".parquet", ".pq")
+_TSV = (".tsv", ".tab")
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
+
+
+class DataError(ValueError):
+    """A user's data file cannot be used; the message is one line naming the file and column."""
+
+
+@dataclass
+class UserData:
+    """A table made ready for the weighters.
+
+    Attributes
+    ----------
+    X : pandas.DataFrame of float64, shape (n_samples, n_features)
+        The numeric features, named by their columns (one-hot columns as ``col=value``).
+    y : numpy.ndarray, shape (n_samples,)
+        The labels as read (strings stay strings).
+    ids : pandas.Series or None
+        The id column, when one was given.
+    name : str
+        The file's stem (the dataset name in reports).
+    messages : list of str
+        What was done to the table (columns dropped, values imputed), one line each.
+    """
+
+    X: object
+    y: np.ndarray
+    ids: object = None
+    name: str = "data"
+    messages: list = field(default_factory=list)
+
+    @property
+    def feature_names(self):
+        """Column names of ``X`` as a list of str."""
+        return [str(c) for c in self.X.columns]
+
+
+def _suffixes(path):
+    low = os.path.basename(os.fspath(path)).lower()
+    for c in _COMPRESSED:
+        if low.endswith(c):
+            low = low[: -len(c)]
+            break
+    return os.path.splitext(low)[1]
+
+
+def _stem(path):
+    base = os.path.basename(os.fspath(path))
+    for _ in range(2):
+        root, ext = os.path.splitext(base)
+        if ext.lower() in (*_COMPRESSED, ".csv", ".tsv", ".tab", ".txt", *_PARQUET, *_EXCEL):
+            base = root
+    return base or "data"
+
+
+def read_table(path, sheet=None, sep=None):
+    """Read a CSV / TSV / Parquet / Excel file into a DataFrame.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.csv`` (comma; other delimiters are sniffed), ``.tsv`` / ``.tab`` (tab),
+        ``.txt`` (sniffed), ``.parquet`` / ``.pq`` (needs ``pyarrow`` or
+        ``fastparquet``), ``.xlsx`` / ``.xls`` / ``.ods`` (needs ``openpyxl`` /
+        ``xlrd`` / ``odfpy``); text files may be compressed (``.gz``, ``.bz2``,
+        ``.xz``, ``.zip``, ``.zst``).
+    sheet : str or int, optional
+        Excel sheet (default: the first).
+    sep : str, optional
+        Delimiter of a text file (default: by extension, else sniffed).
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    DataError
+        Missing or unreadable file, a missing optional reader, an empty table.
+    """
+    import pandas as pd
+
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such file.")
+    if os.path.isdir(path):
+        raise DataError(f"{path}: is a folder, not a data file.")
+    ext = _suffixes(path)
+    try:
+        if ext in _PARQUET:
+            df = pd.read_parquet(path)
+        elif ext in _EXCEL:
+            df = pd.read_excel(path, sheet_name=0 if sheet is None else sheet)
+        else:
+            if sep is None:
+                sep = "\t" if ext in _TSV else ("," if ext == ".csv" else None)
+            df = pd.read_csv(path, sep=sep, engine="python" if sep is None else "c")
+    except ImportError as exc:
+        pkg = "pyarrow" if ext in _PARQUET else "openpyxl"
+        raise DataError(f"{path}: reading {ext} files needs an extra package ({exc}); "
+                        f"try: pip install {pkg}") from None
+    except (UnicodeDecodeError, ValueError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise DataError(f"{path}: cannot read it as a {ext.lstrip('.') or 'text'} table ({msg}).") from None
+    except Exception as exc:  # noqa: BLE001 - third-party readers raise their own types; one line for the user
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise DataError(f"{path}: cannot read it ({type(exc).__name__}: {msg}).") from None
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise DataError(f"{path}: the table is empty ({df.shape[0]} rows, {df.shape[1]} columns).")
+    df.columns = [str(c) for c in df.columns]
+    dup = df.columns[df.columns.duplicated()].unique().tolist()
+    if dup:
+        raise DataError(f"{path}: duplicate column name(s) {_names(dup)}.")
+    return df
+
+
+def _names(cols, limit=8):
+    cols = [str(c) for c in cols]
+    shown = ", ".join(repr(c) for c in cols[:limit])
+    return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "")
+
+
+def _column(df, name, what, path):
+    if name in df.columns:
+        return name
+    close = difflib.get_close_matches(str(name), [str(c) for c in df.columns], n=3, cutoff=0.6)
+    hint = f"; did you mean {_names(close)}?" if close else f"; the columns are {_names(df.columns, 6)}."
+    raise DataError(f"{path}: no {what} column {name!r}{hint}")
+
+
+def _numeric(series):
+    """The column as float64 when every non-missing value is a number, else None."""
+    import pandas as pd
+
+    if pd.api.types.is_bool_dtype(series):
+        return series.astype(np.float64)
+    if pd.api.types.is_numeric_dtype(series):
+        return series.astype(np.float64)
+    conv = pd.to_numeric(series, errors="coerce")
+    if conv.notna().sum() == series.notna().sum():
+        return conv.astype(np.float64)
+    return None
+
+
+def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="median", min_class_size=2,
+               sheet=None, sep=None):
+    """Read a user's file and make it ready for the weighters.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file :func:`read_table` reads.
+    target : str
+        The label column (any type: strings stay strings).  Rows without a label are
+        dropped (with a message).
+    id_col : str, optional
+        A sample-id column, kept apart (not a feature).
+    drop : sequence of str
+        Columns to leave out.
+    one_hot : bool, default=False
+        Encode non-numeric columns as one 0/1 column per value (``col=value``) instead
+        of dropping them.
+    impute : {"median", "drop-features", "none", "keep"}, default="median"
+        Missing feature values: the column's median; drop every feature with a missing
+        value; refuse (a :class:`DataError` naming the first such column); ``"keep"``
+        leaves NaN (for a pipeline that imputes inside cross-validation).  Columns with
+        no value at all are dropped in every mode but ``"none"``.
+    min_class_size : int, default=2
+        Every class needs at least this many rows (the Relief family needs a nearest
+        hit of the same class).
+    sheet, sep
+        Passed to :func:`read_table`.
+
+    Returns
+    -------
+    UserData
+
+    Raises
+    ------
+    DataError
+        With a one-line message naming the file and the column.
+    """
+    import pandas as pd
+
+    if impute not in (*IMPUTE, "keep"):
+        raise ValueError(f"impute must be one of {', '.join(IMPUTE)} or 'keep'; got {impute!r}.")
+    path = os.fspath(path)
+    df = read_table(path, sheet=sheet, sep=sep)
+    msgs = []
+    target = _column(df, target, "target", path)
+    y = df[target]
+    ids = None
+    if id_col is not None:
+        id_col = _column(df, id_col, "id", path)
+        if id_col == target:
+            raise DataError(f"{path}: the id column and the target column are both {target!r}.")
+        ids = df[id_col]
+    dropped = [_column(df, c, "--drop", path) for c in (drop or ())]
+    if target in dropped:
+        raise DataError(f"{path}: --drop names the target column {target!r}.")
+    missing_y = y.isna().to_numpy()
+    if missing_y.all():
+        raise DataError(f"{path}: the target column {target!r} has no values.")
+    if missing_y.any():
+        msgs.append(f"dropped {int(missing_y.sum())} row(s) with no value in the target column {target!r}")
+        df = df.loc[~missing_y].reset_index(drop=True)
+        y = df[target]
+        ids = None if ids is None else df[id_col]
+    feats = df.drop(columns=[c for c in dict.fromkeys([target, id_col, *dropped]) if c is not None])
+    if dropped:
+        msgs.append(f"dropped column(s) {_names(dropped)} (--drop)")
+
+    numeric, text = {}, []
+    for c in feats.columns:
+        v = _numeric(feats[c])
+        if v is None:
+            text.append(c)
+        else:
+            numeric[c] = v
+    if text and one_hot:
+        parts = []
+        for c in text:
+            parts.append(pd.get_dummies(feats[c].astype("string"), prefix=c, prefix_sep="=", dtype=np.float64))
+        enc = pd.concat(parts, axis=1)
+        msgs.append(f"one-hot encoded non-numeric column(s) {_names(text)} into {enc.shape[1]} columns")
+    elif text:
+        enc = None
+        msgs.append(f"dropped non-numeric column(s) {_names(text)} (use --one-hot to encode them, "
+                    "--drop to silence this)")
+    else:
+        enc = None
+    X = pd.DataFrame(numeric, index=feats.index)
+    if enc is not None:
+        X = pd.concat([X, enc], axis=1)
+    if X.shape[1] == 0:
+        raise DataError(f"{path}: no numeric feature column is left besides the target {target!r}.")
+    inf = np.isinf(X.to_numpy())
+    if inf.any():
+        raise DataError(f"{path}: column {X.columns[np.flatnonzero(inf.any(axis=0))[0]]!r} holds infinite values.")
+
+    nan = X.isna().to_numpy()
+    if nan.any():
+        cols = X.columns[nan.any(axis=0)]
+        empty = X.columns[nan.all(axis=0)]
+        if impute == "none":
+            c = cols[0]
+            raise DataError(f"{path}: column {c!r} has {int(X[c].isna().sum())} missing value(s) "
+                            f"({len(cols)} column(s) have some); use --impute median or drop-features.")
+        if len(empty):
+            X = X.drop(columns=empty)
+            msgs.append(f"dropped column(s) {_names(empty)} with no value at all")
+            cols = cols.difference(empty, sort=False)
+        if impute == "drop-features" and len(cols):
+            X = X.drop(columns=cols)
+            msgs.append(f"dropped {len(cols)} feature(s) with missing values ({_names(cols, 5)})")
+        elif impute == "median" and len(cols):
+            n_missing = int(X[cols].isna().to_numpy().sum())
+            X[cols] = X[cols].fillna(X[cols].median())
+            msgs.append(f"filled {n_missing} missing value(s) in {len(cols)} column(s) with the column median")
+        elif impute == "keep" and len(cols):
+            n_missing = int(X[cols].isna().to_numpy().sum())
+            msgs.append(f"{n_missing} missing value(s) in {len(cols)} column(s), imputed by the median "
+                        "of each training part")
+        if X.shape[1] == 0:
+            raise DataError(f"{path}: every feature has missing values; use --impute median.")
+
+    const = int((X.nunique(dropna=True) <= 1).sum())
+    if const:
+        msgs.append(f"{const} constant feature(s) kept (they carry no information and rank last)")
+
+    yv = y.to_numpy()
+    classes, counts = np.unique(yv.astype(str) if yv.dtype == object else yv, return_counts=True)
+    if classes.size < 2:
+        raise DataError(f"{path}: the target column {target!r} has a single class ({classes[0]!r}); "
+                        "a classification needs at least two.")
+    small = classes[counts < min_class_size]
+    if small.size:
+        raise DataError(f"{path}: class {small[0]!r} of the target column {target!r} has "
+                        f"{int(counts[counts < min_class_size][0])} row(s); every class needs at least "
+                        f"{min_class_size}.")
+    if yv.dtype == object:
+        # mixed labels (numbers and strings) as read by pandas: compare them as strings
+        kinds = {type(v) for v in yv}
+        if len(kinds) > 1:
+            yv = yv.astype(str)
+    return UserData(X=X.astype(np.float64), y=yv, ids=ids, name=_stem(path), messages=msgs)
