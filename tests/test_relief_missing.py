@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import SURF, IRelief, MultiSURF, Relief, ReliefF
 
@@ -143,3 +144,21 @@ def test_all_missing_column_gets_zero_weight():
     X[:, 3] = np.nan
     w = ReliefF(n_neighbors=5, missing="diff").fit(X, y).scores_
     assert w[3] == 0.0 and np.argmax(w) == 0
+
+
+@parametrize_with_checks([ReliefF(n_neighbors=2, missing="diff", discrete_features="auto"),
+                          Relief(missing="diff", ties="include"), SURF(missing="diff"),
+                          IRelief(missing="diff", max_iter=3)])
+def test_sklearn_compatible_with_missing_diff(estimator, check):
+    """allow_nan is declared only with missing="diff": sklearn's checks then feed NaN to fit and transform."""
+    assert estimator.__sklearn_tags__().input_tags.allow_nan
+    check(estimator)
+
+
+def test_transform_keeps_nan_with_missing_diff():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    X[3, 1] = np.nan
+    Xt = ReliefF(n_neighbors=3, missing="diff").fit(X, y).transform(X)
+    assert np.isnan(Xt[3, 1]) and np.isfinite(np.delete(Xt.ravel(), 3 * 3 + 1)).all()

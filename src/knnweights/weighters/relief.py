@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine import _kernels, _kernels_mixed
 from ..engine._config import get_config
@@ -26,7 +27,7 @@ from ..engine.neighbors import (
     soft_margins,
     weighted_distances,
 )
-from ._base import BaseWeighter, normalize_weights
+from ._base import BaseWeighter, check_finite_columns, normalize_weights
 
 __all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "SURF", "MultiSURF", "range_normalize"]
 
@@ -187,6 +188,16 @@ class _ReliefBase(BaseWeighter):
             return None
         M = _kernels_mixed.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
         return _kernels_mixed.DiffData(M)
+
+    def transform(self, X):
+        """Rescale ``X`` by the weights (as :meth:`BaseWeighter.transform`); with
+        ``missing="diff"`` a ``NaN`` stays ``NaN`` (``0 * NaN`` included)."""
+        if not self._allow_nan:
+            return super().transform(X)
+        check_is_fitted(self, "feature_importances_")
+        check_finite_columns(X, allow_nan=True)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+        return X * self.feature_importances_.astype(X.dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
