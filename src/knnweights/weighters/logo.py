@@ -9,12 +9,14 @@ two steps alternate until the weights stop changing.
 """
 
 import numbers
+import time
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval
 
+from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import soft_margins
 from ._base import BaseWeighter, warn_max_iter
 
@@ -60,9 +62,10 @@ def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
         ``x`` the minimiser, ``fun`` its objective, plus the solver's status fields.
     """
     Z = np.asarray(Z, dtype=np.float64)
-    res = minimize(logo_inner_objective, np.asarray(w0, dtype=np.float64), args=(Z, float(lambda_)), jac=True,
-                   method="L-BFGS-B", bounds=[(0.0, None)] * Z.shape[1],
-                   options={"gtol": gtol, "ftol": 1e-15, "maxiter": maxiter, "maxcor": 20})
+    with single_thread_blas():  # matrix-vector products of n x d: threads only add overhead
+        res = minimize(logo_inner_objective, np.asarray(w0, dtype=np.float64), args=(Z, float(lambda_)), jac=True,
+                       method="L-BFGS-B", bounds=[(0.0, None)] * Z.shape[1],
+                       options={"gtol": gtol, "ftol": 1e-15, "maxiter": maxiter, "maxcor": 20})
     res.x = np.maximum(res.x, 0.0)
     return res
 
@@ -105,7 +108,13 @@ class Logo(BaseWeighter):
         Stop when the weights change by less than ``tol`` (Euclidean norm); the
         paper's ``theta = 0.01``.
     inner_tol : float, default=1e-9
-        Bound on the projected gradient of the inner problem at its solution.
+        Bound on the projected gradient of the inner problem at its solution.  While
+        the weights still move, the inner problem (rebuilt at the next iteration anyway)
+        is solved to ``max(inner_tol, min(1e-3, 1e-2 * last step))`` only; the iteration
+        that meets ``tol`` and the last one are solved to ``inner_tol``.
+    verbose : int, default=0
+        ``> 0``: print per outer iteration the inner objective, the weight change, the
+        inner L-BFGS-B iterations, the non-zero weights and the elapsed seconds.
 
     Attributes
     ----------
@@ -145,14 +154,16 @@ class Logo(BaseWeighter):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "inner_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, sigma=1.0, lambda_=1.0, max_iter=50, tol=1e-2, inner_tol=1e-9):
+    def __init__(self, sigma=1.0, lambda_=1.0, max_iter=50, tol=1e-2, inner_tol=1e-9, verbose=0):
         self.sigma = sigma
         self.lambda_ = lambda_
         self.max_iter = max_iter
         self.tol = tol
         self.inner_tol = inner_tol
+        self.verbose = verbose
 
     def __sklearn_is_fitted__(self):
         # the parameter ``lambda_`` ends in "_", which would fool check_is_fitted
@@ -164,14 +175,30 @@ class Logo(BaseWeighter):
         # term keeps them
         w = (np.ptp(X, axis=0) > 0).astype(np.float64)
         self.cost_history_ = []
+        t0 = time.perf_counter()
+        if self.verbose:
+            print(f"[{type(self).__name__}]")
+            print(f"{'Iteration':>10} {'Objective Value':>20} {'Step':>12} {'inner it':>9} {'non-zero':>9} "
+                  f"{'Time(s)':>10}")
+        step = np.inf
         for it in range(1, self.max_iter + 1):
             self.n_iter_ = it
             Z = soft_margins(X, y, w, self.sigma, "manhattan", per_sample=True).z
-            res = logo_inner_solve(Z, self.lambda_, w, gtol=self.inner_tol)
-            w_new = res.x
+            loose = max(self.inner_tol, min(1e-3, 1e-2 * step))
+            gtol = self.inner_tol if it == self.max_iter else loose
+            res = logo_inner_solve(Z, self.lambda_, w, gtol=gtol)
+            n_inner = int(res.nit)
+            new_step = float(np.linalg.norm(res.x - w))
+            if new_step < self.tol and gtol > self.inner_tol:  # the final weights: solved to inner_tol
+                res = logo_inner_solve(Z, self.lambda_, res.x, gtol=self.inner_tol)
+                n_inner += int(res.nit)
+                new_step = float(np.linalg.norm(res.x - w))
+            step = new_step
+            w = res.x
             self.cost_history_.append(float(res.fun))
-            step = float(np.linalg.norm(w_new - w))
-            w = w_new
+            if self.verbose:
+                print(f"{it:>10d} {res.fun:>20.6e} {step:>12.4e} {n_inner:>9d} {np.count_nonzero(w):>9d} "
+                      f"{time.perf_counter() - t0:>10.2f}")
             if step < self.tol:
                 break
         else:

@@ -1,16 +1,20 @@
 """Simba and G-flip (Gilad-Bachrach, Navot & Tishby 2004): hypothesis-margin weighting."""
 
 import numbers
+import time
 
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine import _kernels
-from ..engine.neighbors import weighted_distances
+from ..engine.neighbors import nearest_hits_misses
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["Simba", "GFlip"]
+
+# G-flip: length of each sample's list of near neighbours kept between rebuilds
+_GFLIP_LIST = 64
 
 
 class Simba(BaseWeighter):
@@ -31,6 +35,8 @@ class Simba(BaseWeighter):
         Random starting orders; the run with the largest sum of margins is kept (the
         SQP-FW protocol uses 5).
     random_state : int, RandomState or None
+    verbose : int, default=0
+        ``> 0``: print after every start the sum of margins and the elapsed seconds.
 
     Attributes
     ----------
@@ -50,18 +56,24 @@ class Simba(BaseWeighter):
         "n_passes": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, n_passes=1, n_init=1, random_state=None):
+    def __init__(self, n_passes=1, n_init=1, random_state=None, verbose=0):
         self.n_passes = n_passes
         self.n_init = n_init
         self.random_state = random_state
+        self.verbose = verbose
 
     def _fit(self, X, y):
         rng = check_random_state(self.random_state)
         X = np.ascontiguousarray(X, dtype=np.float64)
         best, best_margin = None, -np.inf
-        for _ in range(self.n_init):
+        t0 = time.perf_counter()
+        if self.verbose:
+            print(f"[{type(self).__name__}]")
+            print(f"{'Start':>10} {'Sum of margins':>20} {'Time(s)':>10}")
+        for start in range(1, self.n_init + 1):
             w = np.ones(X.shape[1])
             order = np.concatenate([rng.permutation(X.shape[0]) for _ in range(self.n_passes)]).astype(np.int64)
             _kernels.simba_pass(X, y, order, w)
@@ -69,6 +81,8 @@ class Simba(BaseWeighter):
             m = w2.max()
             w2 = w2 / m if m > 0 else w2
             margin = _sum_hypothesis_margins(X, y, w2)
+            if self.verbose:
+                print(f"{start:>10d} {margin:>20.6e} {time.perf_counter() - t0:>10.2f}")
             if margin > best_margin:
                 best, best_margin = w2, margin
         self.margin_ = float(best_margin)
@@ -76,11 +90,10 @@ class Simba(BaseWeighter):
 
 
 def _sum_hypothesis_margins(X, y, w):
-    D = np.sqrt(np.maximum(weighted_distances(X, None, w, "sqeuclidean"), 0))
-    np.fill_diagonal(D, np.inf)
-    same = y[:, None] == y[None, :]
-    nh = np.where(same, D, np.inf).min(axis=1)
-    nm = np.where(~same, D, np.inf).min(axis=1)
+    # nearest hit and miss of every sample in row blocks (no n x n matrix)
+    nb = nearest_hits_misses(X, y, w, 1, "sqeuclidean")
+    nh = np.sqrt(np.maximum(nb.hit_dist[:, 0], 0))
+    nm = np.sqrt(np.maximum(nb.miss_dist[:, 0], 0))
     ok = np.isfinite(nh) & np.isfinite(nm)
     return float(0.5 * (nm[ok] - nh[ok]).sum())
 
@@ -102,6 +115,9 @@ class GFlip(BaseWeighter):
         Slope of the sigmoid utility.
     max_iter : int, default=20
     random_state : int, RandomState or None
+    verbose : int, default=0
+        ``> 0``: print after every pass the evaluation ``e(F)``, the flips, ``|F|`` and
+        the elapsed seconds.
 
     Attributes
     ----------
@@ -116,8 +132,16 @@ class GFlip(BaseWeighter):
 
     Notes
     -----
-    Keeps the ``n x n`` matrix of squared distances over ``F`` (updated per flip in
-    O(n^2)); a pass costs O(d n^2) compiled operations.
+    Keeps the ``n x n`` matrix of squared distances over ``F``, updated in place per flip
+    in O(n^2) (no ``n x n`` temporary).  A candidate flip changes every distance by
+    ``+/- t**2`` for one feature, so the nearest hit and miss of a sample can only come
+    from the samples that were near when the rows were last sorted: each row is scanned
+    in that (stale) order and stops once a lower bound on the remaining candidates passes
+    both minima found (exact: the same minima as a full scan).  Each row keeps its 64
+    nearest others (a partition, ``O(n^2)``, then a sort of 64), rebuilt once the scans
+    since the last flip have cost about four full passes over the matrix; a row whose
+    list runs out before the bound is scanned in full.  Memory: the ``n x n`` matrix
+    plus ``n x 64`` lists.
     """
 
     _metric = "sqeuclidean"
@@ -126,39 +150,70 @@ class GFlip(BaseWeighter):
         "beta": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, utility="linear", beta=1.0, max_iter=20, random_state=None):
+    def __init__(self, utility="linear", beta=1.0, max_iter=20, random_state=None, verbose=0):
         self.utility = utility
         self.beta = beta
         self.max_iter = max_iter
         self.random_state = random_state
+        self.verbose = verbose
 
     def _fit(self, X, y):
         rng = check_random_state(self.random_state)
         X = np.asarray(X, dtype=np.float64)
         n, d = X.shape
         u = {"linear": 0, "zero-one": 1, "sigmoid": 2}[self.utility]
+        beta = float(self.beta)
+        y = np.ascontiguousarray(y, dtype=np.int64)
         D = np.zeros((n, n))
         F = np.zeros(d, dtype=bool)
         buf = np.empty(n)
         cols = np.ascontiguousarray(X.T)
-        current = _kernels.gflip_margins(D, cols[0], 0.0, y, u, float(self.beta), buf).sum()
+        slack = np.zeros(n)
+        # per row, the K nearest others at the last rebuild (12 bytes a pair, n x K)
+        sorted_scan = n > 2
+        K = min(n - 1, _GFLIP_LIST)
+        order = np.empty((n, max(K, 1)), np.int64)
+        sorted_d0 = np.empty((n, max(K, 1)))
+        work, flips_since_sort, have_order = 0, 0, False
+
+        def evaluate(j, sign):
+            nonlocal work
+            if sorted_scan and have_order:
+                work += int(_kernels.gflip_sorted_margins(D, cols[j], sign, y, order, sorted_d0, slack, u, beta,
+                                                          buf))
+            else:
+                _kernels.gflip_margins(D, cols[j], sign, y, u, beta, buf)
+                work += n * n
+            return buf.sum()
+
+        current = evaluate(0, 0.0)
         self.cost_history_ = []
+        t0 = time.perf_counter()
+        if self.verbose:
+            print(f"[{type(self).__name__}]")
+            print(f"{'Pass':>10} {'Objective Value':>20} {'flips':>8} {'|F|':>8} {'Time(s)':>10}")
         for it in range(1, self.max_iter + 1):
-            changed = False
+            n_flips = 0
             for j in rng.permutation(d):
+                # fresh lists after flips, once the scans have cost about four full passes over D
+                if sorted_scan and flips_since_sort and work >= 4 * n * n:
+                    _kernels.gflip_sort_rows(D, order, sorted_d0, slack)
+                    work, flips_since_sort, have_order = 0, 0, True
                 sign = -1.0 if F[j] else 1.0
-                cand = _kernels.gflip_margins(D, cols[j], sign, y, u, float(self.beta), buf).sum()
+                cand = evaluate(j, sign)
                 if cand > current + 1e-12 * max(1.0, abs(current)):
-                    diff = cols[j][:, None] - cols[j][None, :]
-                    D += sign * diff * diff
-                    np.maximum(D, 0.0, out=D)
+                    _kernels.gflip_flip(D, cols[j], sign, slack)
                     F[j] = not F[j]
                     current = cand
-                    changed = True
+                    n_flips += 1
+                    flips_since_sort += 1
             self.cost_history_.append(float(current))
-            if not changed:
+            if self.verbose:
+                print(f"{it:>10d} {current:>20.6e} {n_flips:>8d} {int(F.sum()):>8d} {time.perf_counter() - t0:>10.2f}")
+            if not n_flips:
                 break
         else:
             warn_max_iter(self, self.max_iter, "the feature set")

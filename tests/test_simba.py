@@ -1,0 +1,90 @@
+"""Simba and G-flip: G-flip's early-stopping sorted scan against a brute-force G-flip,
+verbose progress output, Simba's margin sum against brute force."""
+
+import numpy as np
+import pytest
+
+from knnweights import GFlip, Simba
+from knnweights.weighters import simba as simba_module
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _brute_gflip(X, y, utility, beta, max_iter, random_state):
+    """Fig. 2 of Gilad-Bachrach et al. (2004) with full recomputation (tiny data only)."""
+    rng = np.random.RandomState(random_state)
+    n, d = X.shape
+    F = np.zeros(d, dtype=bool)
+    same = y[:, None] == y[None, :]
+    eye = np.eye(n, dtype=bool)
+
+    def e(mask):
+        D = (((X[:, None, :] - X[None, :, :]) ** 2) * mask).sum(axis=2)
+        nh = np.where(same & ~eye, D, np.inf).min(axis=1)
+        nm = np.where(~same, D, np.inf).min(axis=1)
+        theta = 0.5 * (np.sqrt(nm) - np.sqrt(nh))
+        u = {"linear": theta, "zero-one": (theta > 0).astype(float),
+             "sigmoid": 1.0 / (1.0 + np.exp(-beta * theta))}[utility]
+        return u.sum()
+
+    current = e(F)
+    history = []
+    for _ in range(max_iter):
+        changed = False
+        for j in rng.permutation(d):
+            G = F.copy()
+            G[j] = not G[j]
+            cand = e(G)
+            if cand > current + 1e-9 * max(1.0, abs(current)):
+                F, current, changed = G, cand, True
+        history.append(current)
+        if not changed:
+            break
+    return F, history
+
+
+@pytest.mark.parametrize("utility", ["linear", "zero-one", "sigmoid"])
+@pytest.mark.parametrize("list_len", [64, 2])
+def test_gflip_sorted_scan_equals_brute_force(utility, list_len, monkeypatch):
+    # short lists (2) force the full-row fallback; duplicated rows give zero distances
+    monkeypatch.setattr(simba_module, "_GFLIP_LIST", list_len)
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(40, 12))
+    y = rng.randint(0, 3, 40)
+    X[:, :2] += 1.5 * y[:, None]
+    X[:4] = X[4:8]
+    est = GFlip(utility=utility, beta=2.0, random_state=7).fit(X, y)
+    F, history = _brute_gflip(X, y, utility, 2.0, 20, 7)
+    np.testing.assert_array_equal(est.support_, F)
+    np.testing.assert_allclose(est.cost_history_, history, rtol=1e-9)
+    assert est.support_.any() and est.n_iter_ == len(history)
+
+
+def test_gflip_verbose_prints_every_pass(capsys):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(30, 6))
+    y = (X[:, 0] > 0).astype(int)
+    est = GFlip(verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    rows = [ln.split() for ln in out.splitlines() if ln.strip()[:1].isdigit()]
+    assert len(rows) == est.n_iter_
+    assert [float(r[1]) for r in rows] == pytest.approx(est.cost_history_, rel=1e-6)
+    assert int(rows[-1][3]) == est.support_.sum()
+
+
+def test_simba_margin_and_verbose(capsys):
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(50, 5))
+    y = (X[:, 1] > 0).astype(int)
+    est = Simba(n_init=3, random_state=0, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    margins = [float(ln.split()[1]) for ln in out.splitlines() if ln.strip()[:1].isdigit()]
+    assert len(margins) == 3 and est.margin_ == pytest.approx(max(margins), rel=1e-6)
+    # brute-force sum of hypothesis margins at the returned weights
+    w = est.feature_importances_
+    D = np.sqrt((((X[:, None, :] - X[None, :, :]) ** 2) * w).sum(axis=2))
+    np.fill_diagonal(D, np.inf)
+    same = y[:, None] == y[None, :]
+    ref = 0.5 * (np.where(~same, D, np.inf).min(axis=1) - np.where(same, D, np.inf).min(axis=1)).sum()
+    assert est.margin_ == pytest.approx(ref, rel=1e-9)
+    assert np.argmax(w) == 1
