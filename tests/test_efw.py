@@ -73,7 +73,7 @@ def test_diversity_term_is_eq4():
 @pytest.mark.parametrize("gamma", [0.001, 2.0])
 def test_cost_decreases_and_first_order_optimal(gamma):
     X, y = _data()
-    est = EFW(n_estimators=4, gamma=gamma, random_state=0, tol=1e-7).fit(X, y)
+    est = EFW(n_estimators=4, gamma=gamma, random_state=0, tol=1e-7, neighbors="subsample").fit(X, y)
     h = est.cost_history_
     assert np.all(np.diff(h) <= 1e-12 * np.abs(h[:-1]))
     W = est.estimator_weights_
@@ -89,7 +89,7 @@ def test_cost_decreases_and_first_order_optimal(gamma):
 
 def test_joint_solution_is_a_local_minimum_per_slsqp():
     X, y = _data(n=40, d=4)
-    est = EFW(n_estimators=3, gamma=5.0, random_state=1, tol=1e-8).fit(X, y)
+    est = EFW(n_estimators=3, gamma=5.0, random_state=1, tol=1e-8, neighbors="subsample").fit(X, y)
     Zs = [base_margins(X[i], y[i]) for i in est.subsamples_]
     m, d = est.estimator_weights_.shape
     cons = [{"type": "eq", "fun": (lambda v, k=k: np.sum(v.reshape(m, d)[k] ** 2) - 1.0)} for k in range(m)]
@@ -115,7 +115,7 @@ def _independent_member(Z, scale, starts):
 
 def test_gamma_zero_members_are_independent_base_solutions():
     X, y = _data(n=50, d=5, seed=3)
-    est = EFW(n_estimators=2, gamma=0.0, random_state=4, tol=1e-9).fit(X, y)
+    est = EFW(n_estimators=2, gamma=0.0, random_state=4, tol=1e-9, neighbors="subsample").fit(X, y)
     starts = [np.full(5, 5 ** -0.5), np.eye(5)[4]]
     for k, idx in enumerate(est.subsamples_):
         Z = base_margins(X[idx], y[idx])
@@ -164,3 +164,50 @@ def test_same_seed_same_weights_and_warning_at_max_iter():
     np.testing.assert_array_equal(a, b)
     with pytest.warns(ConvergenceWarning):
         EFW(max_iter=1, tol=0, random_state=3).fit(X, y)
+
+
+# -- where the neighbours come from; scale; stalls ---------------------------------------
+
+
+def test_neighbors_full_reuses_the_training_set_margins_and_subsample_searches_inside():
+    X, y = _data(n=50, d=5, seed=8)
+    full = EFW(n_estimators=3, random_state=2, neighbors="full").fit(X, y)
+    given = EFW(n_estimators=3, random_state=2).fit(X, y, margins=base_margins(X, y))
+    np.testing.assert_allclose(full.feature_importances_, given.feature_importances_, atol=1e-12)
+    sub = EFW(n_estimators=3, random_state=2, neighbors="subsample").fit(X, y)
+    per = np.vstack([base_margins(X[i], y[i]) for i in sub.subsamples_])
+    glob = np.vstack([base_margins(X, y)[i] for i in sub.subsamples_])
+    assert not np.allclose(per, glob)  # the two readings differ on these data ...
+    assert not np.allclose(sub.feature_importances_, full.feature_importances_)  # ... and so do the weights
+    with pytest.raises(ValueError, match="margins has shape"):
+        EFW().fit(X, y, margins=np.zeros((3, 5)))
+
+
+def test_stability_on_standardised_ionosphere_full_and_soft_neighbours():
+    from sklearn.preprocessing import StandardScaler
+
+    from knnweights.datasets import load
+    from knnweights.evaluation import stability, stability_of
+
+    X, y = load("ionosphere", return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    codes = np.unique(y, return_inverse=True)[1]
+    # NH / NM found once on the whole data set, each of c = 5 subsamples of 90 % reusing them
+    Z = base_margins(X, codes)
+    W = [EFW(neighbors="full", random_state=0).fit(X[i], y[i], margins=Z[i]).feature_importances_
+         for i in ensemble_subsamples(codes, 5, 0.9, random_state=1)]
+    assert stability(weights=np.array(W)) >= 0.9  # the paper: 0.973
+    # kernel-soft neighbours on each training set: stable within the estimator API too
+    assert stability_of(EFW(neighbors="soft", random_state=0), X, y, random_state=0) >= 0.9
+    # hard neighbours searched inside each subsample: markedly less stable
+    assert stability_of(EFW(neighbors="subsample", random_state=0), X, y, random_state=0) < 0.85
+
+
+def test_saturated_loss_stalls_and_says_so():
+    X, y = _data(n=60, d=6)
+    with pytest.warns(ConvergenceWarning, match="stalled.*Standardise"):
+        est = EFW(random_state=0).fit(1000.0 * X, y)
+    assert est.stop_reason_ == "stalled"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert EFW(random_state=0).fit(X, y).stop_reason_ == "converged"
