@@ -5,7 +5,7 @@ import pytest
 from scipy.optimize import minimize
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective
+from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective, sqpfw_path
 from knnweights.engine.neighbors import indexed_distances, nearest_hits_misses, weighted_distances
 from knnweights.weighters.sqpfw import SQPFW
 
@@ -210,3 +210,53 @@ def test_plot_path_draws_one_line_per_feature():
     ax = plot_sqpfw_path(p, breakpoints=False)
     assert len(ax.get_lines()) == 3 and ax.get_xlabel() and ax.get_ylabel()
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), p.weights_[:, 1])
+
+
+def _regression_cases():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent / "data"))
+    try:
+        import make_sqpfw_regression as m
+    finally:
+        sys.path.pop(0)
+    return m, np.load(Path(__file__).parent / "data" / "sqpfw_regression.npz")
+
+
+@pytest.mark.parametrize("working_set", [None, 20])
+def test_regression_against_reference_weights(working_set):
+    """The compiled step loop reproduces the NumPy implementation's weights (commit 5d6ff7e) to 1e-8."""
+    m, ref = _regression_cases()
+    for k, (n, d, seed, nc, theta, kappa, lam) in enumerate(m.CASES):
+        X, y = m.data(n, d, seed, nc)
+        r = sqpfw_active_set(X, y, theta, kappa, lam, working_set=working_set)
+        assert r.status == 0
+        np.testing.assert_allclose(r.x, ref[f"w{k}"], rtol=0, atol=1e-8, err_msg=str(m.CASES[k]))
+        assert r.fun == pytest.approx(float(ref[f"fun{k}"]), rel=1e-9, abs=1e-12)
+        assert r.nit == int(ref[f"nit{k}"]) - 1  # the reference also counted the final Theorem 7 check
+    for k, (n, d, seed, nc, tmax) in enumerate(m.PATH_CASES):
+        X, y = m.data(n, d, seed, nc)
+        p = sqpfw_path(X, y, tmax, working_set=working_set)
+        np.testing.assert_allclose(p.thetas_, ref[f"path_thetas{k}"], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(p.weights_, ref[f"path_weights{k}"], rtol=0, atol=1e-8)
+
+
+def test_rollback_drops_discarded_steps_from_history():
+    X, y = _data(n=150, d=8, seed=12, n_classes=3)
+    full = sqpfw_active_set(X, y, 20.0)
+    ws = sqpfw_active_set(X, y, 20.0, working_set=2, refresh_every=10)
+    assert ws.n_candidates > 2, "the tiny working set must have been rolled back at least once"
+    np.testing.assert_allclose(ws.x, full.x, atol=1e-10)
+    h = ws.cost_history
+    assert h.size == ws.nit + 1 == full.nit + 1
+    assert np.all(np.diff(h) <= 1e-12 * (1 + np.abs(h[:-1])))
+    np.testing.assert_allclose(h, full.cost_history, rtol=1e-9, atol=1e-12)
+
+
+def test_verbose_prints_progress(capsys):
+    X, y = _data(n=80, d=6, seed=4, n_classes=3)
+    est = SQPFW(theta=10.0, verbose=2, refresh_every=50).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[SQPFW]" in out and "objective=" in out and "|P|=" in out
+    assert f"kept {est.n_iter_:7d}" in out

@@ -36,7 +36,9 @@ import numpy as np
 from scipy import linalg
 from scipy.optimize import OptimizeResult
 
+from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import hard_margin_vectors, indexed_distances, nearest_hits_misses
+from . import _active_set_kernels as _k
 
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
 
@@ -120,21 +122,27 @@ class _Problem:
             km = min(km, max(self.n_candidates, self.lambda_ + 1))
         return kh, km
 
+    def full_lists(self):
+        """True when the candidate lists hold every hit and miss (no working set to refresh)."""
+        kh, km = self._widths()
+        return kh >= int(self.n_hits.max()) and km >= int(self.n_misses.max())
+
     def _nearest(self, w):
         kh, km = self._widths()
         nb = nearest_hits_misses(self.X, self.codes, w, max(kh, km), _METRIC)
-        return np.ascontiguousarray(nb.hit_idx[:, :kh]), np.ascontiguousarray(nb.miss_idx[:, :km])
+        return (np.ascontiguousarray(nb.hit_idx[:, :kh], dtype=np.int64),
+                np.ascontiguousarray(nb.miss_idx[:, :km], dtype=np.int64))
 
     def init_sets(self, w):
         """Index sets of problem (3) read off the distances under ``w``."""
         hc, mc = self._nearest(w)
-        self.forget()
-        self.w = w.copy()
+        self.w = np.array(w, dtype=np.float64)
         self.Z = w <= 0
         self.hit = _Side(hc, _states_from_distances(self._dist(hc, w), hc >= 0, self.kappa, self.rtol),
                          self.n_hits, self.kappa)
         self.miss = _Side(mc, _states_from_distances(self._dist(mc, w), mc >= 0, self.lambda_, self.rtol),
                           self.n_misses, self.lambda_)
+        self.forget()
 
     def _dist(self, cand, v):
         return indexed_distances(self.X, cand, v, _METRIC)
@@ -142,10 +150,9 @@ class _Problem:
     def refresh(self):
         """Rebuild the working sets at the current ``w``; False if TN consistency was lost."""
         self.n_refresh += 1
-        self.forget()
         ok = True
+        hc, mc = self._nearest(self.w)  # one neighbour search for both sides
         for side in (self.hit, self.miss):
-            hc, mc = self._nearest(self.w)
             new = hc if side is self.hit else mc
             rows = np.arange(self.n)[:, None]
             # carry the '<' and '=' members over (they are among the nearest)
@@ -169,6 +176,7 @@ class _Problem:
             if ((state == 1) & (new >= 0) & (D < lead[:, None] - tol[:, None])).any():
                 ok = False
             side.cand, side.state = new, state
+        self.forget()
         return ok
 
     # -- linear algebra of EQP (4) ---------------------------------------------------------
@@ -278,20 +286,18 @@ class _Problem:
         return best, kind, where
 
     def cand_dist(self, name):
-        """Cached ``eps_{i,cand} . w`` (updated along steps, recomputed every 50 steps)."""
-        cache = self.__dict__.setdefault("_D", {})
-        if name not in cache or cache[name][1] >= 50 or cache[name][0].shape != getattr(self, name).cand.shape:
-            cache[name] = [self._dist(getattr(self, name).cand, self.w), 0]
-        return cache[name][0]
-
-    def moved(self, tau):
-        """Update the cached distances after ``w += tau dw`` (``dw`` of the last ratio test)."""
-        for name, entry in self.__dict__.get("_D", {}).items():
-            entry[0] = entry[0] + tau * self._R[name]
-            entry[1] += 1
+        """Cached ``eps_{i,cand} . w`` (updated along steps, recomputed after 50 updates)."""
+        if not self.dinfo[0] or self.dinfo[1] >= _k._STALE:
+            _k.candidate_distances(self.X, self.hit.cand, self.w, self.Dh)
+            _k.candidate_distances(self.X, self.miss.cand, self.w, self.Dm)
+            self.dinfo[:] = (1, 0)
+        return self.Dh if name == "hit" else self.Dm
 
     def forget(self):
-        self.__dict__.pop("_D", None)
+        """Invalidate the distance cache (and size it to the current candidate lists)."""
+        self.Dh = np.empty(self.hit.cand.shape)
+        self.Dm = np.empty(self.miss.cand.shape)
+        self.dinfo = np.zeros(2, np.int64)
 
     def add(self, kind, where):
         if kind == "w":
@@ -306,12 +312,14 @@ class _Problem:
         eta = self.cand_dist("miss")[r, self.miss.reps()]
         return theta / self.n * float(np.sum(xi - eta)) + 0.5 * float(np.sum((self.w - self.w_bar) ** 2))
 
-    def checkpoint(self):
-        return (self.w.copy(), self.Z.copy(), self.hit.copy(), self.miss.copy())
+    def checkpoint(self, history):
+        return (self.w.copy(), self.Z.copy(), self.hit.copy(), self.miss.copy(), len(history))
 
-    def restore(self, cp):
-        self.forget()
+    def restore(self, cp, history):
+        """Go back to checkpoint ``cp``; the steps taken since are dropped from ``history``."""
         self.w, self.Z, self.hit, self.miss = cp[0].copy(), cp[1].copy(), cp[2].copy(), cp[3].copy()
+        del history[cp[4]:]
+        self.forget()
 
     def best_release(self, alpha, beta, gamma, mtol):
         """The release of Lemma 6 with the largest |multiplier|, or None (Theorem 7)."""
@@ -338,51 +346,61 @@ class _Problem:
         else:
             getattr(self, kind).state[where] = target
 
-    def solve(self, theta, max_iter, refresh_every, history):
-        """Algorithm 1 from the current state at fixed theta; returns (status, n_iter)."""
-        ton = theta / self.n
-        cp = self.checkpoint() if self.n_candidates is not None else None
-        it = 0
-        while True:
-            if it >= max_iter:
-                return 1, it
-            it += 1
-            if cp is not None and it % refresh_every == 0:
-                if self.refresh():
-                    cp = self.checkpoint()
-                else:  # an outside candidate crossed its target: redo with a larger working set
-                    self.restore(cp)
-                    self.n_candidates *= 2
-                    self.refresh()
-            c = self.c_vector()
-            g = ton * c + self.w - self.w_bar
-            E, info = self.tie_rows()
-            dw, mu = self.eqp(g, E)
-            if np.abs(dw).max() > 1e-10 * max(1.0, np.abs(g).max()):
-                tau, kind, where = self.ratio(dw, 1.0)
-                self.w = self.w + tau * dw
-                self.moved(tau)
-                if (self.w < 0).any():
-                    self.w = np.maximum(self.w, 0.0)
-                    self.forget()
-                self.w[self.Z] = 0.0
-                if kind is not None:
-                    self.add(kind, where)
-                history.append(self.objective(theta))
-                continue
-            alpha, beta, gamma = self.multipliers(g, E, info, mu, ton)
-            mtol = 1e-10 * max(1.0, ton, np.abs(g).max())
-            rel = self.best_release(alpha, beta, gamma, mtol)
-            if rel is None:
-                if cp is not None:
-                    if not self.refresh():
-                        self.restore(cp)
-                        self.n_candidates *= 2
-                        self.refresh()
-                        continue
-                return 0, it
-            self.release(rel)
-            history.append(history[-1] if history else self.objective(theta))
+    def solve(self, theta, max_iter, refresh_every, history, verbose=0):
+        """Algorithm 1 from the current state at fixed theta; returns (status, n_kept_steps).
+
+        The steps run in :func:`._active_set_kernels.run_steps`; this driver refreshes
+        the working set every ``refresh_every`` steps and at the end, and goes back to
+        the last checkpoint with a doubled working set when a refresh finds TN
+        consistency broken (the discarded steps leave ``history``).
+        """
+        use_ws = self.n_candidates is not None and not self.full_lists()
+        cp = self.checkpoint(history) if use_ws else None
+        h0 = len(history)
+        it, resume = 0, False
+        mi = -1 if max_iter is None else int(max_iter)
+        buf = np.empty(1000)
+        next_report = 1000
+        with single_thread_blas():
+            while True:
+                status, it, nh = _k.run_steps(
+                    self.X, self.w, self.Z, self.w_bar, self.hit.cand, self.hit.state, self.miss.cand,
+                    self.miss.state, self.kappa, self.lambda_, float(theta), self.Dh, self.Dm, self.dinfo, it, mi,
+                    refresh_every, use_ws, resume, buf, history[-1])
+                history.extend(buf[:nh].tolist())
+                resume = False
+                if verbose and (verbose > 1 or it >= next_report or status in (_k.CONVERGED, _k.MAX_ITER)):
+                    next_report = (it // 1000 + 1) * 1000
+                    print(f"[SQPFW] theta={theta:.4g} step {it:7d}  kept {len(history) - h0:7d}  "
+                          f"|P|={int((~self.Z).sum()):5d}  ties={self.n_ties():5d}  objective={history[-1]:.10g}")
+                if status == _k.BUFFER_FULL:
+                    continue
+                if status == _k.MAX_ITER:
+                    return 1, len(history) - h0
+                if status == _k.REFRESH:
+                    if self.refresh():
+                        cp = self.checkpoint(history)
+                    else:
+                        self._rollback(cp, history, verbose)
+                        use_ws = not self.full_lists()
+                    resume = True
+                    continue
+                if use_ws and not self.refresh():
+                    self._rollback(cp, history, verbose)
+                    use_ws = not self.full_lists()
+                    continue
+                return 0, len(history) - h0
+
+    def _rollback(self, cp, history, verbose):
+        self.restore(cp, history)
+        self.n_candidates *= 2
+        if verbose:
+            print(f"[SQPFW] working set lost TN consistency: back to step {cp[4] - 1}, "
+                  f"working set {self.n_candidates}")
+        self.refresh()
+
+    def n_ties(self):
+        return int((self.hit.state == 0).sum() + (self.miss.state == 0).sum()) - 2 * self.n
 
     def result(self, theta, status, nit, history):
         return OptimizeResult(
@@ -401,7 +419,7 @@ def _prepare(X, codes, kappa, lambda_, w_bar, working_set):
 
 
 def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, working_set=None,
-                     refresh_every=100, max_iter=10000):
+                     refresh_every=100, max_iter=None, verbose=0):
     """Solve problem (2) of SQP-FW by Algorithm 1 (the sequential QP / active-set method).
 
     Parameters
@@ -422,20 +440,26 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
         ``M[>]`` (Sec. 3.2), refreshed every ``refresh_every`` steps and at the end;
         if a refresh finds TN consistency broken the run goes back to the last
         checkpoint and doubles the working set, so the result equals the full run's.
-    max_iter : int
+    max_iter : int or None, default=None
+        Limit on the active-set steps (those discarded by a working-set rollback
+        included); ``None``: until Theorem 7 holds.
+    verbose : int, default=0
+        Progress lines (steps, ``|P|``, ties, objective) every 1000 steps (every
+        chunk if ``> 1``).
 
     Returns
     -------
     OptimizeResult
-        ``x`` (weights), ``fun`` (objective (2)), ``nit``, ``status`` (0 converged, 1
-        iteration limit), ``cost_history`` (objective after every step; non-increasing),
+        ``x`` (weights), ``fun`` (objective (2)), ``nit`` (steps kept), ``status`` (0
+        converged, 1 iteration limit), ``cost_history`` (objective before the first and
+        after every kept step; non-increasing),
         the final candidate lists and states, ``zero_set``.
     """
     prob = _prepare(X, codes, kappa, lambda_, w_bar, working_set)
     w = project_simplex(prob.w_bar) if w0 is None else np.asarray(w0, dtype=np.float64).copy()
     prob.init_sets(w)
     history = [prob.objective(theta)]
-    status, nit = prob.solve(theta, max_iter, refresh_every, history)
+    status, nit = prob.solve(theta, max_iter, refresh_every, history, verbose)
     return prob.result(theta, status, nit, history)
 
 
@@ -468,7 +492,7 @@ class SQPFWPath:
 
 
 def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=None, refresh_every=100,
-               max_breakpoints=5000, max_iter=10000):
+               max_breakpoints=5000, max_iter=None, verbose=0):
     """Regularisation path of problem (2) from ``theta = 0`` to ``theta_max``.
 
     Parametric active-set tracking (Sec. 3.2, "Regularization path tracking"): with the
@@ -481,6 +505,13 @@ def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=
     -------
     SQPFWPath
     """
+    with single_thread_blas():
+        return _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every, max_breakpoints,
+                     max_iter, verbose)
+
+
+def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every, max_breakpoints, max_iter,
+          verbose):
     prob = _prepare(X, codes, kappa, lambda_, w_bar, working_set)
     prob.init_sets(project_simplex(prob.w_bar))
     theta = 0.0
@@ -535,8 +566,11 @@ def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=
         else:
             getattr(prob, kind).state[where] = target
         before = prob.w.copy()
-        _, nit = prob.solve(theta, max_iter, refresh_every, history)
+        _, nit = prob.solve(theta, max_iter, refresh_every, history, max(verbose - 1, 0))
         n_steps += nit
+        if verbose and len(thetas) % 100 == 0:
+            print(f"[SQPFW path] theta={theta:.6g}  breakpoints {len(thetas)}  steps {n_steps}  "
+                  f"|P|={int((~prob.Z).sum())}  objective={history[-1]:.10g}")
         if np.abs(prob.w - before).max() > 1e-12:  # a jump to another local minimum
             thetas.append(theta)
             weights.append(prob.w.copy())

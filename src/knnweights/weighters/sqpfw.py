@@ -47,21 +47,28 @@ class SQPFW(BaseWeighter):
         Prior weights; ``None`` is uniform ``1/d``.
     working_set : int, default=None
         Number of nearest candidate hits / misses per sample kept in ``H[>]`` /
-        ``M[>]`` (Sec. 3.2); ``None`` means 100 when ``n > 1000`` and all otherwise;
-        0 forces all.  Refreshed every ``refresh_every`` steps; the result is the one
-        of the full run (a refresh that finds TN consistency broken restarts from the
-        last checkpoint with a doubled working set).
+        ``M[>]`` (Sec. 3.2); ``None`` means 20 (for every ``n``); 0 forces all.
+        Refreshed (one neighbour search) every ``refresh_every`` steps and at the
+        end; the result is the one of the full run (a refresh that finds TN
+        consistency broken goes back to the last checkpoint with a doubled working
+        set, and the discarded steps leave ``cost_history_`` and ``n_iter_``).
     refresh_every : int, default=100
-    max_iter : int, default=10000
-        Maximum number of active-set steps.
+    max_iter : int, default=None
+        Maximum number of active-set steps (rolled-back ones included); ``None``
+        runs until the local minimum of Theorem 7 (the step count grows about as
+        ``n**1.3``).
+    verbose : int, default=0
+        Print progress (steps, ``|P|``, ties, objective) every 1000 steps; ``> 1``
+        every ``refresh_every`` steps.
 
     Attributes
     ----------
     feature_importances_ : ndarray of shape (n_features,)
     n_iter_ : int
-        Active-set steps (EQP solves).
-    cost_history_ : ndarray
-        Objective (2) after every step (non-increasing).
+        Active-set steps kept (one EQP solve each; the final check of Theorem 7
+        and steps discarded by a working-set rollback are not counted).
+    cost_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective (2) at the start and after every kept step (non-increasing).
     hit_candidates_, hit_state_, miss_candidates_, miss_state_ : ndarray of shape (n, K)
         Candidate neighbours per sample and their states ``-1`` (``[<]``), ``0``
         (``[=]``), ``+1`` (``[>]``) at the solution.
@@ -92,11 +99,12 @@ class SQPFW(BaseWeighter):
         "w_bar": ["array-like", None],
         "working_set": [Interval(numbers.Integral, 0, None, closed="left"), None],
         "refresh_every": [Interval(numbers.Integral, 1, None, closed="left")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, kappa=1, lambda_=1, theta=1.0, w_bar=None, working_set=None, refresh_every=100,
-                 max_iter=10000):
+                 max_iter=None, verbose=0):
         self.kappa = kappa
         self.lambda_ = lambda_
         self.theta = theta
@@ -104,6 +112,7 @@ class SQPFW(BaseWeighter):
         self.working_set = working_set
         self.refresh_every = refresh_every
         self.max_iter = max_iter
+        self.verbose = verbose
 
     def __sklearn_is_fitted__(self):
         # the parameter ``lambda_`` ends in "_", so the default attribute scan would misfire
@@ -123,7 +132,7 @@ class SQPFW(BaseWeighter):
                 raise ValueError(f"w_bar must be a finite vector of length n_features={d}, got shape {w_bar.shape}")
         ws = self.working_set
         if ws is None:
-            ws = 100 if X.shape[0] > 1000 else 0
+            ws = 20
         return active, w_bar[active], (ws or None)
 
     def _fit(self, X, y):
@@ -134,7 +143,8 @@ class SQPFW(BaseWeighter):
             self.n_iter_, self.cost_history_ = 0, np.zeros(1)
             return w
         res = sqpfw_active_set(X[:, active], y, float(self.theta), self.kappa, self.lambda_, w_bar,
-                               working_set=ws, refresh_every=self.refresh_every, max_iter=self.max_iter)
+                               working_set=ws, refresh_every=self.refresh_every, max_iter=self.max_iter,
+                               verbose=self.verbose)
         if res.status == 1:
             warn_max_iter(self, self.max_iter)
         w[active] = res.x
@@ -172,7 +182,7 @@ class SQPFW(BaseWeighter):
         if not active.any():
             return SQPFWPath([0.0, theta_max], np.zeros((2, d)), 0)
         p = sqpfw_path(X[:, active], codes, theta_max, self.kappa, self.lambda_, w_bar, working_set=ws,
-                       refresh_every=self.refresh_every, max_iter=self.max_iter)
+                       refresh_every=self.refresh_every, max_iter=self.max_iter, verbose=self.verbose)
         W = np.zeros((len(p.thetas_), d))
         W[:, active] = p.weights_
         return SQPFWPath(p.thetas_, W, p.n_steps_)

@@ -1,0 +1,434 @@
+"""Compiled step loop of the SQP-FW active-set method (Algorithm 1 of Takeuchi & Sugiyama, 2011).
+
+All state lives in arrays (see :mod:`knnweights._solvers.active_set` for the
+representation): weights ``w``, the zero set ``Z``, the candidate hits / misses of every
+sample with their ``-1/0/+1`` (``[<]/[=]/[>]``) states, and the cached candidate
+distances ``D = eps . w``.  One call of :func:`run_steps` performs steps of Algorithm 1
+until the local minimum of Theorem 7, the iteration limit, a working-set refresh or a
+full history buffer, with the same pivot rules as the NumPy reference it replaced:
+
+* EQP (4) in null-space form: the multipliers ``(nu, mu_E)`` are the minimum-norm
+  least-squares solution of ``A^T mu = -g_P`` (LAPACK ``gelsd``, relative cut-off
+  ``3e-7``, one refinement pass), ``A = [1; E_P]`` with one tie row
+  ``eps_{i,j} - eps_{i,rep}`` per non-representative ``[=]`` member;
+* Lemma 5: one fused pass over the working set computes the directional distances
+  ``eps . dw`` (over the positive features only) and the min-ratio test;
+* Lemma 6 / Theorem 7: the releasable constraint with the largest multiplier is
+  released (first maximum in the order ``Z``, hits ``[=]->[<]``, hits ``[=]->[>]``,
+  misses ``[=]->[<]``, misses ``[=]->[>]``; rows in sample order).
+
+Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the small
+``gelsd`` solves oversubscribe two cores otherwise).
+"""
+
+import numpy as np
+from numba import njit
+
+__all__ = ["run_steps", "candidate_distances"]
+
+# status codes of run_steps
+CONVERGED, MAX_ITER, REFRESH, BUFFER_FULL = 0, 1, 2, 3
+_RCOND = 3e-7
+_TIE = 1e-9  # relative: blocking steps / release multipliers this close count as equal
+_STALE = 50  # the cached distances are recomputed after this many incremental updates
+
+
+@njit(cache=True, nogil=True)
+def candidate_distances(X, cand, v, out):
+    """``out[i, k] = sum_j (X[i, j] - X[cand[i, k], j])**2 v[j]`` (0 where ``cand < 0``)."""
+    n, K = cand.shape
+    d = X.shape[1]
+    nz = np.empty(d, np.int64)
+    p = 0
+    for j in range(d):
+        if v[j] != 0.0:
+            nz[p] = j
+            p += 1
+    for i in range(n):
+        for k in range(K):
+            c = cand[i, k]
+            s = 0.0
+            if c >= 0:
+                for q in range(p):
+                    j = nz[q]
+                    t = X[i, j] - X[c, j]
+                    s += t * t * v[j]
+            out[i, k] = s
+
+
+@njit(cache=True, nogil=True)
+def _reps(state, rep):
+    n, K = state.shape
+    for i in range(n):
+        r = 0
+        for k in range(K):
+            if state[i, k] == 0:
+                r = k
+                break
+        rep[i] = r
+
+
+@njit(cache=True, nogil=True)
+def _n_ties(state):
+    m = 0
+    n, K = state.shape
+    for i in range(n):
+        first = True
+        for k in range(K):
+            if state[i, k] == 0:
+                if first:
+                    first = False
+                else:
+                    m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _fill_ties(X, cand, state, rep, E, ii, tt, off):
+    """Tie rows of one side from row ``off`` of ``E``; returns the next free row."""
+    n, K = state.shape
+    d = X.shape[1]
+    for i in range(n):
+        r = cand[i, rep[i]]
+        for k in range(K):
+            if state[i, k] == 0 and k != rep[i]:
+                c = cand[i, k]
+                for j in range(d):
+                    a = X[i, j] - X[c, j]
+                    b = X[i, j] - X[r, j]
+                    E[off, j] = a * a - b * b
+                ii[off] = i
+                tt[off] = k
+                off += 1
+    return off
+
+
+@njit(cache=True, nogil=True)
+def _c_vector(X, hc, hrep, mc, mrep, c):
+    n, d = X.shape
+    c[:] = 0.0
+    for i in range(n):
+        h = hc[i, hrep[i]]
+        m = mc[i, mrep[i]]
+        for j in range(d):
+            a = X[i, j] - X[h, j]
+            b = X[i, j] - X[m, j]
+            c[j] += a * a - b * b
+
+
+@njit(cache=True, nogil=True)
+def _eqp(g, Z, E, m_ties, dw, mu):
+    """Null-space solve of EQP (4): ``dw`` (zero on ``Z``) and ``mu = (nu, mu_E)``."""
+    d = g.size
+    P = np.empty(d, np.int64)
+    p = 0
+    for j in range(d):
+        if not Z[j]:
+            P[p] = j
+            p += 1
+    dw[:] = 0.0
+    if m_ties == 0:
+        s = 0.0
+        for q in range(p):
+            s += g[P[q]]
+        mu[0] = -(s / p)
+        for q in range(p):
+            dw[P[q]] = -(g[P[q]] + mu[0])
+        return
+    m = m_ties + 1
+    AT = np.empty((p, m))
+    gp = np.empty(p)
+    for q in range(p):
+        j = P[q]
+        AT[q, 0] = 1.0
+        for r in range(m_ties):
+            AT[q, r + 1] = E[r, j]
+        gp[q] = -g[j]
+    x = np.linalg.lstsq(AT, gp, _RCOND)[0]
+    res = np.empty(p)
+    for q in range(p):
+        s = g[P[q]]
+        for r in range(m):
+            s += AT[q, r] * x[r]
+        res[q] = -s
+    x2 = np.linalg.lstsq(AT, res, _RCOND)[0]
+    for r in range(m):
+        mu[r] = x[r] + x2[r]
+    for q in range(p):
+        s = g[P[q]]
+        for r in range(m):
+            s += AT[q, r] * mu[r]
+        dw[P[q]] = -s
+
+
+@njit(cache=True, nogil=True)
+def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
+    """Directional distances ``R = eps . dw`` and the min-ratio test of one side (Lemma 5)."""
+    n, K = cand.shape
+    rmax = 0.0
+    for i in range(n):
+        for k in range(K):
+            c = cand[i, k]
+            s = 0.0
+            if c >= 0:
+                for q in range(p):
+                    j = nzP[q]
+                    t = X[i, j] - X[c, j]
+                    s += t * t * dw[j]
+            R[i, k] = s
+            if abs(s) > rmax:
+                rmax = abs(s)
+    rt = 1e-12 * (rmax + 1e-300)
+    best = np.inf
+    for i in range(n):
+        r0 = rep[i]
+        s0 = D[i, r0]
+        q0 = R[i, r0]
+        for k in range(K):
+            if cand[i, k] < 0:
+                continue
+            st = state[i, k]
+            r = R[i, k] - q0
+            if (st == -1 and r > rt) or (st == 1 and r < -rt):
+                t = -(D[i, k] - s0) / r
+                if t < 0.0:
+                    t = 0.0
+                if t < best:
+                    best = t
+    if best == np.inf:
+        return best, -1, -1
+    # the first blocking constraint (sample order) among those within rounding of the
+    # minimum: simultaneous blocks are common (ties held as equalities move in lockstep)
+    lim = best + _TIE * best
+    for i in range(n):
+        r0 = rep[i]
+        s0 = D[i, r0]
+        q0 = R[i, r0]
+        for k in range(K):
+            if cand[i, k] < 0:
+                continue
+            st = state[i, k]
+            r = R[i, k] - q0
+            if (st == -1 and r > rt) or (st == 1 and r < -rt):
+                t = -(D[i, k] - s0) / r
+                if t < 0.0:
+                    t = 0.0
+                if t <= lim:
+                    return best, i, k
+    return best, -1, -1
+
+
+@njit(cache=True, nogil=True)
+def _objective(Dh, hrep, Dm, mrep, w, w_bar, theta, n):
+    s = 0.0
+    for i in range(Dh.shape[0]):
+        s += Dh[i, hrep[i]] - Dm[i, mrep[i]]
+    q = 0.0
+    for j in range(w.size):
+        q += (w[j] - w_bar[j]) ** 2
+    return theta / n * s + 0.5 * q
+
+
+@njit(cache=True, nogil=True)
+def _best_release_side(state, rep, mult_ties, ii, tt, lo, hi, k_rank, total, sign, target, best):
+    """Best ``[=]`` release of one side and one direction: ``(value, i, k)`` improving on ``best``."""
+    n, K = state.shape
+    bv = best
+    # multipliers of the non-representative members, then of the representatives
+    # (theta/n minus the others' sum for hits, -theta/n minus it for misses)
+    M = np.zeros((n, K))
+    repsum = np.zeros(n)
+    for r in range(lo, hi):
+        M[ii[r], tt[r]] = mult_ties[r]
+        repsum[ii[r]] += mult_ties[r]
+    for i in range(n):
+        M[i, rep[i]] = total - repsum[i]
+    ok = np.zeros(n, np.bool_)
+    for i in range(n):
+        nl = 0
+        ne = 0
+        for k in range(K):
+            if state[i, k] == -1:
+                nl += 1
+            elif state[i, k] == 0:
+                ne += 1
+        if target == -1:
+            ok[i] = ne >= 2 and nl <= k_rank - 2
+        else:
+            ok[i] = ne >= 2 and nl + ne > k_rank
+        if not ok[i]:
+            continue
+        for k in range(K):
+            if state[i, k] == 0 and sign * M[i, k] > bv:
+                bv = sign * M[i, k]
+    if bv <= best:
+        return bv, -1, -1
+    lim = bv - _TIE * abs(bv)  # the first (sample order) among multipliers within rounding of the largest
+    for i in range(n):
+        if ok[i]:
+            for k in range(K):
+                if state[i, k] == 0 and sign * M[i, k] >= lim:
+                    return bv, i, k
+    return bv, -1, -1
+
+
+@njit(cache=True, nogil=True)
+def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, it, max_iter,
+              refresh_every, use_ws, resume, hist, last):
+    """Steps of Algorithm 1 at fixed ``theta``; returns ``(status, it, n_steps)``.
+
+    ``dinfo = [cache valid, updates since recompute]`` of ``Dh`` / ``Dm``; ``hist``
+    receives the objective after every step (``n_steps`` entries; ``last`` is the
+    objective before the first). ``max_iter < 0`` is
+    no limit. With ``use_ws`` the loop returns ``REFRESH`` before every
+    ``refresh_every``-th step (``resume=True`` continues with that step).
+    """
+    n, d = X.shape
+    ton = theta / n
+    hrep = np.empty(n, np.int64)
+    mrep = np.empty(n, np.int64)
+    c = np.empty(d)
+    g = np.empty(d)
+    dw = np.empty(d)
+    Rh = np.empty(hc.shape)
+    Rm = np.empty(mc.shape)
+    nzP = np.empty(d, np.int64)
+    nh = 0
+    while True:
+        if not resume:
+            if max_iter >= 0 and it >= max_iter:
+                return MAX_ITER, it, nh
+            if nh >= hist.size:
+                return BUFFER_FULL, it, nh
+            it += 1
+            if use_ws and it % refresh_every == 0:
+                return REFRESH, it, nh
+        resume = False
+        _reps(hs, hrep)
+        _reps(ms, mrep)
+        _c_vector(X, hc, hrep, mc, mrep, c)
+        gmax = 0.0
+        for j in range(d):
+            g[j] = ton * c[j] + w[j] - w_bar[j]
+            if abs(g[j]) > gmax:
+                gmax = abs(g[j])
+        mth = _n_ties(hs)
+        mtm = _n_ties(ms)
+        mt = mth + mtm
+        E = np.empty((mt, d))
+        ii = np.empty(mt, np.int64)
+        tt = np.empty(mt, np.int64)
+        _fill_ties(X, hc, hs, hrep, E, ii, tt, 0)
+        _fill_ties(X, mc, ms, mrep, E, ii, tt, mth)
+        mu = np.empty(mt + 1)
+        _eqp(g, Z, E, mt, dw, mu)
+        dmax = 0.0
+        for j in range(d):
+            if abs(dw[j]) > dmax:
+                dmax = abs(dw[j])
+        if dmax > 1e-10 * max(1.0, gmax):
+            # -- Lemma 5: longest TN-consistent feasible step ---------------------------
+            best, kind, wj, wi, wk = 1.0, 0, -1, -1, -1
+            tmin, jmin = np.inf, -1
+            for j in range(d):
+                if not Z[j] and dw[j] < 0:
+                    t = -w[j] / dw[j]
+                    if t < tmin:
+                        tmin = t
+            for j in range(d):
+                if not Z[j] and dw[j] < 0 and -w[j] / dw[j] <= tmin + _TIE * tmin:
+                    jmin = j
+                    break
+            if jmin >= 0 and tmin < best:
+                best, kind, wj = max(tmin, 0.0), 1, jmin
+            if dinfo[0] == 0 or dinfo[1] >= _STALE:
+                candidate_distances(X, hc, w, Dh)
+                candidate_distances(X, mc, w, Dm)
+                dinfo[0], dinfo[1] = 1, 0
+            p = 0
+            for j in range(d):
+                if dw[j] != 0.0:
+                    nzP[p] = j
+                    p += 1
+            t, i0, k0 = _side_ratio(X, hc, hs, hrep, Dh, Rh, dw, nzP, p)
+            if t < best - _TIE * best:
+                best, kind, wi, wk = t, 2, i0, k0
+            t, i0, k0 = _side_ratio(X, mc, ms, mrep, Dm, Rm, dw, nzP, p)
+            if t < best - _TIE * best:
+                best, kind, wi, wk = t, 3, i0, k0
+            tau = best
+            neg = False
+            for j in range(d):
+                w[j] = w[j] + tau * dw[j]
+                if w[j] < 0:
+                    neg = True
+            for i in range(n):
+                for k in range(hc.shape[1]):
+                    Dh[i, k] = Dh[i, k] + tau * Rh[i, k]
+                for k in range(mc.shape[1]):
+                    Dm[i, k] = Dm[i, k] + tau * Rm[i, k]
+            dinfo[1] += 1
+            if neg:
+                for j in range(d):
+                    if w[j] < 0:
+                        w[j] = 0.0
+                dinfo[0] = 0
+            for j in range(d):
+                if Z[j]:
+                    w[j] = 0.0
+            if kind == 1:
+                w[wj] = 0.0
+                Z[wj] = True
+            elif kind == 2:
+                hs[wi, wk] = 0
+            elif kind == 3:
+                ms[wi, wk] = 0
+            if dinfo[0] == 0 or dinfo[1] >= _STALE:
+                candidate_distances(X, hc, w, Dh)
+                candidate_distances(X, mc, w, Dm)
+                dinfo[0], dinfo[1] = 1, 0
+            _reps(hs, hrep)
+            _reps(ms, mrep)
+            last = _objective(Dh, hrep, Dm, mrep, w, w_bar, theta, n)
+            hist[nh] = last
+            nh += 1
+            continue
+        # -- zero step: multipliers (Lemma 6) and the release with the largest one --------
+        mtol = 1e-10 * max(1.0, ton, gmax)
+        bv, bkind, bj, bi, bk, btarget = mtol, 0, -1, -1, -1, 0
+        nu = mu[0]
+        amax, ja = -np.inf, -1
+        alpha = np.full(d, -np.inf)
+        for j in range(d):
+            if Z[j]:
+                s = g[j] + nu
+                for r in range(mt):
+                    s += E[r, j] * mu[r + 1]
+                alpha[j] = -s
+                if -s > amax:
+                    amax = -s
+        for j in range(d):
+            if alpha[j] >= amax - _TIE * abs(amax):
+                ja = j
+                break
+        if ja >= 0 and amax > bv:
+            bv, bkind, bj = amax, 1, ja
+        muE = mu[1:]
+        for target in (-1, 1):  # hits: [=] -> [<], then [=] -> [>]
+            v, i0, k0 = _best_release_side(hs, hrep, muE, ii, tt, 0, mth, kappa, ton, float(target), target, bv)
+            if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
+                bv, bkind, bi, bk, btarget = v, 2, i0, k0, target
+        for target in (-1, 1):  # misses
+            v, i0, k0 = _best_release_side(ms, mrep, muE, ii, tt, mth, mt, lam, -ton, float(target), target, bv)
+            if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
+                bv, bkind, bi, bk, btarget = v, 3, i0, k0, target
+        if bkind == 0:
+            return CONVERGED, it, nh
+        if bkind == 1:
+            Z[bj] = False
+        elif bkind == 2:
+            hs[bi, bk] = btarget
+        else:
+            ms[bi, bk] = btarget
+        hist[nh] = last
+        nh += 1
