@@ -304,7 +304,7 @@ def _cmd_evaluate(args):
     X, y = data.X, data.y
     labels, counts = np.unique(y.astype(str), return_counts=True)
     if counts.min() < k:
-        raise UsageError(f"--cv {args.cv}: class {labels[np.argmin(counts)]!r} has {counts.min()} rows, fewer "
+        raise UsageError(f"--cv {args.cv}: class {str(labels[np.argmin(counts)])!r} has {counts.min()} rows, fewer "
                          f"than the {k} folds; use --cv {max(2, int(counts.min()))}x{r}.")
     out = args.out or f"{data.name}-evaluate"
     os.makedirs(out, exist_ok=True)

@@ -145,6 +145,11 @@ def _names(cols, limit=8):
     return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "")
 
 
+def _label(v):
+    """A class label as the user wrote it (numpy scalars shown as plain values)."""
+    return repr(v.item() if hasattr(v, "item") else v)
+
+
 def _column(df, name, what, path):
     if name in df.columns:
         return name
@@ -296,11 +301,11 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     yv = y.to_numpy()
     classes, counts = np.unique(yv.astype(str) if yv.dtype == object else yv, return_counts=True)
     if classes.size < 2:
-        raise DataError(f"{path}: the target column {target!r} has a single class ({classes[0]!r}); "
+        raise DataError(f"{path}: the target column {target!r} has a single class ({_label(classes[0])}); "
                         "a classification needs at least two.")
     small = classes[counts < min_class_size]
     if small.size:
-        raise DataError(f"{path}: class {small[0]!r} of the target column {target!r} has "
+        raise DataError(f"{path}: class {_label(small[0])} of the target column {target!r} has "
                         f"{int(counts[counts < min_class_size][0])} row(s); every class needs at least "
                         f"{min_class_size}.")
     if yv.dtype == object:
