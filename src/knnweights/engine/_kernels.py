@@ -424,12 +424,15 @@ def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def gflip_sorted_margins(D, col, sign, codes, order, sorted_d0, slack, utility, beta, out):  # pragma: no cover
+def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, utility, beta,  # pragma: no cover
+                         out):
     """:func:`gflip_margins` with each row scanned in a stale sorted order, stopping early.
 
     ``order[i]`` lists the ``K`` nearest other samples of ``i`` by increasing
     ``sorted_d0[i]``, the distances when the list was built (every sample left out was
-    at least ``sorted_d0[i, K-1]`` away); ``slack[i]`` bounds how far any ``D[i, j]``
+    at least ``sorted_d0[i, K-1]`` away) and ``list_d[i]`` their current distances (kept
+    equal to ``D[i, order[i]]`` by :func:`gflip_flip`, so a scan reads contiguous
+    memory); ``slack[i]`` bounds how far any ``D[i, j]``
     has fallen below those since (squared differences of features removed from ``F``).
     A candidate value ``D[i, j] + sign t**2`` is at least ``sorted_d0[i, r] - slack[i] -
     (max_j t_ij**2 if sign < 0)``, so the scan of row ``i`` stops once that bound passes
@@ -458,7 +461,7 @@ def gflip_sorted_margins(D, col, sign, codes, order, sorted_d0, slack, utility, 
             j = order[i, r]
             cnt += 1
             t = ci - col[j]
-            v = D[i, j] + sign * t * t
+            v = list_d[i, r] + sign * t * t
             if v < 0.0:
                 v = 0.0
             if codes[j] == codes[i]:
@@ -495,10 +498,11 @@ def gflip_sorted_margins(D, col, sign, codes, order, sorted_d0, slack, utility, 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def gflip_flip(D, col, sign, slack):  # pragma: no cover - compiled
+def gflip_flip(D, col, sign, slack, order, list_d):  # pragma: no cover - compiled
     """In place, ``D[i, j] += sign (col_i - col_j)**2`` clamped at 0 (G-flip's flip of one
-    feature, no ``n x n`` temporary); a removal (``sign < 0``) adds ``max_j (col_i - col_j)**2``
-    to ``slack[i]`` (the bound of :func:`gflip_sorted_margins`)."""
+    feature, no ``n x n`` temporary), and ``list_d[i] = D[i, order[i]]``; a removal
+    (``sign < 0``) adds ``max_j (col_i - col_j)**2`` to ``slack[i]`` (the bound of
+    :func:`gflip_sorted_margins`)."""
     n = D.shape[0]
     lo = col.min()
     hi = col.max()
@@ -508,15 +512,17 @@ def gflip_flip(D, col, sign, slack):  # pragma: no cover - compiled
             t = ci - col[j]
             v = D[i, j] + sign * t * t
             D[i, j] = v if v > 0.0 else 0.0
+        for r in range(order.shape[1]):
+            list_d[i, r] = D[i, order[i, r]]
         if sign < 0:
             slack[i] += max((ci - lo) * (ci - lo), (hi - ci) * (hi - ci))
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def gflip_sort_rows(D, order, sorted_d0, slack):  # pragma: no cover - compiled
+def gflip_sort_rows(D, order, list_d, sorted_d0, slack):  # pragma: no cover - compiled
     """Rebuild :func:`gflip_sorted_margins`'s lists: the ``K = order.shape[1]`` nearest other
     samples of each row by increasing ``D[i]`` (a partition, then a sort of ``K``), their
-    distances, and ``slack = 0``.  ``O(n^2 + n K log K)``."""
+    distances (in ``list_d`` and ``sorted_d0``), and ``slack = 0``.  ``O(n^2 + n K log K)``."""
     n = D.shape[0]
     K = order.shape[1]
     for i in prange(n):
@@ -542,6 +548,7 @@ def gflip_sort_rows(D, order, sorted_d0, slack):  # pragma: no cover - compiled
         for r in range(K):
             order[i, r] = cand[idx[r]]
             sorted_d0[i, r] = vals[idx[r]]
+            list_d[i, r] = vals[idx[r]]
         slack[i] = 0.0
 
 
@@ -602,7 +609,7 @@ index_phi_dot = _size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * m
 select_neighbors = _size_dispatch(select_neighbors, lambda D, *a: D.size * 4)
 select_hits_misses = _size_dispatch(select_hits_misses, lambda D, *a: D.size * 4)
 gflip_margins = _size_dispatch(gflip_margins, lambda D, *a: D.size * 4)
-gflip_flip = _size_dispatch(gflip_flip, lambda D, *a: D.size * 4)
-gflip_sorted_margins = _size_dispatch(gflip_sorted_margins, lambda D, *a: D.size)
-gflip_sort_rows = _size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 40)
+gflip_flip = _size_dispatch(gflip_flip, lambda D, *a: D.size)
+gflip_sorted_margins = _size_dispatch(gflip_sorted_margins, lambda D, col, s, c, order, *a: order.size * 4)
+gflip_sort_rows = _size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 4)
 soft_coefficients = _size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)

@@ -139,7 +139,7 @@ class GFlip(BaseWeighter):
     in that (stale) order and stops once a lower bound on the remaining candidates passes
     both minima found (exact: the same minima as a full scan).  Each row keeps its 64
     nearest others (a partition, ``O(n^2)``, then a sort of 64), rebuilt once the scans
-    since the last flip have cost about four full passes over the matrix; a row whose
+    since the last flip have visited ``8 n^2`` pairs; a row whose
     list runs out before the bound is scanned in full.  Memory: the ``n x n`` matrix
     plus ``n x 64`` lists.
     """
@@ -175,15 +175,16 @@ class GFlip(BaseWeighter):
         # per row, the K nearest others at the last rebuild (12 bytes a pair, n x K)
         sorted_scan = n > 2
         K = min(n - 1, _GFLIP_LIST)
-        order = np.empty((n, max(K, 1)), np.int64)
+        order = np.zeros((n, max(K, 1)), np.int64)  # valid indices before the first build
         sorted_d0 = np.empty((n, max(K, 1)))
+        list_d = np.zeros((n, max(K, 1)))
         work, flips_since_sort, have_order = 0, 0, False
 
         def evaluate(j, sign):
             nonlocal work
             if sorted_scan and have_order:
-                work += int(_kernels.gflip_sorted_margins(D, cols[j], sign, y, order, sorted_d0, slack, u, beta,
-                                                          buf))
+                work += int(_kernels.gflip_sorted_margins(D, cols[j], sign, y, order, list_d, sorted_d0, slack, u,
+                                                          beta, buf))
             else:
                 _kernels.gflip_margins(D, cols[j], sign, y, u, beta, buf)
                 work += n * n
@@ -198,14 +199,15 @@ class GFlip(BaseWeighter):
         for it in range(1, self.max_iter + 1):
             n_flips = 0
             for j in rng.permutation(d):
-                # fresh lists after flips, once the scans have cost about four full passes over D
-                if sorted_scan and flips_since_sort and work >= 4 * n * n:
-                    _kernels.gflip_sort_rows(D, order, sorted_d0, slack)
+                # fresh lists after flips, once the scans have visited 8 n^2 pairs (a rebuild
+                # costs about as much: a partition and a copy of every row)
+                if sorted_scan and flips_since_sort and work >= 8 * n * n:
+                    _kernels.gflip_sort_rows(D, order, list_d, sorted_d0, slack)
                     work, flips_since_sort, have_order = 0, 0, True
                 sign = -1.0 if F[j] else 1.0
                 cand = evaluate(j, sign)
                 if cand > current + 1e-12 * max(1.0, abs(current)):
-                    _kernels.gflip_flip(D, cols[j], sign, slack)
+                    _kernels.gflip_flip(D, cols[j], sign, slack, order, list_d)
                     F[j] = not F[j]
                     current = cand
                     n_flips += 1
