@@ -70,3 +70,72 @@ def test_dask_local_cluster_equals_serial(serial, tmp_path):
     assert {r["worker"] for r in local if r["method"] == "where"} == {"none"}
     strip = [{k: v for k, v in r.items() if k != "worker"} for r in _strip(holdout)]
     assert strip == [{k: v for k, v in r.items() if k != "worker"} for r in _strip(local)]
+
+
+# -- --scheduler: an existing cluster reached through its address, as a user's would be ---------------------------
+def test_use_scheduler_without_address_runs_locally(monkeypatch):
+    from knnweights.evaluation.distributed import ENV_VAR, scheduler_address, use_scheduler
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with use_scheduler(None) as client:
+        assert client is None
+        assert "Dask" not in type(joblib.parallel.get_active_backend()[0]).__name__
+    monkeypatch.setenv(ENV_VAR, "tcp://10.1.2.3:8786")
+    assert scheduler_address(None) == "tcp://10.1.2.3:8786"
+    assert scheduler_address("tcp://127.0.0.1:1") == "tcp://127.0.0.1:1"  # the option wins over the variable
+
+
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    from test_cli_user import make_expression_csv
+
+    from knnweights.cli import main
+    from knnweights.evaluation import distributed
+
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 1.0)
+
+    path = tmp_path / "genes.csv"
+    make_expression_csv(path, n=30, d=20)
+    # a closed port on loopback: refused at once
+    rc = main(["evaluate", str(path), "--target", "diagnosis", "--id-col", "sample", "--methods", "ReliefF",
+               "--cv", "2x1", "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9", "--no-progress"])
+    err = [e for e in capsys.readouterr().err.strip().splitlines() if e.startswith("knnweights")]
+    assert rc == 2 and len(err) == 1 and "cannot reach the dask scheduler at 'tcp://127.0.0.1:9'" in err[0]
+
+
+def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+    from test_cli_user import make_expression_csv
+
+    from knnweights.cli import main
+    from knnweights.evaluation.distributed import ENV_VAR, use_scheduler
+
+    path = tmp_path / "genes.csv"
+    make_expression_csv(path, n=40, d=60)
+    argv = ["evaluate", str(path), "--target", "diagnosis", "--id-col", "sample", "--drop", "batch",
+            "--methods", "ReliefF,Relief", "--cv", "2x2", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "serial")]) == 0
+    capsys.readouterr()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+                                  protocol="tcp", host="127.0.0.1") as cluster:
+        address = cluster.scheduler_address
+        assert main([*argv, "--out", str(tmp_path / "dask"), "--scheduler", address]) == 0
+        assert f"on the dask scheduler at {address}" in capsys.readouterr().err
+        # the environment variable reaches the same cluster
+        monkeypatch.setenv(ENV_VAR, address)
+        assert main([*argv, "--out", str(tmp_path / "env")]) == 0
+        assert f"on the dask scheduler at {address}" in capsys.readouterr().err
+        # and the cells really run on its workers
+        with use_scheduler(address) as client:
+            workers = set(client.scheduler_info()["workers"])
+            rows = run_grid({"where": WhereMethod()}, {"toy": _grid()[1]["toy"]}, protocol=RepeatedCV(2, 2),
+                            random_state=7, as_frame=False)
+        assert len(workers) == 2 and {r["worker"] for r in rows} <= workers
+    timing = ["fit_time", "score_time"]
+    serial = pd.read_csv(tmp_path / "serial" / "results.csv").drop(columns=timing, errors="ignore")
+    for d in ("dask", "env"):
+        other = pd.read_csv(tmp_path / d / "results.csv").drop(columns=timing, errors="ignore")
+        pd.testing.assert_frame_equal(serial, other)
+    assert (pd.read_csv(tmp_path / "serial" / "pairwise.csv")
+            .equals(pd.read_csv(tmp_path / "dask" / "pairwise.csv")))

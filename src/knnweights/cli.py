@@ -311,18 +311,18 @@ def _cmd_evaluate(args):
     _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {len(labels)} classes; "
          f"{k}-fold CV x {r} repeats, {len(names)} method(s) + plain kNN")
 
-    # 1. one fit per method on all rows: the rank table, the weight profiles, and which methods run
-    Xfull = X.fillna(X.median()) if X.isna().to_numpy().any() else X
-    table, fitted, kept, warn_full = _rank_table(names, Xfull, y, args)
-    _write_table(table, os.path.join(out, "ranks.csv"))
-
-    # 2. repeated CV, resumable, on this machine or a dask cluster
-    weighters = {n: _make(n, args.random_state) for n in kept}
-    _say(f"cross-validating {len(weighters) + 1} methods x {k * r} cells ...")
-    t0 = time.monotonic()
     with use_scheduler(args.scheduler) as client:
         if client is not None:
             _say(f"running the cells on the dask scheduler at {client.scheduler.address}")
+        # 1. one fit per method on all rows: the rank table, the weight profiles, and which methods run
+        Xfull = X.fillna(X.median()) if X.isna().to_numpy().any() else X
+        table, fitted, kept, warn_full = _rank_table(names, Xfull, y, args)
+        _write_table(table, os.path.join(out, "ranks.csv"))
+
+        # 2. repeated CV, resumable, on this machine or the cluster
+        weighters = {n: _make(n, args.random_state) for n in kept}
+        _say(f"cross-validating {len(weighters) + 1} methods x {k * r} cells ...")
+        t0 = time.monotonic()
         rows = compare_methods(X.to_numpy(), y, weighters, name=data.name, cv=(k, r), n_neighbors=args.n_neighbors,
                                scale=args.scale, random_state=args.random_state, n_jobs=args.n_jobs,
                                store=os.path.join(out, "store.jsonl"),

@@ -20,6 +20,9 @@ __all__ = ["ENV_VAR", "SchedulerError", "scheduler_address", "use_scheduler", "a
 #: the environment variable read when no address is given
 ENV_VAR = "DASK_SCHEDULER_ADDRESS"
 
+#: seconds to wait for a scheduler to answer (``use_scheduler(timeout=None)``)
+CONNECT_TIMEOUT = 10.0
+
 
 class SchedulerError(RuntimeError):
     """The scheduler cannot be reached, or dask.distributed is not installed (a one-line message)."""
@@ -34,7 +37,7 @@ def scheduler_address(address=None):
 
 
 @contextlib.contextmanager
-def use_scheduler(address=None, timeout=10.0):
+def use_scheduler(address=None, timeout=None):
     """Run joblib work inside the block on a running ``dask.distributed`` scheduler.
 
     Parameters
@@ -44,8 +47,8 @@ def use_scheduler(address=None, timeout=10.0):
         ``LocalCluster``'s ``scheduler_address``).  ``None``: the environment
         variable ``DASK_SCHEDULER_ADDRESS``; when that is unset too, the block runs
         with the current joblib backend and yields ``None``.
-    timeout : float, default=10.0
-        Seconds to wait for the connection.
+    timeout : float, optional
+        Seconds to wait for the connection (default: ``CONNECT_TIMEOUT``, 10).
 
     Yields
     ------
@@ -75,7 +78,7 @@ def use_scheduler(address=None, timeout=10.0):
     import joblib
 
     try:
-        client = Client(address, timeout=timeout, set_as_default=False)
+        client = Client(address, timeout=CONNECT_TIMEOUT if timeout is None else timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         raise SchedulerError(f"cannot reach the dask scheduler at {address!r} ({msg}).") from None
