@@ -41,9 +41,10 @@ def _brute_force_rfe(X, y, C=1.0):
 
 def test_ranking_equals_guyon_loop():
     X, y = _data()
-    est = SVMRFE(C=0.5).fit(X, y)
-    np.testing.assert_array_equal(est.ranking_, _brute_force_rfe(X, y, C=0.5))
-    # the weights order the features as the ranking does
+    est = SVMRFE(C=0.5, step=1).fit(X, y)
+    np.testing.assert_array_equal(est.elimination_ranking_, _brute_force_rfe(X, y, C=0.5))
+    # one at a time: the total ranking_ and the weights order the features as the elimination does
+    np.testing.assert_array_equal(est.ranking_, est.elimination_ranking_)
     np.testing.assert_array_equal(np.argsort(-est.feature_importances_), np.argsort(est.ranking_))
     assert set(np.argsort(est.ranking_)[:2]) == {0, 1}
 
@@ -58,7 +59,7 @@ def test_rank_weights_and_constant_feature():
 
 def test_chunked_steps_tie_within_a_chunk():
     X, y = _data(d=8)
-    r = SVMRFE(step=4).fit(X, y).ranking_
+    r = SVMRFE(step=4).fit(X, y).elimination_ranking_
     assert np.bincount(r).max() > 1
 
 
@@ -67,3 +68,43 @@ def test_unfaithful_baselines_raise_with_reason(cls):
     X, y = _data()
     with pytest.raises(NotImplementedError, match="faithful"):
         cls().fit(X, y)
+
+
+def test_integer_step_equals_sklearn_rfe():
+    from sklearn.feature_selection import RFE
+
+    X, y = _data(n=60, d=11, seed=3)
+    y = np.arange(60) % 3  # three classes: one-vs-one criteria summed
+    X[:, 2] += y
+    Xs = StandardScaler().fit_transform(X)
+    for step in (1, 3):
+        ref = RFE(SVC(kernel="linear", C=1.0), n_features_to_select=1, step=step).fit(Xs, y).ranking_
+        np.testing.assert_array_equal(SVMRFE(step=step).fit(X, y).elimination_ranking_, ref)
+
+
+def test_fractional_step_removes_a_share_of_the_remaining():
+    X, y = _data(n=40, d=30, seed=1)
+    est = SVMRFE(step=0.25, verbose=0).fit(X, y)
+    # 30 -> 23 -> 18 -> 14 -> 11 -> 9 -> 7 -> 6 -> 5 -> 4 -> 3 -> 2 -> 1: floor(share), at least 1
+    sizes, m = [], 30
+    while m > 1:
+        sizes.append(m)
+        m -= max(1, min(int(0.25 * m), m - 1))
+    assert est.n_iter_ == len(sizes) == 12
+    counts = np.bincount(est.elimination_ranking_)[1:]
+    np.testing.assert_array_equal(counts[::-1][:-1], -np.diff(sizes + [1]))  # then the survivor
+    assert est.elimination_ranking_[0] == 1  # the strongest planted feature survives
+    # the default keeps 20000 features to about a hundred SVM fits
+    rounds, m = 0, 20000
+    while m > 1:
+        m -= SVMRFE()._n_remove(m)
+        rounds += 1
+    assert rounds < 110
+
+
+def test_verbose_prints_rounds(capsys):
+    X, y = _data(d=6)
+    est = SVMRFE(step=1, verbose=1).fit(X, y)
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines() if ln.strip()[:1].isdigit()]
+    assert len(rows) == est.n_iter_ == 5
+    assert [int(r[1]) for r in rows] == [6, 5, 4, 3, 2]
