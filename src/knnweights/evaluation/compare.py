@@ -93,20 +93,6 @@ def _collect(record):
     return list(seen.values())
 
 
-def feature_ranks(weighter):
-    """Ranks (1 = best, no ties) of a fitted weighter's features: its ``ranking_``, else computed.
-
-    Without a ``ranking_`` attribute: by weight, then signed ``scores_``, then column index
-    (:func:`knnweights.weighters._base.feature_ranking`).
-    """
-    r = getattr(weighter, "ranking_", None)
-    if r is not None:
-        return np.asarray(r, dtype=np.int64)
-    from ..weighters._base import feature_ranking
-
-    return feature_ranking(weighter.feature_importances_, getattr(weighter, "scores_", None))
-
-
 def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
     """Accuracy (percent) of plain Euclidean kNN on the top ``m`` features, for each ``m`` of ``grid``.
 
@@ -172,6 +158,7 @@ class KNNCell:
         from sklearn.neighbors import KNeighborsClassifier
 
         from ..classifiers import WeightedKNN
+        from ..selection import fitted_ranking
 
         out = {}
         with warnings.catch_warnings(record=True) as record:
@@ -191,7 +178,7 @@ class KNNCell:
                     if self.curve:
                         grid = top_grid(Xtr.shape[1])
                         out["top_n"] = grid
-                        out["top_accuracy"] = _top_curve(Xtr, y_train, Xte, y_test, feature_ranks(clf.weighter_),
+                        out["top_accuracy"] = _top_curve(Xtr, y_train, Xte, y_test, fitted_ranking(clf.weighter_),
                                                          grid, k)
         out["accuracy"] = acc
         out["warnings"] = _collect(record)
@@ -231,7 +218,7 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
     seconds : dict
         Name -> fit time.
     """
-    import pandas as pd
+    from ..selection import rank_table
 
     if feature_names is None:
         feature_names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
@@ -241,7 +228,6 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
     sc = _scaler(scale)
     if sc is not None:
         A = sc.fit_transform(A)
-    table = {"feature": list(feature_names)}
     fitted, caught, seconds = {}, {}, {}
     n = len(weighters)
     for i, (name, w) in enumerate(weighters.items(), start=1):
@@ -256,13 +242,9 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
         caught[name] = _collect(record)
         if log:
             log(f"[{i}/{n}] {name}: done in {seconds[name]:.1f} s")
-        weight = np.asarray(est.feature_importances_, dtype=np.float64)
-        score = getattr(est, "scores_", None)
-        table[f"{name}_weight"] = weight
-        table[f"{name}_score"] = weight if score is None else np.asarray(score, dtype=np.float64)
-        table[f"{name}_rank"] = feature_ranks(est)
         fitted[name] = est
-    df = pd.DataFrame(table)
+    # the fitted weighters are used as they are: weight, signed score and ranking_ per method
+    df = rank_table(fitted, A, y, feature_names=feature_names)
     rank_cols = [f"{m}_rank" for m in weighters]
     if len(rank_cols) > 1:
         df["mean_rank"] = df[rank_cols].mean(axis=1)
