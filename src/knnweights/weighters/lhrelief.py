@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers.simplex_qp import hull_projections
+from .._solvers.simplex_qp import _indexed_combination, hull_projections
 from ..engine.neighbors import nearest_hits_misses
 from ._base import BaseWeighter, normalize_weights
 
@@ -165,15 +165,21 @@ class LHRelief(BaseWeighter):
         """
         n = X.shape[0]
         support = np.flatnonzero(w > 0)
-        Xs = np.ascontiguousarray(X[:, support])
-        ws = w[support]
+        every = support.size == X.shape[1]
+        Xs = X if every else np.ascontiguousarray(X[:, support])
+        ws = w if every else w[support]
         nb = nearest_hits_misses(Xs, y, ws, self.n_neighbors, "manhattan")
         # hits and misses of every sample: one batch of 2n simplex QPs
-        coef, _, _ = hull_projections(np.vstack([Xs, Xs]), Xs, np.vstack([nb.hit_idx, nb.miss_idx]), ws)
-        Xo = X if out_cols is None else X[:, out_cols]
-        hit_proj = _combine(Xo, nb.hit_idx, coef[:n])
-        miss_proj = _combine(Xo, nb.miss_idx, coef[n:])
-        return np.abs(Xo - miss_proj) - np.abs(Xo - hit_proj)
+        idx = np.vstack([nb.hit_idx, nb.miss_idx])
+        coef, proj, _ = hull_projections(np.vstack([Xs, Xs]), Xs, idx, ws)
+        out = np.arange(X.shape[1]) if out_cols is None else np.asarray(out_cols)
+        if not (out.size == support.size and np.array_equal(out, support)):  # margins on other columns
+            Xo = np.ascontiguousarray(X[:, out])
+            proj = np.empty((2 * n, out.size))
+            _indexed_combination(Xo, idx, coef, proj)
+        else:
+            Xo = Xs
+        return np.abs(Xo - proj[n:]) - np.abs(Xo - proj[:n])
 
     def _fit(self, X, y):
         self._check_n_neighbors(self.n_neighbors, y)
@@ -235,8 +241,8 @@ class LHRelief(BaseWeighter):
             recent = recent[-3:] + [w]
         self.damping_ = eta
         if self.stop_reason_ in ("max_iter", "cycle"):
-            extra = (" The iterates alternate between two weight vectors (a 2-cycle): lower damping."
-                     if self.stop_reason_ == "cycle" else " Increase max_iter or tol, or lower damping.")
+            extra = (" The iterates alternate between two weight vectors (a 2-cycle): use a smaller damping (eta)."
+                     if self.stop_reason_ == "cycle" else " Increase max_iter or tol, or use a smaller damping (eta).")
             warnings.warn(
                 f"LHRelief stopped at max_iter={self.max_iter} before the weights converged (last step "
                 f"{self.step_history_[-1]:.3g} >= tol={self.tol}).{extra}",
@@ -253,11 +259,3 @@ def _oscillating(steps, recent):
     if len(recent) < 4 or steps[-1] < 0.9 * min(steps[-3:-1]):
         return False
     return float(np.linalg.norm(recent[-1] - recent[-4])) < 0.5 * sum(steps[-3:])
-
-
-def _combine(Xo, idx, coef):
-    """``sum_k coef[n, k] X[idx[n, k]]`` without an ``(n, k, d)`` array."""
-    out = np.zeros((idx.shape[0], Xo.shape[1]))
-    for j in range(idx.shape[1]):
-        out += coef[:, j:j + 1] * Xo[idx[:, j]]
-    return out
