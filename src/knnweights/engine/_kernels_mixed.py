@@ -17,37 +17,48 @@ The class-conditional distributions are the empirical ones of the known values (
 whole column's when a class has no known value there; a column with no known value at
 all has ``diff = 0``).  The distance is ``d_w(i, j) = sum_f w_f diff_f(i, j)``.
 
-How it is computed fast.  Everything expensive runs on the plain L1 kernels of
-:mod:`knnweights.engine._kernels` over an *expanded* matrix ``E``: a continuous column
-is ``x s`` with ``NaN`` replaced by 0, a discrete column becomes one indicator column per
-level scaled by 1/2 (so the L1 distance of two indicator rows is exactly ``1`` when the
-levels differ and ``0`` when equal), an unknown value an all-zero row.  ``E`` gives
-every pair of known values the right ``diff``; the pairs that involve an unknown value
-(a few per cent of the ``n^2 d`` terms when a few per cent of values are missing) are
-then corrected by the sparse compiled kernels below, which walk the per-row lists of
-missing entries (CSR).  Memory: ``E`` plus the tables ``T1`` (``n x K x d_miss``) and
-``T2`` (``K x K x d_miss``), ``K`` classes and ``d_miss`` the columns with a missing value.
+How it is computed fast.  Everything expensive runs on compiled L1 kernels and BLAS.
+The plain L1 kernels of :mod:`knnweights.engine._kernels` run over an *expanded* matrix
+``E``: a continuous column is ``x s`` with ``NaN`` replaced by 0, a discrete column
+becomes one indicator column per level scaled by 1/2 (so the L1 distance of two
+indicator rows is exactly ``1`` when the levels differ and ``0`` when equal), an unknown
+value an all-zero row.  ``E`` gives every pair of known values the right ``diff``; for
+the pairs that involve an unknown value the difference between the true ``diff`` and
+what ``E`` added is, with ``m_if`` the indicator that ``x_if`` is unknown and
+``A_c[j, f] = T1 - (E's term)`` for a known ``x_jf`` (0 for an unknown one),
+
+    C[i, j] = sum_f w_f ( m_if A_{c_i}[j, f] + A_{c_j}[i, f] m_jf + m_if m_jf T2[c_i, c_j, f] ),
+
+a handful of matrix products per class (BLAS), for distances and margin sums alike
+(listed neighbours: a compiled sparse kernel over the per-row lists of unknown
+features).  Memory: ``E`` plus ``A`` (``K x n x d_miss``) and ``T2`` (``K x K x d_miss``),
+``K`` classes and ``d_miss`` the columns with a missing value.
 """
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
+import scipy.sparse
 from numba import njit, prange
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
 
 MixedData = namedtuple(
     "MixedData",
-    ["E", "ecol", "V", "disc", "mcol", "T1", "T2", "codes", "mptr", "mind", "n_features", "has_missing"],
+    ["E", "ecol", "V", "disc", "mcol", "mcols", "A", "Mi", "T2", "codes", "mptr", "mind", "n_features",
+     "has_missing"],
 )
 MixedData.__doc__ = """Precomputed diff data (see the module docstring).
 
 ``E`` (n, dE) expanded matrix for the L1 kernels, ``ecol`` (dE,) the feature of each
 expanded column; ``V`` (n, d) scaled values (level codes for discrete features, NaN
 where unknown); ``disc`` (d,) uint8; ``mcol`` (d,) index of the feature in the missing
-tables (-1: no missing value); ``T1`` (n, K, d_miss) diff of a known value of row ``i``
-against an unknown one of class ``c``; ``T2`` (K, K, d_miss) both unknown; ``codes``
-(n,) class codes; ``mptr``/``mind`` CSR lists of each row's unknown features."""
+tables (-1: no missing value), ``mcols`` the features with one; ``A`` (K, n, d_miss):
+``diff`` of the known value ``x_if`` against an unknown one of class ``c``, minus what
+``E`` adds for that pair (0 where ``x_if`` is unknown); ``Mi`` (n, d_miss) the unknown
+indicators; ``T2`` (K, K, d_miss) both unknown; ``codes`` (n,) class codes;
+``mptr``/``mind`` CSR lists of each row's unknown features."""
 
 
 def discrete_mask(X, discrete_features, discrete_limit):
@@ -84,16 +95,6 @@ def discrete_mask(X, discrete_features, discrete_limit):
     return out
 
 
-def _expected_abs(a, values):
-    """``mean_v |a_t - v|`` over the sorted ``values`` for every ``a_t`` (prefix sums, O((n + m) log m))."""
-    m = values.size
-    csum = np.concatenate([[0.0], np.cumsum(values)])
-    lo = np.searchsorted(values, a, side="right")
-    below = a * lo - csum[lo]
-    above = (csum[m] - csum[lo]) - a * (m - lo)
-    return (below + above) / m
-
-
 def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64):
     """Tables and the expanded matrix of :class:`MixedData` for ``X`` (NaN = unknown).
 
@@ -112,63 +113,126 @@ def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
     miss = np.isnan(X)
     has_missing = bool(miss.any())
-    V = np.empty((n, d))
     disc = np.ascontiguousarray(discrete, dtype=np.uint8)
     mcols = np.flatnonzero(miss.any(axis=0))
     mcol = np.full(d, -1, np.int64)
     mcol[mcols] = np.arange(mcols.size)
-    T1 = np.zeros((n, K, mcols.size))
+    A = np.zeros((K, n, mcols.size))
     T2 = np.zeros((K, K, mcols.size))
-    blocks, ecol = [], []
-    for f in range(d):
+    V = np.empty((n, d))
+    # continuous features: range-normalised values, E's columns, the tables (compiled, parallel over columns)
+    cont = np.flatnonzero(~disc.astype(bool))
+    r = np.ones(cont.size)
+    if normalize and cont.size:
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+            r = np.nanmax(X[:, cont], axis=0) - np.nanmin(X[:, cont], axis=0)
+        r = np.where(np.isfinite(r) & (r > 0), r, 1.0)
+    Vc = X[:, cont] / r  # as range_normalize
+    V[:, cont] = Vc
+    blocks, ecol = [np.where(np.isnan(Vc), 0.0, Vc)], [cont]
+    tcols = cont[mcol[cont] >= 0]
+    if tcols.size:
+        _continuous_tables(np.ascontiguousarray(V[:, tcols].T), codes, K, mcol[tcols], A, T2)
+    # discrete features: level codes, indicator columns of 1/2, class-conditional level frequencies
+    for f in np.flatnonzero(disc):
         col = X[:, f]
         known = ~miss[:, f]
-        kv = col[known]
-        if disc[f]:
-            levels, lev = np.unique(kv, return_inverse=True)
-            code = np.full(n, np.nan)
-            code[known] = lev
-            V[:, f] = code
-            L = levels.size
-            ind = np.zeros((n, L))
-            ind[np.flatnonzero(known), lev] = 0.5
-            blocks.append(ind)
-            ecol.extend([f] * L)
-        else:
-            r = 1.0
-            if normalize and kv.size:
-                r = kv.max() - kv.min()
-                r = r if r > 0 else 1.0
-            V[:, f] = col / r  # as range_normalize
-            blocks.append(np.where(known, V[:, f], 0.0)[:, None])
-            ecol.append(f)
+        levels, lev = np.unique(col[known], return_inverse=True)
+        code = np.full(n, np.nan)
+        code[known] = lev
+        V[:, f] = code
+        L = levels.size
+        ind = np.zeros((n, L))
+        ind[np.flatnonzero(known), lev] = 0.5
+        blocks.append(ind)
+        ecol.append(np.full(L, f))
         t = mcol[f]
-        if t < 0 or not kv.size:
+        if t < 0 or not L:
             continue
         kc = codes[known]
-        if disc[f]:
-            cnt = np.zeros((K, L))
-            np.add.at(cnt, (kc, lev), 1.0)
-            tot = cnt.sum(axis=1, keepdims=True)
-            marg = cnt.sum(axis=0) / kv.size
-            P = np.where(tot > 0, cnt / np.where(tot > 0, tot, 1.0), marg[None, :])
-            T1[known, :, t] = 1.0 - P[:, lev].T
-            T2[:, :, t] = 1.0 - P @ P.T
-        else:
-            vk = V[known, f]
-            allv = np.sort(vk)
-            for c in range(K):
-                vc = np.sort(vk[kc == c])
-                T1[known, c, t] = _expected_abs(vk, vc if vc.size else allv)
-            for c1 in range(K):
-                sel = kc == c1
-                for c2 in range(K):
-                    T2[c1, c2, t] = T1[known, c2, t][sel].mean() if sel.any() else T1[known, c2, t].mean()
-    E = np.ascontiguousarray(np.concatenate(blocks, axis=1) if blocks else np.zeros((n, 0)), dtype=dtype)
+        cnt = np.zeros((K, L))
+        np.add.at(cnt, (kc, lev), 1.0)
+        tot = cnt.sum(axis=1, keepdims=True)
+        marg = cnt.sum(axis=0) / lev.size
+        P = np.where(tot > 0, cnt / np.where(tot > 0, tot, 1.0), marg[None, :])
+        A[:, known, t] = 0.5 - P[:, lev]  # (1 - P(x | c)) - E's 1/2
+        T2[:, :, t] = 1.0 - P @ P.T
+    E = np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=dtype)
     counts = miss.sum(axis=1)
     mptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     mind = np.ascontiguousarray(np.nonzero(miss)[1], dtype=np.int64)
-    return MixedData(E, np.asarray(ecol, np.int64), V, disc, mcol, T1, T2, codes, mptr, mind, d, has_missing)
+    Mi = np.ascontiguousarray(miss[:, mcols], dtype=np.float64)
+    return MixedData(E, np.concatenate(ecol).astype(np.int64), V, disc, mcol, mcols, A, Mi, T2, codes, mptr, mind,
+                     d, has_missing)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _continuous_tables(VT, codes, K, tcol, A, T2):  # pragma: no cover - compiled
+    """Missing-value tables of continuous features, one column of ``VT`` (NaN = unknown) per task.
+
+    ``E_c(a) = mean |a - v|`` over the known values ``v`` of class ``c`` (all known values if
+    the class has none), for every known ``a``, in one scan of the sorted values with
+    per-class running counts and sums; then ``A[c, i, t] = E_c(x_i) - |x_i|`` and
+    ``T2[c1, c2, t]`` = the mean of ``E_c2`` over the known values of class ``c1``.
+    """
+    n = VT.shape[1]
+    for q in prange(VT.shape[0]):
+        t = tcol[q]
+        col = VT[q]
+        nk = 0
+        for i in range(n):
+            if col[i] == col[i]:
+                nk += 1
+        if nk == 0:
+            continue
+        kidx = np.empty(nk, np.int64)
+        vals = np.empty(nk)
+        p = 0
+        for i in range(n):
+            if col[i] == col[i]:
+                kidx[p] = i
+                vals[p] = col[i]
+                p += 1
+        order = np.argsort(vals)
+        m = np.zeros(K)
+        tot = np.zeros(K)
+        for p in range(nk):
+            c = codes[kidx[p]]
+            m[c] += 1.0
+            tot[c] += vals[p]
+        m_all = float(nk)
+        tot_all = tot.sum()
+        lo = np.zeros(K)
+        slo = np.zeros(K)
+        lo_all = 0.0
+        slo_all = 0.0
+        ex = np.empty((K, nk))
+        for s in range(nk):
+            p = order[s]
+            a = vals[p]
+            for c in range(K):
+                if m[c] > 0:
+                    ex[c, p] = (a * lo[c] - slo[c] + (tot[c] - slo[c]) - a * (m[c] - lo[c])) / m[c]
+                else:
+                    ex[c, p] = (a * lo_all - slo_all + (tot_all - slo_all) - a * (m_all - lo_all)) / m_all
+            c = codes[kidx[p]]
+            lo[c] += 1.0
+            slo[c] += a
+            lo_all += 1.0
+            slo_all += a
+        for p in range(nk):
+            i = kidx[p]
+            for c in range(K):
+                A[c, i, t] = ex[c, p] - abs(vals[p])
+        for c1 in range(K):
+            for c2 in range(K):
+                acc = 0.0
+                for p in range(nk):
+                    if m[c1] == 0 or codes[kidx[p]] == c1:
+                        acc += ex[c2, p]
+                T2[c1, c2, t] = acc / (m[c1] if m[c1] > 0 else m_all)
+    return A, T2
 
 
 def fold_expanded(v, ecol, d):
@@ -186,14 +250,19 @@ class DiffData:
 
     ``distance_chunks`` yields row blocks of ``d_w(i, j) = sum_f w_f diff_f(i, j)``;
     ``index_sum`` / ``coef_sum`` return ``sum_r sum_t c_rt diff(i_r, j_rt)`` (shape ``(d,)``)
-    for listed neighbours / a dense coefficient block.  The L1 work runs on the shared
-    kernels of :mod:`knnweights.engine.neighbors`; only pairs with an unknown value take
-    the sparse corrections of this module.
+    for listed neighbours / a dense coefficient block (zero on the sample itself).  The L1
+    work runs on the shared kernels of :mod:`knnweights.engine.neighbors`; the terms of
+    the pairs with an unknown value are the matrix products of the module docstring.
     """
 
     def __init__(self, M):
         self.M = M
         self.n, self.d = M.V.shape
+        self.K = M.A.shape[0]
+        self._class_cols = [np.flatnonzero(M.codes == c) for c in range(self.K)]
+        # the unknown indicators as a sparse matrix when at most a quarter of the entries are unknown
+        self._sparse = M.has_missing and M.Mi.mean() <= 0.25
+        self._Ms = scipy.sparse.csr_matrix(M.Mi) if self._sparse else None
 
     def _w(self, w):
         return np.ones(self.d) if w is None else np.ascontiguousarray(w, dtype=np.float64)
@@ -209,10 +278,58 @@ class DiffData:
         XA = M.E if every else M.E[rows]
         for s, e, D in distance_chunks(XA, None if every else M.E, we, "manhattan", working_memory, n_arrays):
             if M.has_missing:
-                D = np.ascontiguousarray(D, dtype=np.float64)
-                distance_correction(M.V, M.disc, M.mcol, M.T1, M.T2, M.codes, M.mptr, M.mind, wf,
-                                    np.ascontiguousarray(rows[s:e]), D)
+                D = np.asarray(D, dtype=np.float64)
+                self._distance_correction(rows[s:e], wf[M.mcols], D)
             yield s, e, D
+
+    def _distance_correction(self, rows, wm, D):
+        """``D += C`` (module docstring) for the block of query ``rows``; the self-distance stays 0.
+
+        The unknown indicators are sparse when few values are missing: then the products
+        take ``O(n_missing x n)`` (sparse x dense) instead of ``O(n^2 d_miss)``."""
+        M = self.M
+        cr = M.codes[rows]
+        Mr = self._rows_mask(rows).multiply(wm[None, :]).tocsr() if self._sparse else M.Mi[rows] * wm
+        for c in range(self.K):
+            rs = np.flatnonzero(cr == c)
+            if rs.size:  # x_if unknown, x_jf known: A_{c_i}[j, f]
+                D[rs] += np.asarray(Mr[rs] @ M.A[c].T)
+            cs = self._class_cols[c]
+            if cs.size:  # x_jf unknown: A_c[i, f] if x_if is known, T2[c_i, c, f] if not
+                L = M.A[c][rows] * wm + np.asarray(Mr.multiply(M.T2[cr, c]).toarray() if self._sparse
+                                                   else Mr * M.T2[cr, c])
+                D[:, cs] += (self._Ms[cs] @ L.T).T if self._sparse else L @ M.Mi[cs].T
+        D[np.arange(rows.size), rows] = 0.0
+
+    def _rows_mask(self, rows):
+        return self._Ms[rows]
+
+    def _margin_correction(self, rows, P):
+        """``sum_r sum_j P[r, j] C_f(i_r, j)`` over the features with unknown values (module docstring)."""
+        M = self.M
+        cr = M.codes[rows]
+        out = np.zeros(M.mcols.size)
+        if self._sparse:
+            Mr = self._rows_mask(rows).tocoo()
+            nz_r, nz_f = Mr.row.astype(np.int64), Mr.col.astype(np.int64)
+        else:
+            Mr = M.Mi[rows]
+        for c in range(self.K):
+            if self._sparse:  # term 1 only where x_if is unknown: one row-column dot per unknown entry
+                sel = cr[nz_r] == c
+                if sel.any():
+                    vals = _masked_rowdot(P, nz_r[sel], nz_f[sel], M.A[c])
+                    out += np.bincount(nz_f[sel], weights=vals, minlength=out.size)
+            else:
+                rs = np.flatnonzero(cr == c)
+                if rs.size:
+                    out += np.einsum("rf,rf->f", Mr[rs], P[rs] @ M.A[c])
+            cs = self._class_cols[c]
+            if cs.size:
+                Q = (self._Ms[cs].T @ P[:, cs].T).T if self._sparse else P[:, cs] @ M.Mi[cs]
+                L = M.A[c][rows] + (Mr.multiply(M.T2[cr, c]).toarray() if self._sparse else Mr * M.T2[cr, c])
+                out += np.einsum("rf,rf->f", L, np.asarray(Q))
+        return out
 
     def index_sum(self, rows, idx, coef):
         from . import _kernels
@@ -227,7 +344,7 @@ class DiffData:
         z = fold_expanded(out.sum(axis=0, dtype=np.float64), M.ecol, self.d)
         if M.has_missing:
             corr = np.empty((rows.size, self.d))
-            index_margin_correction(M.V, M.disc, M.mcol, M.T1, M.T2, M.codes, M.mptr, M.mind, rows, idx, coef, corr)
+            index_margin_correction(M.V, M.mcol, M.A, M.T2, M.codes, M.mptr, M.mind, rows, idx, coef, corr)
             z += corr.sum(axis=0)
         return z
 
@@ -240,10 +357,7 @@ class DiffData:
         out = _coef_phi_rows(A, M.E, np.ascontiguousarray(P, dtype=M.E.dtype), 0)
         z = fold_expanded(out.sum(axis=0, dtype=np.float64), M.ecol, self.d)
         if M.has_missing:
-            corr = np.empty((rows.size, self.d))
-            dense_margin_correction(M.V, M.disc, M.mcol, M.T1, M.T2, M.codes, M.mptr, M.mind, rows,
-                                    np.ascontiguousarray(P, dtype=np.float64), corr)
-            z += corr.sum(axis=0)
+            z[M.mcols] += self._margin_correction(rows, np.asarray(P, dtype=np.float64))
         return z
 
 
@@ -271,97 +385,24 @@ class PlainDiff:
 # -- compiled corrections (no fastmath: NaN tests must survive) ----------------------------------------------------
 
 
-@njit(inline="always")
-def _wrong(V, disc, i, f):  # pragma: no cover - compiled
-    """What E's L1 kernel adds for a known value of row i against an unknown one."""
-    return 0.5 if disc[f] else abs(V[i, f])
-
-
-@njit(inline="always")
-def _true(V, disc, mcol, T1, T2, codes, i, j, f):  # pragma: no cover - compiled
-    """diff_f(i, j) when at least one of the two values is unknown."""
-    a = V[i, f]
-    b = V[j, f]
-    if a == a:
-        return T1[i, codes[j], mcol[f]]
-    if b == b:
-        return T1[j, codes[i], mcol[f]]
-    return T2[codes[i], codes[j], mcol[f]]
-
-
 @njit(parallel=True, cache=True, nogil=True)
-def distance_correction(V, disc, mcol, T1, T2, codes, mptr, mind, w, rows, D):  # pragma: no cover - compiled
-    """``D[r, j] += sum_f w_f (diff_f(i, j) - E-kernel term)`` over the features unknown in ``i = rows[r]`` or ``j``.
-
-    Features of weight 0 are skipped (they are also dropped from the scaled ``E``)."""
-    nr, nc = D.shape
-    for r in prange(nr):
-        i = rows[r]
-        for j in range(nc):
-            if j == i:
-                continue
-            s = 0.0
-            for p in range(mptr[i], mptr[i + 1]):
-                f = mind[p]
-                wf = w[f]
-                if wf == 0.0:
-                    continue
-                b = V[j, f]
-                if b == b:
-                    s += wf * (T1[j, codes[i], mcol[f]] - _wrong(V, disc, j, f))
-                else:
-                    s += wf * T2[codes[i], codes[j], mcol[f]]
-            for p in range(mptr[j], mptr[j + 1]):
-                f = mind[p]
-                wf = w[f]
-                if wf == 0.0:
-                    continue
-                a = V[i, f]
-                if a == a:
-                    s += wf * (T1[i, codes[j], mcol[f]] - _wrong(V, disc, i, f))
-            if s != 0.0:
-                D[r, j] += s
-    return D
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def dense_margin_correction(V, disc, mcol, T1, T2, codes, mptr, mind, rows, P, out):  # pragma: no cover
-    """``out[r, f] = sum_j P[r, j] (diff_f(i, j) - E-kernel term)``, ``i = rows[r]``, over pairs with an unknown."""
-    nr, nc = P.shape
-    for r in prange(nr):
-        i = rows[r]
-        for f in range(out.shape[1]):
-            out[r, f] = 0.0
-        # features unknown in i (against every j, known or not)
-        for p in range(mptr[i], mptr[i + 1]):
-            f = mind[p]
-            acc = 0.0
-            for j in range(nc):
-                c = P[r, j]
-                if c == 0.0 or j == i:
-                    continue
-                b = V[j, f]
-                if b == b:
-                    acc += c * (T1[j, codes[i], mcol[f]] - _wrong(V, disc, j, f))
-                else:
-                    acc += c * T2[codes[i], codes[j], mcol[f]]
-            out[r, f] += acc
-        # features unknown in j, known in i
-        for j in range(nc):
-            c = P[r, j]
-            if c == 0.0 or j == i:
-                continue
-            for p in range(mptr[j], mptr[j + 1]):
-                f = mind[p]
-                a = V[i, f]
-                if a == a:
-                    out[r, f] += c * (T1[i, codes[j], mcol[f]] - _wrong(V, disc, i, f))
+def _masked_rowdot(P, r_idx, f_idx, A):  # pragma: no cover - compiled
+    """``out[t] = sum_j P[r_idx[t], j] A[j, f_idx[t]]`` for a list of (row, feature) entries."""
+    out = np.empty(r_idx.size)
+    for t in prange(r_idx.size):
+        r = r_idx[t]
+        f = f_idx[t]
+        acc = 0.0
+        for j in range(P.shape[1]):
+            acc += P[r, j] * A[j, f]
+        out[t] = acc
     return out
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def index_margin_correction(V, disc, mcol, T1, T2, codes, mptr, mind, rows, idx, coef, out):  # pragma: no cover
-    """As :func:`dense_margin_correction` for listed neighbours: ``sum_t coef[r, t] (...)`` with ``j = idx[r, t]``."""
+def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, out):  # pragma: no cover
+    """``out[r, f] = sum_t coef[r, t] C_f(i, j)``, ``i = rows[r]``, ``j = idx[r, t]`` (negative skipped):
+    the true ``diff`` minus E's term, for the features unknown in ``i`` or ``j`` (their CSR lists)."""
     nr, kk = idx.shape
     for r in prange(nr):
         i = rows[r]
@@ -372,18 +413,18 @@ def index_margin_correction(V, disc, mcol, T1, T2, codes, mptr, mind, rows, idx,
             c = coef[r, t]
             if j < 0 or c == 0.0 or j == i:
                 continue
-            for p in range(mptr[i], mptr[i + 1]):
+            for p in range(mptr[i], mptr[i + 1]):  # unknown in i: A_{c_i}[j] (0 if j unknown too) or T2
                 f = mind[p]
                 b = V[j, f]
                 if b == b:
-                    out[r, f] += c * (T1[j, codes[i], mcol[f]] - _wrong(V, disc, j, f))
+                    out[r, f] += c * A[codes[i], j, mcol[f]]
                 else:
                     out[r, f] += c * T2[codes[i], codes[j], mcol[f]]
-            for p in range(mptr[j], mptr[j + 1]):
+            for p in range(mptr[j], mptr[j + 1]):  # unknown in j, known in i
                 f = mind[p]
                 a = V[i, f]
                 if a == a:
-                    out[r, f] += c * (T1[i, codes[j], mcol[f]] - _wrong(V, disc, i, f))
+                    out[r, f] += c * A[codes[j], i, mcol[f]]
     return out
 
 
