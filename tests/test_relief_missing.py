@@ -68,14 +68,15 @@ def _with_missing(X, share, seed):
     return X
 
 
+@pytest.mark.parametrize("share", [0.15, 0.4])  # sparse and dense products for the unknown entries
 @pytest.mark.parametrize("disc_cols", [[], [1, 3]])
-def test_missing_diff_matches_brute_force_definition(disc_cols):
+def test_missing_diff_matches_brute_force_definition(disc_cols, share):
     rng = np.random.default_rng(0)
     n, d = 36, 5
     X = rng.normal(size=(n, d))
     X[:, disc_cols] = rng.integers(0, 3, size=(n, len(disc_cols)))
     y = rng.integers(0, 3, n)
-    X = _with_missing(X, 0.15, 1)
+    X = _with_missing(X, share, 1)
     X[:4, 2] = np.nan  # both-unknown pairs too
     disc = np.zeros(d, bool)
     disc[disc_cols] = True
@@ -87,10 +88,11 @@ def test_missing_diff_matches_brute_force_definition(disc_cols):
     np.testing.assert_allclose(ours1, ref1, atol=1e-12)
 
 
-def test_missing_diff_surf_matches_brute_force_definition():
+@pytest.mark.parametrize("share", [0.1, 0.4])
+def test_missing_diff_surf_matches_brute_force_definition(share):
     rng = np.random.default_rng(2)
     n, d = 40, 4
-    X = _with_missing(rng.normal(size=(n, d)), 0.1, 3)
+    X = _with_missing(rng.normal(size=(n, d)), share, 3)
     y = rng.integers(0, 2, n)
     diff = _brute_diff(X, y, np.zeros(d, bool))
     D = diff.sum(-1)
@@ -162,3 +164,31 @@ def test_transform_keeps_nan_with_missing_diff():
     X[3, 1] = np.nan
     Xt = ReliefF(n_neighbors=3, missing="diff").fit(X, y).transform(X)
     assert np.isnan(Xt[3, 1]) and np.isfinite(np.delete(Xt.ravel(), 3 * 3 + 1)).all()
+
+
+def test_missing_diff_irelief_matches_brute_force_two_iterations():
+    """Two I-RELIEF updates (the second under non-uniform weights) from the brute-force diff."""
+    rng = np.random.default_rng(8)
+    n, d, sigma = 30, 4, 0.4
+    X = rng.normal(size=(n, d))
+    X[:, 3] = rng.integers(0, 3, n)
+    y = rng.integers(0, 2, n)
+    X = _with_missing(X, 0.15, 9)
+    disc = np.array([False, False, False, True])
+    diff = _brute_diff(X, y, disc)
+    w = np.full(d, 1 / np.sqrt(d))
+    for _ in range(2):
+        D = diff @ w
+        v = np.zeros(d)
+        for i in range(n):
+            others = np.arange(n) != i
+            hit, miss = others & (y == y[i]), others & (y != y[i])
+            k = np.exp(-D[i] / sigma)
+            a, b = np.where(hit, k, 0) / k[hit].sum(), np.where(miss, k, 0) / k[miss].sum()
+            inlier = 1 - k[miss].sum() / k[others].sum()
+            v += inlier * (b @ diff[i] - a @ diff[i])
+        v /= n
+        w = np.maximum(v, 0) / np.linalg.norm(np.maximum(v, 0))
+    est = IRelief(sigma=sigma, max_iter=2, tol=0, missing="diff", discrete_features=[3]).fit(X, y)
+    np.testing.assert_allclose(est.scores_, v, atol=1e-12)
+    np.testing.assert_allclose(est.feature_importances_, w, atol=1e-12)
