@@ -1,6 +1,8 @@
 import numba
 import numpy as np
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as _hsettings
 from threadpoolctl import threadpool_limits
 
 
@@ -61,3 +63,15 @@ def fast_weighter(name, **overrides):
     if "random_state" in valid:
         est.set_params(random_state=0)
     return est
+
+
+# hypothesis profiles: `ci` (the default: the suite keeps its time) and `thorough`
+# (`python -m pytest tests/test_reliability.py --hypothesis-profile thorough`: >= 10,000
+# generated cases over every weighter and classifier); the per-test case count is
+# `max_examples` (KNNWEIGHTS_HYPOTHESIS_EXAMPLES overrides it)
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+_hsettings.register_profile("ci", max_examples=60, deadline=None, derandomize=True, suppress_health_check=_QUIET,
+                            print_blob=True)
+_hsettings.register_profile("thorough", max_examples=500, deadline=None, suppress_health_check=_QUIET,
+                            print_blob=True)
+_hsettings.load_profile("ci")
