@@ -11,6 +11,7 @@ import os
 import re
 import shlex
 import sys
+import textwrap
 import threading
 import time
 import warnings
@@ -50,11 +51,22 @@ def plain_text(text):
     return text
 
 
-class _PlainFormatter(argparse.RawDescriptionHelpFormatter):
-    """Help with reStructuredText markup removed and descriptions kept as paragraphs."""
+class _PlainFormatter(argparse.HelpFormatter):
+    """Help with reStructuredText markup removed; descriptions wrapped paragraph by paragraph."""
 
     def _format_text(self, text):
         return super()._format_text(plain_text(text))
+
+    def _fill_text(self, text, width, indent):
+        paragraphs = re.split(r"\n\s*\n", text.strip("\n"))
+        out = []
+        for par in paragraphs:
+            if par.startswith("example:"):  # a command to copy: kept on one line
+                out.append(indent + " ".join(par.split()))
+            else:
+                out.append(textwrap.fill(" ".join(par.split()), width, initial_indent=indent,
+                                         subsequent_indent=indent))
+        return "\n\n".join(out)
 
     def _expand_help(self, action):
         return plain_text(super()._expand_help(action))
@@ -111,6 +123,12 @@ def _ticker(label, stream=None, every=1.0):
         if time.monotonic() - t0 >= every:
             stream.write("\r" + " " * (len(label) + 12) + "\r")
             stream.flush()
+
+
+def _short(exc, limit=160):
+    """An exception's message on one line, cut to ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _say(msg):
@@ -207,7 +225,7 @@ def _rank_table(names, X, y, args):
                 t, f, caught, sec = rank_methods({name: est}, X, np.asarray(y), feature_names=list(X.columns),
                                                  scale=args.scale, random_state=args.random_state)
         except NotImplementedError as exc:
-            _say(f"[{i}/{len(weighters)}] {name}: skipped, not implemented ({' '.join(str(exc).split())})")
+            _say(f"[{i}/{len(weighters)}] {name}: skipped, not implemented ({_short(exc)})")
             continue
         except Exception as exc:  # noqa: BLE001 - one method failing must not hide the others
             _say(f"[{i}/{len(weighters)}] {name}: failed ({type(exc).__name__}: {' '.join(str(exc).split())})")
@@ -412,7 +430,7 @@ def _cmd_demo(args):
                 acc = cross_val_score(make_pipeline(StandardScaler(), WeightedKNN(est, args.k)), X, y, cv=cv,
                                       error_score="raise").mean()
         except NotImplementedError as exc:
-            print(f"{name:14s} {'n/a':>6s}   ({' '.join(str(exc).split())})", flush=True)
+            print(f"{name:14s} {'n/a':>6s}   ({_short(exc)})", flush=True)
             continue
         except Exception as exc:  # noqa: BLE001 - one method failing must not hide the others
             print(f"{name:14s} {'error':>6s}   ({type(exc).__name__}: {' '.join(str(exc).split())})", flush=True)
