@@ -131,6 +131,16 @@ def _short(exc, limit=160):
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+def _require(*modules):
+    """A one-line error naming the optional packages a command needs and lacks."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(f"this command needs {' and '.join(missing)}: pip install 'knnweights[files]' "
+                         f"(or pip install {' '.join(missing)}).")
+
+
 def _say(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -286,6 +296,7 @@ def _print_top(table, methods, n):
 
 def _cmd_rank(args):
     """Rank the features of a user's file by each weighter (fit on all rows)."""
+    _require("pandas")
     names = parse_methods(args.methods)
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
@@ -303,6 +314,7 @@ def _cmd_rank(args):
 
 def _cmd_evaluate(args):
     """Repeated CV of weighted kNN (each method) against plain kNN on a user's file; report and CSVs."""
+    _require("pandas", "matplotlib")
     import pandas as pd
 
     from .evaluation import write_csv
