@@ -145,3 +145,28 @@ def test_max_iter_warns():
     X, y, _ = _margins()
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         Logo(max_iter=1, tol=0.0).fit(X, y)
+
+
+def test_verbose_prints_every_outer_iteration(capsys):
+    X, y, _ = _margins(n=40, d=6)
+    est = Logo(sigma=5.0, verbose=1).fit(X, y)
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines() if ln.strip()[:1].isdigit()]
+    assert len(rows) == est.n_iter_
+    assert [float(r[1]) for r in rows] == pytest.approx(est.cost_history_, rel=1e-6)
+    assert float(rows[-1][2]) < est.tol  # the logged step of the last iteration met tol
+
+
+def test_loose_early_inner_solves_reach_the_exact_loops_fixed_point():
+    # the outer loop with every inner problem solved to 1e-9 (the paper's loop) against the
+    # default one (inexact inner solves while the weights move): the same fixed point
+    X, y, _ = _margins(n=60, d=10, seed=2)
+    w = np.ones(X.shape[1])
+    for _ in range(200):
+        Z = soft_margins(X, y, w, 5.0, "manhattan", per_sample=True).z
+        w_new = logo_inner_solve(Z, 1.0, w, gtol=1e-9).x
+        done = np.linalg.norm(w_new - w) < 1e-8
+        w = w_new
+        if done:
+            break
+    est = Logo(sigma=5.0, lambda_=1.0, max_iter=200, tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(est.feature_importances_, w, atol=1e-5)
