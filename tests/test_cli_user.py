@@ -145,7 +145,8 @@ def test_corrected_test_is_the_default_and_more_conservative():
     assert [r["wtl"] for r in win_tie_loss_counts(plain)] in (["1/0/0", "0/0/1"], ["0/1/0", "0/1/0"])
 
 
-@pytest.mark.parametrize("case", ["no-file", "no-target", "one-class", "unreadable", "empty", "small-class"])
+@pytest.mark.parametrize("case", ["no-file", "no-target", "one-class", "unreadable", "empty", "small-class",
+                                  "continuous"])
 def test_bad_input_is_one_line_exit_2(case, expression_csv, tmp_path, capsys):
     path, _ = expression_csv
     target = "diagnosis"
@@ -165,6 +166,9 @@ def test_bad_input_is_one_line_exit_2(case, expression_csv, tmp_path, capsys):
     elif case == "small-class":
         path = tmp_path / "small.csv"
         pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "diagnosis": ["x", "x", "x", "y"]}).to_csv(path, index=False)
+    elif case == "continuous":
+        path = tmp_path / "cont.csv"
+        pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "diagnosis": [0.5, 1.5, 0.25, 2.0]}).to_csv(path, index=False)
     for cmd in (["rank"], ["evaluate", "--cv", "2x1"]):
         rc = main([cmd[0], str(path), "--target", target, *cmd[1:], "--out", str(tmp_path / "o")])
         err = capsys.readouterr().err.strip().splitlines()

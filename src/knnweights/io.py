@@ -299,6 +299,9 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         msgs.append(f"{const} constant feature(s) kept (they carry no information and rank last)")
 
     yv = y.to_numpy()
+    if yv.dtype.kind == "f" and not np.all(yv == np.round(yv)):
+        raise DataError(f"{path}: the target column {target!r} holds non-integer numbers ({len(np.unique(yv))} "
+                        "distinct values); it must hold class labels.")
     classes, counts = np.unique(yv.astype(str) if yv.dtype == object else yv, return_counts=True)
     if classes.size < 2:
         raise DataError(f"{path}: the target column {target!r} has a single class ({_label(classes[0])}); "
