@@ -137,11 +137,11 @@ class KNNCell:
         Also record the accuracy of plain kNN on the fold's top ``m`` features
         (``m`` in :func:`top_grid`), from the weighter's ranking.
 
-    Returns (when called)
-    ---------------------
-    dict
-        ``accuracy`` (fraction), ``warnings`` (``[[pattern, first message, count]]``),
-        and with a weighter and ``curve``: ``top_n`` and ``top_accuracy`` (percent).
+    Notes
+    -----
+    A call returns a dict: ``accuracy`` (fraction), ``warnings`` (``[[pattern, first
+    message, count]]``, the warnings the cell raised, numbers masked in the pattern),
+    and with a weighter and ``curve``: ``top_n`` and ``top_accuracy`` (percent).
     """
 
     def __init__(self, weighter=None, n_neighbors=5, scale="standard", curve=True):

@@ -25,8 +25,11 @@ def _fmt(v, decimals=2):
 
 
 def render_markdown(blocks):
-    """Markdown text of ``blocks`` (``("h", level, text)``, ``("p", text)``, ``("table", header, rows)``,
-    ``("img", path, caption)``, ``("pre", text)``)."""
+    """Markdown text of a list of blocks.
+
+    Blocks are ``("h", level, text)``, ``("p", text)``, ``("table", header, rows)``,
+    ``("img", path, caption)`` (linked by file name) and ``("pre", text)``.
+    """
     out = []
     for b in blocks:
         kind = b[0]
