@@ -33,27 +33,54 @@ _TIE = 1e-9  # relative: blocking steps / release multipliers this close count a
 _STALE = 50  # the cached distances are recomputed after this many incremental updates
 
 
-@njit(cache=True, nogil=True)
-def candidate_distances(X, cand, v, out):
-    """``out[i, k] = sum_j (X[i, j] - X[cand[i, k], j])**2 v[j]`` (0 where ``cand < 0``)."""
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _pair_dots(X, cand, v, nz, p, out):
+    """``out[i, k] = sum_j (X[i, j] - X[cand[i, k], j])**2 v[j]`` over the columns ``nz[:p]``.
+
+    When most columns are listed the loop runs over all of them (contiguous, SIMD);
+    the others have ``v[j] == 0`` and add nothing.
+    """
     n, K = cand.shape
     d = X.shape[1]
-    nz = np.empty(d, np.int64)
-    p = 0
-    for j in range(d):
-        if v[j] != 0.0:
-            nz[p] = j
-            p += 1
+    dense = 2 * p > d
+    rmax = 0.0
     for i in range(n):
+        xi = X[i]
         for k in range(K):
             c = cand[i, k]
             s = 0.0
             if c >= 0:
-                for q in range(p):
-                    j = nz[q]
-                    t = X[i, j] - X[c, j]
-                    s += t * t * v[j]
+                xc = X[c]
+                if dense:
+                    for j in range(d):
+                        t = xi[j] - xc[j]
+                        s += t * t * v[j]
+                else:
+                    for q in range(p):
+                        j = nz[q]
+                        t = xi[j] - xc[j]
+                        s += t * t * v[j]
             out[i, k] = s
+            a = abs(s)
+            rmax = max(rmax, a)
+    return rmax
+
+
+@njit(cache=True, nogil=True)
+def _support(v, nz):
+    p = 0
+    for j in range(v.size):
+        if v[j] != 0.0:
+            nz[p] = j
+            p += 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def candidate_distances(X, cand, v, out):
+    """``out[i, k] = sum_j (X[i, j] - X[cand[i, k], j])**2 v[j]`` (0 where ``cand < 0``)."""
+    nz = np.empty(X.shape[1], np.int64)
+    _pair_dots(X, cand, v, nz, _support(v, nz), out)
 
 
 @njit(cache=True, nogil=True)
@@ -144,14 +171,21 @@ def _eqp(g, Z, E, m_ties, dw, mu):
         for r in range(m_ties):
             AT[q, r + 1] = E[r, j]
         gp[q] = -g[j]
-    x = np.linalg.lstsq(AT, gp, _RCOND)[0]
+    # one SVD serves the solve and its refinement pass: minimum-norm least squares with
+    # singular values below _RCOND * the largest dropped (the cut-off of LAPACK gelsd)
+    U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
+    rank = 0
+    for r in range(sv.size):
+        if sv[r] > _RCOND * sv[0]:
+            rank += 1
+    x = _svd_solve(U, sv, Vt, rank, gp)
     res = np.empty(p)
     for q in range(p):
         s = g[P[q]]
         for r in range(m):
             s += AT[q, r] * x[r]
         res[q] = -s
-    x2 = np.linalg.lstsq(AT, res, _RCOND)[0]
+    x2 = _svd_solve(U, sv, Vt, rank, res)
     for r in range(m):
         mu[r] = x[r] + x2[r]
     for q in range(p):
@@ -162,22 +196,22 @@ def _eqp(g, Z, E, m_ties, dw, mu):
 
 
 @njit(cache=True, nogil=True)
+def _svd_solve(U, sv, Vt, rank, b):
+    """``V_r diag(1/s_r) U_r^T b``: the minimum-norm least-squares solution at rank ``rank``."""
+    y = np.empty(rank)
+    for r in range(rank):
+        y[r] = (U[:, r] @ b) / sv[r]
+    x = np.zeros(Vt.shape[1])
+    for r in range(rank):
+        x += y[r] * Vt[r]
+    return x
+
+
+@njit(cache=True, nogil=True)
 def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
     """Directional distances ``R = eps . dw`` and the min-ratio test of one side (Lemma 5)."""
     n, K = cand.shape
-    rmax = 0.0
-    for i in range(n):
-        for k in range(K):
-            c = cand[i, k]
-            s = 0.0
-            if c >= 0:
-                for q in range(p):
-                    j = nzP[q]
-                    t = X[i, j] - X[c, j]
-                    s += t * t * dw[j]
-            R[i, k] = s
-            if abs(s) > rmax:
-                rmax = abs(s)
+    rmax = _pair_dots(X, cand, dw, nzP, p, R)
     rt = 1e-12 * (rmax + 1e-300)
     best = np.inf
     for i in range(n):

@@ -73,6 +73,8 @@ class SQPFW(BaseWeighter):
         Candidate neighbours per sample and their states ``-1`` (``[<]``), ``0``
         (``[=]``), ``+1`` (``[>]``) at the solution.
     objective_ : float
+    n_refresh_ : int
+        Working-set refreshes (one neighbour search each).
 
     References
     ----------
@@ -140,7 +142,7 @@ class SQPFW(BaseWeighter):
         active, w_bar, ws = self._setup(X, y)
         w = np.zeros(X.shape[1])
         if not active.any():
-            self.n_iter_, self.cost_history_ = 0, np.zeros(1)
+            self.n_iter_, self.cost_history_, self.n_refresh_ = 0, np.zeros(1), 0
             return w
         res = sqpfw_active_set(X[:, active], y, float(self.theta), self.kappa, self.lambda_, w_bar,
                                working_set=ws, refresh_every=self.refresh_every, max_iter=self.max_iter,
@@ -151,6 +153,7 @@ class SQPFW(BaseWeighter):
         self.n_iter_ = int(res.nit)
         self.cost_history_ = res.cost_history
         self.objective_ = float(res.fun)
+        self.n_refresh_ = int(res.n_refresh)
         self.hit_candidates_, self.hit_state_ = res.hit_candidates, res.hit_state
         self.miss_candidates_, self.miss_state_ = res.miss_candidates, res.miss_state
         return w
