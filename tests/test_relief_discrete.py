@@ -206,3 +206,25 @@ def test_equal_miss_weighting_is_one_over_k_minus_one():
     y2 = (y > 0).astype(int)
     np.testing.assert_array_equal(ReliefF(n_neighbors=k, miss_weighting="equal").fit(X, y2).scores_,
                                   ReliefF(n_neighbors=k).fit(X, y2).scores_)
+
+
+def test_mulrel_clamps_small_classes_like_relieff():
+    from knnweights import MulRel
+    from knnweights.weighters.relief import range_normalize, relieff_margins
+
+    rng = np.random.default_rng(16)
+    X, y = rng.normal(size=(30, 4)), np.r_[np.zeros(26), np.ones(4)].astype(int)
+    with pytest.warns(UserWarning, match="Clamped per class"):
+        MulRel(n_neighbors=5, n_rounds=2).fit(X, y)
+    with pytest.raises(ValueError, match="hits of class 1"):
+        MulRel(n_neighbors=5, small_classes="error").fit(X, y)
+    # class 1 has 3 hits: the mean over those 3, not a sum divided by 5
+    Z = range_normalize(X)
+    D = np.abs(Z[:, None] - Z[None]).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    ref = np.zeros(4)
+    for i in range(30):
+        hits = np.lexsort((np.arange(30), np.where(y == y[i], D[i], np.inf)))[:min(5, (y == y[i]).sum() - 1)]
+        misses = np.lexsort((np.arange(30), np.where(y != y[i], D[i], np.inf)))[:min(5, (y != y[i]).sum())]
+        ref += np.abs(Z[i] - Z[misses]).mean(0) - np.abs(Z[i] - Z[hits]).mean(0)
+    np.testing.assert_allclose(relieff_margins(Z, y, 5, per_class=False), ref / 30, atol=1e-12)

@@ -20,9 +20,10 @@ all has ``diff = 0``).  The distance is ``d_w(i, j) = sum_f w_f diff_f(i, j)``.
 How it is computed fast.  Everything expensive runs on compiled L1 kernels and BLAS.
 The plain L1 kernels of :mod:`knnweights.engine._kernels` run over an *expanded* matrix
 ``E``: a continuous column is ``x s`` with ``NaN`` replaced by 0, a discrete column
-becomes one indicator column per level scaled by 1/2 (so the L1 distance of two
-indicator rows is exactly ``1`` when the levels differ and ``0`` when equal), an unknown
-value an all-zero row.  ``E`` gives every pair of known values the right ``diff``; for
+with ``L`` levels becomes ``ceil(L / 2)`` columns holding the levels as the vertices
+``+-e_q / 2`` of a cross-polytope (any two vertices are at L1 distance exactly ``1``, equal
+levels at ``0``), an unknown value the origin (all zero, ``1/2`` from every level).
+``E`` gives every pair of known values the right ``diff``; for
 the pairs that involve an unknown value the difference between the true ``diff`` and
 what ``E`` added is, with ``m_if`` the indicator that ``x_if`` is unknown and
 ``A_c[j, f] = T1 - (E's term)`` for a known ``x_jf`` (0 for an unknown one),
@@ -134,7 +135,7 @@ def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64)
     tcols = cont[mcol[cont] >= 0]
     if tcols.size:
         _continuous_tables(np.ascontiguousarray(V[:, tcols].T), codes, K, mcol[tcols], A, T2)
-    # discrete features: level codes, indicator columns of 1/2, class-conditional level frequencies
+    # discrete features: level codes, cross-polytope columns, class-conditional level frequencies
     for f in np.flatnonzero(disc):
         col = X[:, f]
         known = ~miss[:, f]
@@ -143,10 +144,12 @@ def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64)
         code[known] = lev
         V[:, f] = code
         L = levels.size
-        ind = np.zeros((n, L))
-        ind[np.flatnonzero(known), lev] = 0.5
+        # levels as the vertices +-e_q / 2 of a cross-polytope: any two are at L1 distance exactly 1
+        # with ceil(L / 2) columns (SNPs 0/1/2: two columns); unknown = the origin, 1/2 from every level
+        ind = np.zeros((n, max(1, (L + 1) // 2)))
+        ind[np.flatnonzero(known), lev // 2] = np.where(lev % 2 == 0, 0.5, -0.5)
         blocks.append(ind)
-        ecol.append(np.full(L, f))
+        ecol.append(np.full(ind.shape[1], f))
         t = mcol[f]
         if t < 0 or not L:
             continue

@@ -70,7 +70,11 @@ def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhatta
     k = n_neighbors
     if not per_class:
         nb = nearest_hits_misses(Z, codes, w, k, metric, rows=rows)
-        return hard_margin_vectors(Z, nb.hit_idx, nb.miss_idx, "manhattan", rows=rows) / rows.size
+        # 1/k each, or 1/(number found) where fewer than k hits / misses exist (the clamp)
+        hit_coef = np.repeat(1.0 / np.maximum((nb.hit_idx >= 0).sum(axis=1), 1)[:, None], k, axis=1)
+        miss_coef = np.repeat(1.0 / np.maximum((nb.miss_idx >= 0).sum(axis=1), 1)[:, None], k, axis=1)
+        return hard_margin_vectors(Z, nb.hit_idx, nb.miss_idx, "manhattan", hit_coef=hit_coef, miss_coef=miss_coef,
+                                   rows=rows) / rows.size
     n_classes = int(codes.max()) + 1
     idx, _ = nearest_by_class(Z, codes, w, k, metric, n_classes=n_classes, rows=rows)
     coef = _class_coefficients(codes, rows, n_classes, miss_weighting)
@@ -580,6 +584,9 @@ class MulRel(_ReliefBase):
         Outer rounds (the paper's setting).
     normalize : bool, default=True
         Range-normalised differences, as :class:`Relief`.
+    small_classes : {"clamp", "error"}, default="clamp"
+        ``n_neighbors`` above a class's hits: ``"clamp"`` uses all of them (with a
+        ``UserWarning``); ``"error"`` raises a ``ValueError``.
 
     Attributes
     ----------
@@ -595,15 +602,18 @@ class MulRel(_ReliefBase):
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
         "normalize": ["boolean"],
+        "small_classes": [StrOptions({"clamp", "error"})],
     }
 
-    def __init__(self, n_neighbors=1, n_rounds=100, normalize=True):
+    def __init__(self, n_neighbors=1, n_rounds=100, normalize=True, small_classes="clamp"):
         self.n_neighbors = n_neighbors
         self.n_rounds = n_rounds
         self.normalize = normalize
+        self.small_classes = small_classes
 
     def _fit(self, X, y):
-        self._check_n_neighbors(self.n_neighbors, y)
+        self._check_n_neighbors(self.n_neighbors, y,
+                                clamp="small_classes='error'" if self.small_classes == "clamp" else None)
         Z = self._normalized(X)
         w = None
         self.cost_history_ = []
