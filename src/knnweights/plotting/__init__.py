@@ -8,6 +8,7 @@ from .evaluation import plot_accuracy_boxplots, plot_elimination_curves, plot_wi
 from .robustness import plot_irrelevant_feature_curve
 from .sqpfw import plot_sqpfw_path
 from .topfeatures import plot_top_feature_curves
+from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight_profiles
 
 __all__ = [
     "plot_accuracy_boxplots",
@@ -16,4 +17,7 @@ __all__ = [
     "plot_irrelevant_feature_curve",
     "plot_top_feature_curves",
     "plot_sqpfw_path",
+    "plot_weight_profiles",
+    "plot_pairwise_differences",
+    "plot_top_feature_ranks",
 ]
