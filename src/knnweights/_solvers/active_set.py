@@ -33,7 +33,6 @@ and ``eps . dw`` come from :func:`knnweights.engine.neighbors.indexed_distances`
 """
 
 import numpy as np
-from scipy import linalg
 from scipy.optimize import OptimizeResult
 
 from ..engine.linalg import single_thread_blas
@@ -117,9 +116,11 @@ class _Problem:
     # -- candidates --------------------------------------------------------------------
     def _widths(self):
         kh, km = int(self.n_hits.max()), int(self.n_misses.max())
-        if self.n_candidates is not None:
-            kh = min(kh, max(self.n_candidates, self.kappa + 1))
-            km = min(km, max(self.n_candidates, self.lambda_ + 1))
+        if self.n_candidates is not None:  # a working set pays off only well below all candidates
+            if kh > 2 * self.n_candidates:
+                kh = max(self.n_candidates, self.kappa + 1)
+            if km > 2 * self.n_candidates:
+                km = max(self.n_candidates, self.lambda_ + 1)
         return kh, km
 
     def full_lists(self):
@@ -214,21 +215,9 @@ class _Problem:
 
     def eqp(self, g, E):
         """Null-space solve of the KKT system of EQP (4): ``dw`` and multipliers ``(nu, mu_E)``."""
-        P = ~self.Z
-        A = np.vstack([np.ones((1, int(P.sum()))), E[:, P]])
-        gp = g[P]
-        # Multipliers: the least-squares solution of A^T mu = -g_P of least norm, i.e. the
-        # Schur complement (A A^T) mu = -A g_P without squaring the condition number;
-        # A^T is |P| x m with |P| <= d, so heavy ties (m in the thousands) stay cheap.
-        # rcond 3e-7 on A's singular values = 1e-13 on those of A A^T.
-        if A.shape[0] == 1:  # no ties: the multiplier of sum(w) = 1 alone, in closed form
-            mu = np.array([-gp.mean()])
-        else:
-            mu = linalg.lstsq(A.T, -gp, cond=3e-7, lapack_driver="gelsd", check_finite=False)[0]
-            mu += linalg.lstsq(A.T, -(gp + A.T @ mu), cond=3e-7, lapack_driver="gelsd",
-                               check_finite=False)[0]  # refinement
         dw = np.zeros(self.d)
-        dw[P] = -(gp + A.T @ mu)
+        mu = np.empty(E.shape[0] + 1)
+        _k._eqp(np.ascontiguousarray(g, dtype=np.float64), self.Z, np.ascontiguousarray(E), E.shape[0], dw, mu)
         return dw, mu
 
     def multipliers(self, g, E, info, mu, theta_over_n):
@@ -260,30 +249,31 @@ class _Problem:
     def ratio(self, dw, limit):
         """Longest step (Lemma 5): ``(tau, kind, where)`` with kind 'w', 'hit', 'miss' or None."""
         best, kind, where = limit, None, None
+        tie = _k._TIE
         neg = (~self.Z) & (dw < 0)
         if neg.any():
             t = -self.w[neg] / dw[neg]
-            j = int(np.argmin(t))
-            if t[j] < best:
-                best, kind, where = max(t[j], 0.0), "w", int(np.flatnonzero(neg)[j])
-        r_ = np.arange(self.n)
+            tmin = t.min()
+            if tmin < best:
+                j = int(np.flatnonzero(t <= tmin + tie * tmin)[0])
+                best, kind, where = max(tmin, 0.0), "w", int(np.flatnonzero(neg)[j])
+        dw = np.ascontiguousarray(dw, dtype=np.float64)
+        nz = np.flatnonzero(dw).astype(np.int64)
         self._R = {}
         for name, side in (("hit", self.hit), ("miss", self.miss)):
-            valid = side.cand >= 0
             D = self.cand_dist(name)
-            R = self._R[name] = self._dist(side.cand, dw)
-            rep = side.reps()
-            s = D - D[r_, rep][:, None]
-            r = R - R[r_, rep][:, None]
-            rt = 1e-12 * (np.abs(R).max() + 1e-300)
-            block = valid & (((side.state == -1) & (r > rt)) | ((side.state == 1) & (r < -rt)))
-            if block.any():
-                t = np.full(s.shape, np.inf)
-                t[block] = np.maximum(-s[block] / r[block], 0.0)
-                f = int(np.argmin(t))
-                if t.flat[f] < best:
-                    best, kind, where = t.flat[f], name, np.unravel_index(f, t.shape)
+            R = self._R[name] = np.empty(side.cand.shape)
+            t, i, k = _k._side_ratio(self.X, side.cand, side.state, side.reps().astype(np.int64), D, R, dw, nz,
+                                     nz.size)
+            if i >= 0 and (t < best - tie * best if kind is not None else t < best):
+                best, kind, where = t, name, (i, k)
         return best, kind, where
+
+    def moved(self, tau):
+        """``D += tau R`` after ``w += tau dw`` (``dw`` of the last ratio test)."""
+        self.Dh += tau * self._R["hit"]
+        self.Dm += tau * self._R["miss"]
+        self.dinfo[1] += 1
 
     def cand_dist(self, name):
         """Cached ``eps_{i,cand} . w`` (updated along steps, recomputed after 50 updates)."""
@@ -550,9 +540,14 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
                     if t.flat[f] < dt:
                         dt, event = t.flat[f], (name, np.unravel_index(f, t.shape), target)
         theta = min(theta + dt, theta_max)
-        prob.w = np.maximum(prob.w + dt * v, 0.0)
+        w_new = prob.w + dt * v
+        if (w_new < 0).any():
+            prob.w = np.maximum(w_new, 0.0)
+            prob.forget()
+        else:
+            prob.w = w_new
+            prob.moved(dt)
         prob.w[prob.Z] = 0.0
-        prob.forget()
         if dt > 0 or theta >= theta_max:
             thetas.append(theta)
             weights.append(prob.w.copy())
