@@ -249,12 +249,20 @@ def test_missed_cells_carry_their_reason(tmp_path):
     y = np.r_[np.zeros(20, int), np.ones(20, int)]
     # separable toy data: ~100 % against the paper's 80.85 %, a miss
     plain = run_table(_toy_spec(X, y), Config(mode="tiny", out=str(tmp_path / "a"))).rows[0]
-    assert plain["within"] is False and plain["miss_reason"] == "unexplained"
+    assert plain["within"] is False and plain["miss_reason"] == plain["miss_kinds"] == "unexplained"
     spec = _toy_spec(X, y, differs="not the paper's data", stand_in="sklearn 1-NN for WEKA IB1",
                      reading="Euclidean distance")
     row = run_table(spec, Config(mode="tiny", out=str(tmp_path / "b"))).rows[0]
     assert row["miss_reason"] == ("dataset differs from the paper's: not the paper's data; stand-in classifier: "
                                   "sklearn 1-NN for WEKA IB1; paper ambiguity, reading used: Euclidean distance")
+    assert row["miss_kinds"] == "dataset differs, stand-in classifier, paper ambiguity"
+    from knnweights.reproduce.report import _miss_counts
+
+    class R:
+        rows = [row, plain, {**row, "within": True}]
+
+    assert _miss_counts([R]) == {"dataset differs": 1, "stand-in classifier": 1, "paper ambiguity": 1,
+                                 "unexplained": 1}
     # the quick-mode subsampling of a bundled set is said
     from knnweights.reproduce._common import loader
 
@@ -281,6 +289,8 @@ def test_verdicts():
     assert word == "partly reproduced" and "3/4 cells within tolerance (75 %)" in text
     assert verdict(R([], csv=None))[0] == "no paper numbers"
     assert verdict(R([None, None]))[0] == "not compared"
+    word, text = verdict(R([True] * 8 + [False] * 2), mode="tiny")
+    assert word == "smoke test, not judged" and "8/10 cells" in text
 
 
 def test_coinciding_lines_say_so_in_the_legend():

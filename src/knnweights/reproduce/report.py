@@ -141,13 +141,14 @@ def write_table_csv(result, folder):
     return paths
 
 
-def verdict(result):
+def verdict(result, mode=None):
     """``(word, text)``: is the table's claim reproduced, with the measured numbers.
 
     ``reproduced``: >= 80 % of the compared cells within tolerance and, where the paper
     gives W/T/L outcomes, >= 70 % of the per-dataset directions agreeing; ``partly``:
     >= 50 % of the cells (or of the directions); ``not reproduced`` otherwise;
-    ``no paper numbers`` for our own experiments (nothing to compare).
+    ``no paper numbers`` for our own experiments (nothing to compare); ``mode="tiny"``:
+    ``smoke test, not judged`` (the numbers are still given).
     """
     fr = fidelity([result])
     within, n, agree, dirs = fr["cells_within"], fr["cells_compared"], fr["wtl_agree"], fr["wtl_compared"]
@@ -171,14 +172,16 @@ def verdict(result):
         word = "partly reproduced"
     else:
         word = "not reproduced"
+    if mode == "tiny":
+        word = "smoke test, not judged"
     return word, "; ".join(parts)
 
 
-def table_markdown(result):
+def table_markdown(result, mode=None):
     """The table in Markdown: its verdict, then one line per dataset x method, ours beside the paper's."""
     spec = result.spec
     unit = "error %" if spec.metric == "error" else ("value" if spec.metric not in ("accuracy",) else "accuracy %")
-    word, text = verdict(result)
+    word, text = verdict(result, mode)
     lines = [f"### {spec.title}", "", f"**Verdict: {word}** ({text}).", "", spec.caption, ""]
     if not spec.csv:
         lines += ["This table has **no paper numbers**: the paper columns stay empty and nothing is counted in "
@@ -237,13 +240,14 @@ def _miss_counts(results):
     for res in results:
         for r in res.rows:
             if r["within"] is False:
-                for part in (r.get("miss_reason") or "unexplained").split("; "):
-                    kind = part.split(":")[0]
+                for kind in (r.get("miss_kinds") or "unexplained").split(", "):
                     counts[kind] = counts.get(kind, 0) + 1
     return counts
 
 
-def _figure_verdict(f):
+def _figure_verdict(f, mode=None):
+    if mode == "tiny":
+        return "smoke test, not judged"
     v = f.get("verdict")
     if v:
         return v
@@ -298,24 +302,24 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
     for res in results:
         files = ", ".join(f"[{os.path.basename(p)}]({os.path.basename(p)})" for p in getattr(res, "files", []))
         fr = fidelity([res])
-        word, text = verdict(res)
+        word, text = verdict(res, cfg.mode)
         summary.append({"table": res.spec.name, "title": res.spec.title, "verdict": word, "measured": text,
                         **fr, "cells": res.cells_total, "seconds": round(res.seconds, 1)})
         lines.append(f"- {res.spec.title}: **{word}** ({text}); {res.cells_total} cells; {res.seconds:.0f} s ({files})")
     for f in figures:
-        lines.append(f"- {f['title']}: **{_figure_verdict(f)}**")
+        lines.append(f"- {f['title']}: **{_figure_verdict(f, cfg.mode)}**")
     lines.append("")
     lines.append("## Tables")
     lines.append("")
     for res in results:
-        lines.append(table_markdown(res))
+        lines.append(table_markdown(res, cfg.mode))
     if figures:
         lines += ["## Figures", ""]
         for f in figures:
             lines += [f"### {f['title']}", ""]
             if f.get("png"):
                 lines += [f"![{f['title']}]({os.path.basename(f['png'])})", ""]
-            lines += [f"**Paper's claim:** {f['claim']}", "", f"**Verdict:** {_figure_verdict(f)}", "",
+            lines += [f"**Paper's claim:** {f['claim']}", "", f"**Verdict:** {_figure_verdict(f, cfg.mode)}", "",
                       f"**Ours:** {f.get('ours', '')}", ""]
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
@@ -324,7 +328,7 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
         fh.write("\n".join(lines))
     meta = {"command": command, "papers": list(papers), "mode": cfg.mode, "random_state": cfg.random_state,
             "provenance": prov, "fidelity": fid, "miss_reasons": miss, "tables": summary,
-            "figures": [{"title": f["title"], "verdict": _figure_verdict(f)} for f in figures],
+            "figures": [{"title": f["title"], "verdict": _figure_verdict(f, cfg.mode)} for f in figures],
             "cells_total": cells_total, "cells_run": cells_run, "wall_seconds": round(wall, 1)}
     with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
         json.dump(meta, fh, indent=1, sort_keys=True)

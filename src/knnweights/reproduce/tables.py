@@ -22,7 +22,8 @@ import numpy as np
 from ..evaluation import ResultStore, paired_ttest, run_grid, win_tie_loss
 
 __all__ = ["Config", "DatasetSpec", "MethodSpec", "TableSpec", "TableResult", "read_paper_table", "run_table",
-           "within_tolerance", "subsample", "miss_reason"]
+           "within_tolerance", "subsample", "miss_reason", "miss_reasons",
+           "MISS_KINDS"]
 
 
 @dataclass
@@ -168,18 +169,26 @@ def _selected(cfg, ds):
     return cfg.datasets is None or bool(ds.names() & set(cfg.datasets))
 
 
-def miss_reason(ds, m, reduced=""):
-    """Why a cell may miss the paper's number: the causes we know of, else ``"unexplained"``."""
+MISS_KINDS = ("dataset differs", "stand-in classifier", "paper ambiguity", "unexplained")
+
+
+def miss_reasons(ds, m, reduced=""):
+    """``[(kind, text)]``: why a cell may miss the paper's number (kinds: :data:`MISS_KINDS`)."""
     why = []
     if reduced:
-        why.append(f"dataset differs from the paper's: {reduced}")
+        why.append(("dataset differs", f"dataset differs from the paper's: {reduced}"))
     if ds.differs:
-        why.append(f"dataset differs from the paper's: {ds.differs}")
+        why.append(("dataset differs", f"dataset differs from the paper's: {ds.differs}"))
     if m.is_substitute:
-        why.append(f"stand-in classifier: {m.stand_in}")
+        why.append(("stand-in classifier", f"stand-in classifier: {m.stand_in}"))
     if m.reading:
-        why.append(f"paper ambiguity, reading used: {m.reading}")
-    return "; ".join(why) if why else "unexplained"
+        why.append(("paper ambiguity", f"paper ambiguity, reading used: {m.reading}"))
+    return why or [("unexplained", "unexplained")]
+
+
+def miss_reason(ds, m, reduced=""):
+    """Why a cell may miss the paper's number, as text: the causes we know of, else ``"unexplained"``."""
+    return "; ".join(text for _, text in miss_reasons(ds, m, reduced))
 
 
 def _n_splits(protocol, y):
@@ -321,9 +330,10 @@ def run_table(spec, cfg):
             pv = _f(p["mean"]) if p else None
             row = {"table": spec.name, "dataset": ds.label, "dataset_key": ds.key, "method": m.label,
                    "stand_in": m.stand_in, "dataset_note": ds.note, "paper": pv,
-                   "paper_as_printed": p.get("as_printed", "") if p else "", "paper_std": _f(p.get("std")) if p else None,
+                   "paper_as_printed": p.get("as_printed", "") if p else "",
+                   "paper_std": _f(p.get("std")) if p else None,
                    "ours_mean": None, "ours_std": None, "ours_se": None, "n_cells": 0, "diff": None, "within": None,
-                   "miss_reason": ""}
+                   "miss_reason": "", "miss_kinds": ""}
             if ds.load is None:
                 row["status"] = f"not bundled: {ds.reason}"
             elif m.build is None:
@@ -339,8 +349,8 @@ def run_table(spec, cfg):
                 mean = float(vals.mean())
                 std = float(vals.std(ddof=1)) if vals.size > 1 else 0.0
                 se = std / math.sqrt(vals.size) if vals.size > 1 else float("nan")
-                row.update(ours_mean=round(mean, 2), ours_std=round(std, 2), ours_se=round(se, 3) if np.isfinite(se) else None,
-                           n_cells=int(vals.size), status="ok")
+                row.update(ours_mean=round(mean, 2), ours_std=round(std, 2),
+                           ours_se=round(se, 3) if np.isfinite(se) else None, n_cells=int(vals.size), status="ok")
                 if spec.extra_value:
                     ev = [r.get(spec.extra_value) for r in rows if r.get(spec.extra_value) is not None]
                     row[f"ours_median_{spec.extra_value}"] = float(np.median(ev)) if ev else None
@@ -348,7 +358,9 @@ def run_table(spec, cfg):
                     row["diff"] = round(mean - pv, 2)
                     row["within"] = within_tolerance(mean, se, pv)
                     if row["within"] is False:
-                        row["miss_reason"] = miss_reason(ds, m, reduced.get(ds.label, ""))
+                        why = miss_reasons(ds, m, reduced.get(ds.label, ""))
+                        row["miss_reason"] = "; ".join(text for _, text in why)
+                        row["miss_kinds"] = ", ".join(dict.fromkeys(kind for kind, _ in why))
             else:
                 row["status"] = "not run (dataset not selected)"
             res.rows.append(row)
