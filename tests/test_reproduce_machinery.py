@@ -259,9 +259,10 @@ def test_missed_cells_carry_their_reason(tmp_path):
     from knnweights.reproduce.report import _miss_counts
 
     class R:
-        rows = [row, plain, {**row, "within": True}]
+        rows = [row, plain, {**row, "within": True},
+                {"within": False, "miss_reason": "paper ambiguity, reading used: x; dataset differs from the paper's"}]
 
-    assert _miss_counts([R]) == {"dataset differs": 1, "stand-in classifier": 1, "paper ambiguity": 1,
+    assert _miss_counts([R]) == {"dataset differs": 2, "stand-in classifier": 1, "paper ambiguity": 2,
                                  "unexplained": 1}
     # the quick-mode subsampling of a bundled set is said
     from knnweights.reproduce._common import loader

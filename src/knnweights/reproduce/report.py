@@ -13,6 +13,8 @@ import os
 import re
 import subprocess
 
+from .tables import MISS_KINDS
+
 __all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity", "verdict", "source_hash", "provenance",
            "check_report", "SOURCE_PARTS"]
 
@@ -240,7 +242,13 @@ def _miss_counts(results):
     for res in results:
         for r in res.rows:
             if r["within"] is False:
-                for kind in (r.get("miss_kinds") or "unexplained").split(", "):
+                kinds = r.get("miss_kinds")
+                if kinds:
+                    kinds = kinds.split(", ")
+                else:  # a custom table gives the text only: its kinds by their wording
+                    text = r.get("miss_reason") or ""
+                    kinds = [k for k in MISS_KINDS[:-1] if k in text] or ["unexplained"]
+                for kind in kinds:
                     counts[kind] = counts.get(kind, 0) + 1
     return counts
 
