@@ -197,12 +197,14 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
     from .report import fidelity, write_report, write_table_csv
 
     results, figures, notes = [], [], []
+    todo = [spec.name for p in papers for spec in _module(p).tables() if tables is None or spec.name in tables]
     with _backend(backend, n_jobs):
         for p in papers:
             mod = _module(p)
             for spec in mod.tables():
                 if tables is not None and spec.name not in tables:
                     continue
+                cfg.table_no = (todo.index(spec.name) + 1, len(todo))
                 cfg.say(f"[{p}] {spec.title}")
                 res = run_table(spec, cfg)
                 res.files = write_table_csv(res, out)

@@ -297,7 +297,8 @@ def run_table(spec, cfg):
     if method_objs and data and cfg.progress is not False and cfg.log is not None:
         total = sum(_n_splits(protocol, y) for _, y in data.values()) * len(method_objs)
         stored = sum(1 for r in ResultStore(path).read() if r.get("method") in method_objs and r.get("dataset") in data)
-        bar = Progress(total, spec.name, initial=min(stored, total))
+        no = getattr(cfg, "table_no", None)
+        bar = Progress(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
     store = _CountingStore(path, bar)
     before = len(store.read())
     try:
