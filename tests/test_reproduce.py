@@ -31,7 +31,7 @@ def _rows(path):
 def tiny_run(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("rep"))
     first = reproduce("im4e", mode="tiny", out=out, datasets=["HS", "GLI"], tables=["im4e_table5", "im4e_table3"],
-                      verbose=False, progress=False)
+                      verbose=False, progress=False, n_jobs=1)
     return out, first
 
 
@@ -73,7 +73,7 @@ def test_resume_skips_finished_cells(tiny_run):
     out, first = tiny_run
     assert first["cells_run"] == first["cells_total"] > 0
     again = reproduce("im4e", mode="tiny", out=out, datasets=["HS", "GLI"], tables=["im4e_table5", "im4e_table3"],
-                      verbose=False, progress=False)
+                      verbose=False, progress=False, n_jobs=1)
     assert again["cells_total"] == first["cells_total"]
     assert again["cells_run"] == 0
     a = {(r["dataset"], r["method"]): r["ours_mean"] for r in first["results"][0].rows}
@@ -92,9 +92,10 @@ def test_not_implemented_and_tolerance(tmp_path):
     y = np.r_[np.zeros(20, int), np.ones(20, int)]
     spec = TableSpec("im4e", "toy", "toy", "im4e_table5.csv",
                      [DatasetSpec("VC", "toy", lambda cfg: (X, y)), DatasetSpec("GLI", "gli", None, reason="absent")],
-                     [MethodSpec("IB1", lambda cfg: KNeighborsClassifier(1)), MethodSpec("I-M4E", lambda cfg: _NotYet())],
+                     [MethodSpec("IB1", lambda cfg: KNeighborsClassifier(1)),
+                      MethodSpec("I-M4E", lambda cfg: _NotYet())],
                      protocol=lambda cfg: RepeatedCV(2, 1), reference="I-M4E", wtl_rule="im4e")
-    res = run_table(spec, Config(mode="tiny", out=str(tmp_path)))
+    res = run_table(spec, Config(mode="tiny", out=str(tmp_path), n_jobs=1))
     st = {(r["dataset"], r["method"]): r["status"] for r in res.rows}
     assert st[("VC", "I-M4E")] == "not implemented: waiting for the paper's appendix"
     assert st[("VC", "IB1")] == "ok" and st[("GLI", "IB1")] == "not bundled: absent"
@@ -130,7 +131,8 @@ def test_cli_end_to_end(tmp_path, capsys):
     from knnweights.cli import main
 
     out = tmp_path / "res"
-    assert main(["reproduce", "mdm", "--tiny", "--out", str(out), "--datasets", "Sonar", "--no-progress"]) == 0
+    assert main(["reproduce", "mdm", "--tiny", "--out", str(out), "--datasets", "Sonar", "--no-progress",
+                 "--n-jobs", "1"]) == 0
     rows = _rows(out / "mdm_ours.csv")
     assert {r["method"] for r in rows if r["status"] == "ok"} >= {"1-NN (Euclidean)", "soft MDM + 1-NN"}
     assert "OURS, not the paper's" in (out / "report.md").read_text()

@@ -248,11 +248,11 @@ def test_missed_cells_carry_their_reason(tmp_path):
     X = np.r_[rng.normal(0, 1, (20, 3)), rng.normal(3, 1, (20, 3))]
     y = np.r_[np.zeros(20, int), np.ones(20, int)]
     # separable toy data: ~100 % against the paper's 80.85 %, a miss
-    plain = run_table(_toy_spec(X, y), Config(mode="tiny", out=str(tmp_path / "a"))).rows[0]
+    plain = run_table(_toy_spec(X, y), Config(mode="tiny", out=str(tmp_path / "a"), n_jobs=1)).rows[0]
     assert plain["within"] is False and plain["miss_reason"] == plain["miss_kinds"] == "unexplained"
     spec = _toy_spec(X, y, differs="not the paper's data", stand_in="sklearn 1-NN for WEKA IB1",
                      reading="Euclidean distance")
-    row = run_table(spec, Config(mode="tiny", out=str(tmp_path / "b"))).rows[0]
+    row = run_table(spec, Config(mode="tiny", out=str(tmp_path / "b"), n_jobs=1)).rows[0]
     assert row["miss_reason"] == ("dataset differs from the paper's: not the paper's data; stand-in classifier: "
                                   "sklearn 1-NN for WEKA IB1; paper ambiguity, reading used: Euclidean distance")
     assert row["miss_kinds"] == "dataset differs, stand-in classifier, paper ambiguity"
