@@ -29,6 +29,7 @@ __all__ = ["run_steps", "candidate_distances"]
 # status codes of run_steps
 CONVERGED, MAX_ITER, REFRESH, BUFFER_FULL = 0, 1, 2, 3
 _RCOND = 3e-7
+_QR_COND = 1e-4  # a thin QR is used when min |R_ii| > this * max |R_ii| (else SVD)
 _TIE = 1e-9  # relative: blocking steps / release multipliers this close count as equal
 _STALE = 50  # the cached distances are recomputed after this many incremental updates
 
@@ -171,21 +172,38 @@ def _eqp(g, Z, E, m_ties, dw, mu):
         for r in range(m_ties):
             AT[q, r + 1] = E[r, j]
         gp[q] = -g[j]
-    # one SVD serves the solve and its refinement pass: minimum-norm least squares with
-    # singular values below _RCOND * the largest dropped (the cut-off of LAPACK gelsd)
-    U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
-    rank = 0
-    for r in range(sv.size):
-        if sv[r] > _RCOND * sv[0]:
-            rank += 1
-    x = _svd_solve(U, sv, Vt, rank, gp)
+    # One factorisation serves the solve and its refinement pass. Full column rank
+    # (R's diagonal well away from zero): the least-squares solution is unique and a
+    # thin QR gives it; otherwise the minimum-norm solution from an SVD with singular
+    # values below _RCOND * the largest dropped (the cut-off of LAPACK gelsd).
+    use_qr = m <= p
+    if use_qr:
+        Q, Rq = np.linalg.qr(AT)
+        dmin, dmax = np.inf, 0.0
+        for r in range(m):
+            a = abs(Rq[r, r])
+            dmin = min(dmin, a)
+            dmax = max(dmax, a)
+        use_qr = dmin > _QR_COND * dmax
+    if use_qr:
+        x = _qr_solve(Q, Rq, gp)
+    else:
+        U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
+        rank = 0
+        for r in range(sv.size):
+            if sv[r] > _RCOND * sv[0]:
+                rank += 1
+        x = _svd_solve(U, sv, Vt, rank, gp)
     res = np.empty(p)
     for q in range(p):
         s = g[P[q]]
         for r in range(m):
             s += AT[q, r] * x[r]
         res[q] = -s
-    x2 = _svd_solve(U, sv, Vt, rank, res)
+    if use_qr:
+        x2 = _qr_solve(Q, Rq, res)
+    else:
+        x2 = _svd_solve(U, sv, Vt, rank, res)
     for r in range(m):
         mu[r] = x[r] + x2[r]
     for q in range(p):
@@ -193,6 +211,24 @@ def _eqp(g, Z, E, m_ties, dw, mu):
         for r in range(m):
             s += AT[q, r] * mu[r]
         dw[P[q]] = -s
+
+
+@njit(cache=True, nogil=True)
+def _qr_solve(Q, R, b):
+    """``R^{-1} Q^T b`` (back substitution)."""
+    p, m = Q.shape
+    y = np.zeros(m)
+    for r in range(m):
+        s = 0.0
+        for q in range(p):
+            s += Q[q, r] * b[q]
+        y[r] = s
+    for r in range(m - 1, -1, -1):
+        s = y[r]
+        for c in range(r + 1, m):
+            s -= R[r, c] * y[c]
+        y[r] = s / R[r, r]
+    return y
 
 
 @njit(cache=True, nogil=True)
