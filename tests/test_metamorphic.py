@@ -117,3 +117,39 @@ def test_float32_input_gives_float64_weights(name):
     # the float64 fit of the rounded data: the float32 path must not lose more than the rounding does
     _close(w32, _fit(name, X32.astype(np.float64), y), TOL32, f"{name}, float32 vs float64 of the same values")
     _close(w32, w, 10 * TOL32, f"{name}, float32 vs float64 input")
+
+
+# scale laws the docstrings state: feature j multiplied by c_j -> the weights' rule
+SCALE_LAWS = {"MDM": ("scaling feature j by c scales w_j by 1 / c**2 and leaves every weighted distance unchanged",
+                      lambda w, c: w / c**2)}
+
+
+@pytest.mark.parametrize("name", sorted(SCALE_LAWS))
+def test_scale_invariance_where_documented(name):
+    _, law = SCALE_LAWS[name]
+    X, y = _data()
+    c = np.random.default_rng(2).uniform(0.05, 20.0, X.shape[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = fast_weighter(name).fit(X, y)
+        scaled = fast_weighter(name).fit(X * c, y)
+    _close(scaled.feature_importances_, law(ref.feature_importances_, c), TOL, f"{name}, features rescaled")
+    np.testing.assert_allclose(scaled.transform(X * c), ref.transform(X), rtol=1e-6, atol=1e-9)
+
+
+# a duplicated feature: both copies get the same weight, except where the method picks one copy
+DUPLICATE_ONE_COPY = {
+    "GFlip": "a greedy 0/1 selection keeps one copy (the second adds nothing to the margin)",
+    "MDM": "the LP's vertex solution puts the weight on one copy (only their sum enters the distances)",
+    "SBMLR": "the L1 problem's minimisers split the weight between copies in any proportion",
+    "SVMRFE": "recursive elimination drops one copy before the other, so their ranks differ",
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_duplicated_feature_copies_get_equal_weights(name):
+    X, y = _data()
+    w = _fit(name, np.c_[X, X[:, 0]], y)
+    if name in DUPLICATE_ONE_COPY:
+        pytest.skip(DUPLICATE_ONE_COPY[name])
+    assert abs(w[0] - w[-1]) <= TOL * max(float(w.max()), 1e-300), f"{name}: copies weighted {w[0]} and {w[-1]}"
