@@ -1,6 +1,7 @@
 """SQP-FW benchmark: cold fits and the regularisation path at the paper's scale.
 
-Run:  python benchmarks/bench_sqpfw.py [--sizes 200 400 1000] [--repeat 3] [--no-colon] [--out FILE.md]
+Run:  python benchmarks/bench_sqpfw.py [--sizes 200 400 1000] [--repeat 3] [--colon both|fit|path|none]
+       [--out FILE.md]
 
 Measures, in one run: a cold fit at theta = 1 on synthetic data (d = 20, two classes,
 ``y = [x0 + x1 + 0.3 noise > 0]``) for each n; a cold fit at theta = 1 on Colon
@@ -53,7 +54,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[200, 400, 1000])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--no-colon", action="store_true")
+    ap.add_argument("--colon", choices=["both", "fit", "path", "none"], default="both")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
 
@@ -74,11 +75,13 @@ def main(argv=None):
         secs, est = _median_time(lambda X=X, y=y: SQPFW(theta=1.0).fit(X, y), rep)
         add(f"n={n}", secs, est.n_iter_, est.n_refresh_, int(np.count_nonzero(est.feature_importances_)),
             f"d=20, theta=1, median of {rep}")
-    if not args.no_colon:
+    if args.colon in ("both", "fit"):
         X, y = _colon()
         secs, est = _median_time(lambda: SQPFW(theta=1.0).fit(X, y), 1)
         add("colon fit", secs, est.n_iter_, est.n_refresh_, int(np.count_nonzero(est.feature_importances_)),
             "62 x 2000 standardised, theta=1")
+    if args.colon in ("both", "path"):
+        X, y = _colon()
         Xtr, _, ytr, _ = train_test_split(X, y, test_size=1 / 3, stratify=y, random_state=0)
         secs, p = _median_time(lambda: SQPFW().path(Xtr, ytr, thetas=[100.0]), 1)
         add("colon path", secs, p.n_steps_, "-", int(np.count_nonzero(p.weights_[-1])),

@@ -47,12 +47,13 @@ class SQPFW(BaseWeighter):
         Prior weights; ``None`` is uniform ``1/d``.
     working_set : int, default=None
         Number of nearest candidate hits / misses per sample kept in ``H[>]`` /
-        ``M[>]`` (Sec. 3.2); ``None`` means 20 (for every ``n``); 0 forces all.
+        ``M[>]`` (Sec. 3.2); ``None`` means 10 (for every ``n``; a list is kept whole
+        when it has at most twice that many members); 0 forces all.
         Refreshed (one neighbour search) every ``refresh_every`` steps and at the
         end; the result is the one of the full run (a refresh that finds TN
         consistency broken goes back to the last checkpoint with a doubled working
         set, and the discarded steps leave ``cost_history_`` and ``n_iter_``).
-    refresh_every : int, default=100
+    refresh_every : int, default=200
     max_iter : int, default=None
         Maximum number of active-set steps (rolled-back ones included); ``None``
         runs until the local minimum of Theorem 7 (the step count grows about as
@@ -105,7 +106,7 @@ class SQPFW(BaseWeighter):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, kappa=1, lambda_=1, theta=1.0, w_bar=None, working_set=None, refresh_every=100,
+    def __init__(self, kappa=1, lambda_=1, theta=1.0, w_bar=None, working_set=None, refresh_every=200,
                  max_iter=None, verbose=0):
         self.kappa = kappa
         self.lambda_ = lambda_
@@ -134,7 +135,7 @@ class SQPFW(BaseWeighter):
                 raise ValueError(f"w_bar must be a finite vector of length n_features={d}, got shape {w_bar.shape}")
         ws = self.working_set
         if ws is None:
-            ws = 20
+            ws = 10
         return active, w_bar[active], (ws or None)
 
     def _fit(self, X, y):
