@@ -14,7 +14,7 @@ from ._base import BaseWeighter, warn_max_iter
 __all__ = ["Simba", "GFlip"]
 
 # G-flip: length of each sample's list of near neighbours kept between rebuilds
-_GFLIP_LIST = 64
+_GFLIP_LIST = 128
 
 
 class Simba(BaseWeighter):
@@ -137,11 +137,11 @@ class GFlip(BaseWeighter):
     ``+/- t**2`` for one feature, so the nearest hit and miss of a sample can only come
     from the samples that were near when the rows were last sorted: each row is scanned
     in that (stale) order and stops once a lower bound on the remaining candidates passes
-    both minima found (exact: the same minima as a full scan).  Each row keeps its 64
-    nearest others (a partition, ``O(n^2)``, then a sort of 64), rebuilt once the scans
-    since the last flip have visited ``8 n^2`` pairs; a row whose
+    both minima found (exact: the same minima as a full scan).  Each row keeps its 128
+    nearest others (a partition, ``O(n^2)``, then a sort of 128), rebuilt after flips
+    once the scans since the last rebuild have taken as long as the rebuild did; a row whose
     list runs out before the bound is scanned in full.  Memory: the ``n x n`` matrix
-    plus ``n x 64`` lists.
+    plus ``n x 128`` lists.
     """
 
     _metric = "sqeuclidean"
@@ -179,12 +179,14 @@ class GFlip(BaseWeighter):
         sorted_d0 = np.empty((n, max(K, 1)))
         list_d = np.zeros((n, max(K, 1)))
         work, flips_since_sort, have_order = 0, 0, False
+        scan_time, rebuild_time = 0.0, np.inf
 
         def evaluate(j, sign):
-            nonlocal work
+            nonlocal work, scan_time
             if sorted_scan and have_order:
-                work += int(_kernels.gflip_sorted_margins(D, cols[j], sign, y, order, list_d, sorted_d0, slack, u,
-                                                          beta, buf))
+                ts = time.perf_counter()
+                _kernels.gflip_sorted_margins(D, cols[j], sign, y, order, list_d, sorted_d0, slack, u, beta, buf)
+                scan_time += time.perf_counter() - ts
             else:
                 _kernels.gflip_margins(D, cols[j], sign, y, u, beta, buf)
                 work += n * n
@@ -199,11 +201,14 @@ class GFlip(BaseWeighter):
         for it in range(1, self.max_iter + 1):
             n_flips = 0
             for j in rng.permutation(d):
-                # fresh lists after flips, once the scans have visited 8 n^2 pairs (a rebuild
-                # costs about as much: a partition and a copy of every row)
-                if sorted_scan and flips_since_sort and work >= 8 * n * n:
+                # fresh lists after flips: first after two full scans, then once the scans since
+                # the last rebuild have taken as long as it did (lists go stale as flips add
+                # up; the result is exact whenever they are rebuilt)
+                if sorted_scan and flips_since_sort and (work >= 2 * n * n or scan_time >= rebuild_time):
+                    tr = time.perf_counter()
                     _kernels.gflip_sort_rows(D, order, list_d, sorted_d0, slack)
-                    work, flips_since_sort, have_order = 0, 0, True
+                    rebuild_time = time.perf_counter() - tr
+                    work, scan_time, flips_since_sort, have_order = 0, 0.0, 0, True
                 sign = -1.0 if F[j] else 1.0
                 cand = evaluate(j, sign)
                 if cand > current + 1e-12 * max(1.0, abs(current)):
