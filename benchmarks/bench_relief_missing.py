@@ -4,11 +4,12 @@ Run:  python benchmarks/bench_relief_missing.py [--n 2000] [--d 500] [--nan 0.05
       [--out benchmarks/bench_relief_missing.md]
 
 For data of shape (n, d) (Gaussian, two informative features), times in one run, medians
-of ``--repeat`` fits after one warm-up fit (compilation excluded):
+of ``--repeat`` fits after one warm-up fit (compilation excluded), each case interleaved
+with its baseline so that a shared machine's load falls on both alike:
 
 - ReliefF(n_neighbors=10) on the complete data (the plain compiled path);
 - ReliefF(missing="diff") with a share ``--nan`` of the values missing at random;
-- the same on SNP-like data (0/1/2) with ``discrete_features=True``, complete and with NaN;
+- SNP-like data (0/1/2) with ``discrete_features=True``: complete, with NaN, ``ties="include"``;
 - ReliefF(ties="include") on the SNP data (dense tie coefficients);
 - SURF, MultiSURF and IRelief(max_iter=5) complete vs with NaN;
 
@@ -29,14 +30,18 @@ import numpy as np
 from knnweights import SURF, IRelief, MultiSURF, ReliefF
 
 
-def _median_time(fn, repeat):
-    fn()  # warm-up: compilation and caches
-    ts = []
+def _interleaved_times(fns, repeat):
+    """Median time of each function, the calls interleaved (a, b, c, a, b, c, ...) after one warm-up
+    call each, so that load from other jobs on a shared machine falls on all of them alike."""
+    for fn in fns:
+        fn()  # warm-up: compilation and caches
+    ts = [[] for _ in fns]
     for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+        for t_list, fn in zip(ts, fns, strict=True):
+            t = time.perf_counter()
+            fn()
+            t_list.append(time.perf_counter() - t)
+    return [float(np.median(t_list)) for t_list in ts]
 
 
 def _with_nan(X, share, seed):
@@ -57,7 +62,7 @@ def run(n, d, share, repeat):
         ("ReliefF complete", None, ReliefF(n_neighbors=10), X, y),
         (f"ReliefF {share:.0%} NaN (missing='diff')", "ReliefF complete",
          ReliefF(n_neighbors=10, missing="diff"), Xn, y),
-        ("ReliefF SNPs discrete", "ReliefF complete", ReliefF(n_neighbors=10, discrete_features=True), S, ys),
+        ("ReliefF SNPs discrete", None, ReliefF(n_neighbors=10, discrete_features=True), S, ys),
         (f"ReliefF SNPs discrete, {share:.0%} NaN", "ReliefF SNPs discrete",
          ReliefF(n_neighbors=10, discrete_features=True, missing="diff"), Sn, ys),
         ("ReliefF SNPs discrete, ties='include'", "ReliefF SNPs discrete",
@@ -70,14 +75,20 @@ def run(n, d, share, repeat):
         (f"IRelief(max_iter=5) {share:.0%} NaN", "IRelief(max_iter=5) complete",
          IRelief(max_iter=5, tol=0, missing="diff"), Xn, y),
     ]
-    times, rows = {}, []
+    rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for label, base, est, data, labels in cases:
-            times[label] = _median_time(lambda est=est, data=data, labels=labels: est.fit(data, labels), repeat)
-            ratio = times[label] / times[base] if base else None
-            rows.append((label, times[label], base, ratio))
-            print(f"{label:45s} {times[label]:8.3f} s" + (f"   {ratio:5.2f}x {base}" if base else ""), flush=True)
+        # each case is timed interleaved with its baseline (and the baseline's other cases)
+        groups = {}
+        for case in cases:
+            groups.setdefault(case[1] or case[0], []).append(case)
+        for group in groups.values():
+            fns = [lambda est=est, data=data, labels=labels: est.fit(data, labels) for _, _, est, data, labels in group]
+            times = dict(zip([c[0] for c in group], _interleaved_times(fns, repeat), strict=True))
+            for label, b, *_ in group:
+                ratio = times[label] / times[b] if b else None
+                rows.append((label, times[label], b, ratio))
+                print(f"{label:45s} {times[label]:8.3f} s" + (f"   {ratio:5.2f}x {b}" if b else ""), flush=True)
     return rows
 
 
@@ -90,7 +101,8 @@ def to_markdown(rows, args):
         "",
         f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, numba threads "
         f"{numba.get_num_threads()}; shared with other jobs while measured, so compare the ratios (same run), "
-        "not absolute times. Median of the repeats after one warm-up fit.",
+        "not absolute times. Median of the repeats after one warm-up fit; each case is timed interleaved "
+        "with its baseline (baseline, case, baseline, case, ...).",
         "",
         "| case | median fit (s) | ratio | against |",
         "|---|---:|---:|---|",
