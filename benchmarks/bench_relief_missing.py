@@ -110,7 +110,7 @@ def to_markdown(rows, args):
     for label, t, base, ratio in rows:
         lines.append(f"| {label} | {t:.3f} | {'' if ratio is None else f'{ratio:.2f}x'} | {base or ''} |")
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
