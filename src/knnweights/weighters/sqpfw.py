@@ -48,7 +48,7 @@ class SQPFW(BaseWeighter):
     working_set : int, default=None
         Number of nearest candidate hits / misses per sample kept in ``H[>]`` /
         ``M[>]`` (Sec. 3.2); ``None`` means 10 (for every ``n``; a list is kept whole
-        when it has at most twice that many members); 0 forces all.
+        when it has at most ``max(2 * working_set, 50)`` members); 0 forces all.
         Refreshed (one neighbour search) every ``refresh_every`` steps and at the
         end; the result is the one of the full run (a refresh that finds TN
         consistency broken goes back to the last checkpoint with a doubled working
