@@ -42,7 +42,6 @@ from . import _active_set_kernels as _k
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
 
 _METRIC = "sqeuclidean"
-_FULL_LISTS = 50  # candidate lists up to this long are kept whole (no refreshes needed)
 _MESSAGES = {
     0: "Local minimum of problem (2) reached (Theorem 7: zero EQP step, no releasable constraint).",
     1: "Iteration limit reached.",
@@ -118,7 +117,7 @@ class _Problem:
     def _widths(self):
         kh, km = int(self.n_hits.max()), int(self.n_misses.max())
         if self.n_candidates is not None:  # a working set pays off only well below all candidates
-            full = max(2 * self.n_candidates, _FULL_LISTS)
+            full = 2 * self.n_candidates
             if kh > full:
                 kh = max(self.n_candidates, self.kappa + 1)
             if km > full:

@@ -47,8 +47,9 @@ class SQPFW(BaseWeighter):
         Prior weights; ``None`` is uniform ``1/d``.
     working_set : int, default=None
         Number of nearest candidate hits / misses per sample kept in ``H[>]`` /
-        ``M[>]`` (Sec. 3.2); ``None`` means 10 (for every ``n``; a list is kept whole
-        when it has at most ``max(2 * working_set, 50)`` members); 0 forces all.
+        ``M[>]`` (Sec. 3.2); ``None`` means 10 for every ``n`` except when no sample
+        has more than 50 hits or misses (then all: no refreshes needed); a list is
+        kept whole when it has at most ``2 * working_set`` members; 0 forces all.
         Refreshed (one neighbour search) every ``refresh_every`` steps and at the
         end; the result is the one of the full run (a refresh that finds TN
         consistency broken goes back to the last checkpoint with a doubled working
@@ -135,7 +136,9 @@ class SQPFW(BaseWeighter):
                 raise ValueError(f"w_bar must be a finite vector of length n_features={d}, got shape {w_bar.shape}")
         ws = self.working_set
         if ws is None:
-            ws = 10
+            counts = np.bincount(np.asarray(codes))
+            longest = max(int(counts.max()) - 1, X.shape[0] - int(counts[counts > 0].min()))
+            ws = 10 if longest > 50 else 0
         return active, w_bar[active], (ws or None)
 
     def _fit(self, X, y):
