@@ -157,12 +157,12 @@ def test_pandas_input_with_column_names():
 def test_n_neighbors_larger_than_a_class_is_explained():
     rng = np.random.default_rng(2)
     X, y = rng.normal(size=(20, 3)), np.array([0] * 17 + [1] * 3)
-    # ReliefF clamps per class and says so (small_classes='error' raises); MulRel raises
-    with pytest.warns(UserWarning, match="n_neighbors=5 is larger than the number of hits of class 1"):
-        knnweights.ReliefF(n_neighbors=5).fit(X, y)
-    for est in (knnweights.ReliefF(n_neighbors=5, small_classes="error"), knnweights.MulRel(n_neighbors=5)):
+    # clamped per class with a warning that says so; small_classes='error' raises instead
+    for cls in (knnweights.ReliefF, knnweights.MulRel):
+        with pytest.warns(UserWarning, match="n_neighbors=5 is larger than the number of hits of class 1"):
+            cls(n_neighbors=5).fit(X, y)
         with pytest.raises(ValueError, match="n_neighbors=5 is larger than the number of hits"):
-            est.fit(X, y)
+            cls(n_neighbors=5, small_classes="error").fit(X, y)
 
 
 @pytest.mark.parametrize("sigma", [1e-4, 1e-6, 1e-8])
