@@ -423,6 +423,11 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     return SoftMargins(z, ent_h, ent_m, lh, lm)
 
 
+# sqeuclidean_soft_margin_sum: a soft-neighbour coefficient below exp(-41.4) = 1e-18 of the
+# largest of its group (hits or misses of the row) is dropped
+_DROP_LOGIT = 41.4465
+
+
 def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_memory=None):
     """``sum_n s_n z_n`` for the squared Euclidean metric, through BLAS matrix products.
 
@@ -435,7 +440,12 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
       (clipped at 0; the rounding error is ``~eps ||a||^2``, as in scikit-learn's NCA);
     * with ``C`` the block's signed coefficients (``beta`` on misses, ``-alpha`` on
       hits, rows scaled by ``s``), ``sum_ij C_ij (x_i - x_j)**2 = r . X_b**2 + c . X**2
-      - 2 colsum(X_b * (C X))``, ``r`` / ``c`` the row / column sums of ``C``.
+      - 2 colsum(X_b * (C X))``, ``r`` / ``c`` the row / column sums of ``C``.  Soft
+      hit (miss) probabilities below ``1e-18`` of the row's largest hit (miss) one are
+      dropped (a relative change below ``n 1e-18``, under the rounding of the sums);
+      when three quarters are, the coefficients are built in CSR form without
+      exponentiating the rest and ``C X`` is a sparse product (with nearly hard
+      neighbours, as NCA's on many features, 97-99 % are dropped).
 
     Memory: ``O(block x n + n d)`` (the block height follows ``working_memory``), never
     ``n x n x d``.  Float32 ``X`` runs the matrix products in float32 (the coefficients
@@ -474,16 +484,43 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
         D += sq[s:e, None]
         D += sq[None, :]
         np.maximum(D, 0.0, out=D)
-        P = np.empty(D.shape, dtype=np.float64)
-        _kernels.soft_coefficients(D, codes[s:e], codes, s, 1.0 / sigma, P, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
-        del D, G
-        if sample_weight is not None:
-            sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
-            P *= np.asarray(sw, dtype=np.float64)[:, None]
-        r = P.sum(axis=1)
-        colsum += P.sum(axis=0)
-        CX = P.astype(X.dtype, copy=False) @ X
-        z += r @ X2[s:e] - 2.0 * np.einsum("ij,ij->j", X[s:e], CX, dtype=np.float64)
+        del G
+        nb = e - s
+        mh = np.empty(nb)
+        mm = np.empty(nb)
+        counts = np.empty(nb, np.int64)
+        _kernels.soft_coefficient_counts(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, counts)
+        if counts.sum() < 0.25 * D.size:
+            # nearly hard neighbourhoods (NCA on many features: 97-99 % of the coefficients
+            # below 1e-18 of their row's largest): CSR coefficients, a sparse product
+            from scipy import sparse
+
+            indptr = np.zeros(nb + 1, np.int64)
+            np.cumsum(counts, out=indptr[1:])
+            indices = np.empty(indptr[-1], np.int64)
+            data = np.empty(indptr[-1])
+            _kernels.soft_coefficients_sparse(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, indptr,
+                                              indices, data, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
+            del D
+            P = sparse.csr_matrix((data, indices, indptr), shape=(nb, n))
+            if sample_weight is not None:
+                sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
+                P = sparse.diags(np.asarray(sw, dtype=np.float64)) @ P
+            r = np.asarray(P.sum(axis=1)).ravel()
+            colsum += np.asarray(P.sum(axis=0)).ravel()
+            CX = P.astype(X.dtype) @ X
+        else:
+            P = np.empty(D.shape, dtype=np.float64)
+            _kernels.soft_coefficients(D, codes[s:e], codes, s, 1.0 / sigma, P, lh[s:e], lm[s:e], ent_h[s:e],
+                                       ent_m[s:e])
+            del D
+            if sample_weight is not None:
+                sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
+                P *= np.asarray(sw, dtype=np.float64)[:, None]
+            r = P.sum(axis=1)
+            colsum += P.sum(axis=0)
+            CX = P.astype(X.dtype, copy=False) @ X
+        z += r @ X2[s:e] - 2.0 * np.einsum("ij,ij->j", X[s:e], np.asarray(CX), dtype=np.float64)
     z += colsum @ X2
     return SoftMargins(z, ent_h, ent_m, lh, lm)
 
