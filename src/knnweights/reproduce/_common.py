@@ -116,7 +116,12 @@ def cached(cfg, name, key, compute):
         if row.get("key") == full_key:
             cfg.say(f"  {name}: from the store")
             return row["value"]
+    import time
+
+    t0 = time.monotonic()
+    cfg.say(f"  {name}: computing ...")
     value = _jsonable(compute())
+    cfg.say(f"  {name}: done in {time.monotonic() - t0:.0f} s (kept in the store)")
     cfg.computed = getattr(cfg, "computed", 0) + 1
     store._repair()
     store.append({"key": full_key, "value": value})
