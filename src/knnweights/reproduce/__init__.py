@@ -235,9 +235,13 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
     report = write_report(out, papers, results, figures, notes, wall, cfg, cells_total, cells_run,
                           command=command)
     fid = fidelity(results)
+    if fid["cells_compared"] or fid["wtl_compared"]:
+        fid_text = (f"fidelity: {fid['cells_within']}/{fid['cells_compared']} cells within 2 SE + 2 points, "
+                    f"W/T/L directions {fid['wtl_agree']}/{fid['wtl_compared']}")
+    else:
+        fid_text = "fidelity: no paper numbers to compare with in these tables"
     cfg.say(f"done in {wall:.0f} s: {cells_total} cells ({cells_run} computed, {cells_total - cells_run} from the "
-            f"store); fidelity: {fid['cells_within']}/{fid['cells_compared']} cells within 2 SE + 2 points, "
-            f"W/T/L directions {fid['wtl_agree']}/{fid['wtl_compared']}; report: {report}")
+            f"store); {fid_text}; report: {report}")
     return {"results": results, "figures": figures, "report": report, "wall": wall, "fidelity": fid,
             "cells_total": cells_total, "cells_run": cells_run}
 
