@@ -43,7 +43,7 @@ READING = ("multiplicative eq. 9 (w <- (w * mean z)+, normalised) with a damped 
 def _lh(cfg, update="multiplicative"):
     from .. import LHRelief
 
-    return _pipe(LHRelief(update=update, max_iter=cfg.pick(10, 50, 100)), cfg,
+    return _pipe(LHRelief(update=update, max_iter=cfg.pick(10, 200, 200)), cfg,
                  {"n_neighbors": cfg.pick([3], [5], [3, 5, 7, 10])})
 
 
@@ -98,7 +98,7 @@ def table2():
                              "hyper-parameters by internal 10-fold CV (--quick: 3-fold over HKNN alpha in "
                              "{0.01, 0.1, 1}, "
                              "fixed k = K = 5, I-RELIEF sigma = 1, 15 iterations; LH-RELIEF: " + READING +
-                             ", 50 iterations), " + limits_note(_ROWS) +
+                             ", at most 200 iterations), " + limits_note(_ROWS) +
                              ". Paired t-test of each method vs LH-RELIEF, p < 0.05.")
 
 
@@ -136,7 +136,7 @@ def figures(cfg, out):
     from ..datasets import make_spiral
     from ..plotting.robustness import plot_irrelevant_feature_curve
 
-    it = cfg.pick(10, 50, 100)
+    it = cfg.pick(10, 200, 200)
 
     def hknn():  # HKNN's ridge penalty by 3-fold CV inside each training fold
         grid = {"alpha": cfg.pick([1.0], [0.01, 0.1, 1.0], [1e-3, 1e-2, 0.1, 1.0, 10.0])}

@@ -55,15 +55,19 @@ def l1_kkt_residual(W, G, alpha):
 def _hessian_active(X, Y, rows, cols):
     """Hessian of ``E_D`` restricted to the weights ``(rows[i], cols[i])``.
 
-    ``H[(j, k), (j', l)] = sum_n x_nj x_nj' y_nk (delta_kl - y_nl)``.
+    ``H[(j, k), (j', l)] = sum_n x_nj x_nj' y_nk (delta_kl - y_nl)``, one matrix
+    product per pair of classes.
     """
     m = rows.size
     H = np.empty((m, m))
-    Xa = X[:, rows]
-    for a in range(m):
-        k = cols[a]
-        s = Y[:, k][:, None] * ((cols[None, :] == k) - Y[:, cols])  # (n, m)
-        H[a] = (Xa[:, a][:, None] * Xa * s).sum(axis=0)
+    classes = np.unique(cols)
+    groups = {k: np.flatnonzero(cols == k) for k in classes}
+    for k in classes:
+        ak = groups[k]
+        for l in classes:
+            al = groups[l]
+            s = Y[:, k] * ((k == l) - Y[:, l])
+            H[np.ix_(ak, al)] = (X[:, rows[ak]] * s[:, None]).T @ X[:, rows[al]]
     return H
 
 
@@ -77,6 +81,9 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200):
        weight that would change sign stops at 0 and leaves the set); a zero weight
        with ``|g| > alpha`` joins it with the sign of ``-g``; until
        :func:`l1_kkt_residual` ``<= tol``.
+
+    From a warm start ``W0`` (the previous ``alpha``'s solution) step 2 alone is tried
+    first (it usually needs a few Newton steps); step 1 runs only if that fails.
 
     Returns
     -------
@@ -96,16 +103,28 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200):
         f += float(np.sum(A * (P + N)))
         return f, np.concatenate([(G + A).ravel(), (A - G).ravel()])
 
+    def obj(W):
+        f, G = multinomial_loss_grad(W, X, T)
+        return f + float(np.sum(A * np.abs(W))), G
+
+    if W0 is not None:  # warm start (the previous alpha's solution): the Newton polish alone
+        W, resid = _polish(X, T, A, alpha, W, obj, tol, min(max_iter, 30))
+        if resid <= tol:
+            return (sparsest_representative(W) if np.all(alpha == alpha[0]) else W), resid
     v0 = np.concatenate([np.maximum(W, 0).ravel(), np.maximum(-W, 0).ravel()])
     res = minimize(split_fun, v0, jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * p * c),
                    options={"maxiter": 5000, "ftol": 1e-10, "gtol": 1e-6 * alpha.min(), "maxcor": 20})
     W = res.x[: p * c].reshape(p, c) - res.x[p * c:].reshape(p, c)
     W[np.abs(W) < 1e-12 * max(np.abs(W).max(), 1e-300)] = 0.0
+    W, resid = _polish(X, T, A, alpha, W, obj, tol, max_iter)
+    if np.all(alpha == alpha[0]):
+        W = sparsest_representative(W)
+    return W, resid
 
-    def obj(W):
-        f, G = multinomial_loss_grad(W, X, T)
-        return f + float(np.sum(A * np.abs(W))), G
 
+def _polish(X, T, A, alpha, W, obj, tol, max_iter):
+    """Active-set Newton on the non-zero weights with their signs fixed (see
+    :func:`solve_l1_multinomial`); returns ``(W, residual)``."""
     f, G = obj(W)
     resid = l1_kkt_residual(W, G, alpha)
     for _ in range(max_iter):
@@ -119,13 +138,19 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200):
         g = G[rows, cols] + A[rows, cols] * sign[rows, cols]
         Y = softmax(X @ W, axis=1)
         H = _hessian_active(X, Y, rows, cols)
-        H[np.diag_indices_from(H)] += 1e-12 * max(np.trace(H) / max(len(H), 1), 1e-300)
-        step = -np.linalg.lstsq(H, g, rcond=1e-14)[0]
+        # minimum-norm Newton step: H is singular along a shift of one feature's weights
+        # over all classes (E_D does not change), where g has no component either
+        step = -np.linalg.lstsq(H, g, rcond=1e-10)[0]
         D = np.zeros_like(W)
         D[rows, cols] = step
+        # the longest step before a non-zero weight reaches zero (ratio test)
+        cross = (W != 0) & (D * sign < 0)
+        t_zero = float(np.min(-W[cross] / D[cross])) if cross.any() else np.inf
+        trials = [1.0] + ([t_zero] if 0 < t_zero < 1 else [])
         t = 1.0
         improved = False
-        for _ls in range(60):
+        for ls in range(60):
+            t = trials[ls] if ls < len(trials) else t * 0.5
             Wn = W + t * D
             # the sign-fixed model: a weight crossing zero stops at zero
             Wn[(Wn * sign < 0) & S] = 0.0
@@ -133,13 +158,10 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200):
             if fn <= f + 1e-4 * t * float(g @ step) or fn < f:
                 improved = True
                 break
-            t *= 0.5
         if not improved:
             break
         W, f, G = Wn, fn, Gn
         resid = l1_kkt_residual(W, G, alpha)
-    if np.all(alpha == alpha[0]):
-        W = sparsest_representative(W)
     return W, resid
 
 
@@ -202,8 +224,11 @@ class SBMLR(BaseWeighter):
     max_iter : int, default=100
         Iterations of the ``alpha`` loop.
     tol : float, default=1e-8
-        Stop when ``|alpha_new - alpha| <= tol * alpha``; the inner problem is solved
-        to :func:`l1_kkt_residual` ``<= min(tol, 1e-7)``.
+        Stop when ``|alpha_new - alpha| <= tol * alpha`` (an exact fixed point), or when
+        the bracket ``[lo, hi]`` around a support change where ``alpha - N_W / E_W``
+        changes sign is narrower than ``max(tol, 1e-7) * hi`` (``N_W`` is an integer, so
+        an exact fixed point need not exist; ``fixed_point_`` says which); the inner
+        problem is solved to :func:`l1_kkt_residual` ``<= min(tol, 1e-7)``.
     verbose : int, default=0
         Print ``alpha``, ``N_W`` and the inner residual per iteration.
 
@@ -216,7 +241,13 @@ class SBMLR(BaseWeighter):
     intercept_ : ndarray of shape (n_classes,)
         The bias row (zeros when ``fit_intercept=False``).
     alpha_ : float
-        ``alpha*``, equal to ``n_nonzero_ / ||W*||_1`` at convergence.
+        ``alpha*``, equal to ``n_nonzero_ / ||W*||_1`` when ``fixed_point_ == "exact"``.
+    fixed_point_ : {"exact", "support_change"} or None
+        ``"exact"``: ``alpha_ = N_W / E_W`` to ``tol``.  ``"support_change"``: no exact
+        fixed point; ``alpha - N_W / E_W`` changes sign where a weight enters or leaves
+        the support, and ``alpha_`` is the upper end of the bracket around that point
+        (``W*`` the sparser solution there, ``alpha_ > N_W / E_W`` by less than the
+        jump of one weight).  ``None``: stopped at ``max_iter`` (with a warning).
     n_nonzero_ : int
         ``N_W`` (bias included).
     alpha_history_ : list of float
@@ -303,7 +334,7 @@ class SBMLR(BaseWeighter):
                     lo = max(lo, alpha)
                 else:
                     hi = min(hi, alpha)
-            if np.isfinite(hi) and hi - lo <= self.tol * hi:
+            if np.isfinite(hi) and hi - lo <= max(self.tol, 1e-7) * hi:
                 # N_W / E_W - alpha changes sign across a support change: no exact fixed point
                 self.fixed_point_ = "support_change"
                 alpha = hi
