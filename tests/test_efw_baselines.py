@@ -108,3 +108,14 @@ def test_verbose_prints_rounds(capsys):
     rows = [ln.split() for ln in capsys.readouterr().out.splitlines() if ln.strip()[:1].isdigit()]
     assert len(rows) == est.n_iter_ == 5
     assert [int(r[1]) for r in rows] == [6, 5, 4, 3, 2]
+
+
+def test_gram_path_equals_the_linear_kernel_path():
+    from knnweights import config_context
+
+    X, y = _data(n=50, d=25, seed=4)
+    a = SVMRFE(step=0.2).fit(X, y)
+    with config_context(working_memory=1e-4):  # no room for the n x n Gram matrix
+        b = SVMRFE(step=0.2).fit(X, y)
+    np.testing.assert_array_equal(a.elimination_ranking_, b.elimination_ranking_)
+    assert a.n_iter_ == b.n_iter_ > 5

@@ -18,6 +18,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval
 
+from ..engine._config import get_config
 from ..engine.linalg import single_thread_blas
 from ._base import BaseWeighter
 
@@ -35,6 +36,16 @@ def rank_weights(ranking):
     return (R - r + 1.0) / R
 
 
+def _linear_svc_coef(svm, support_vectors):
+    """``coef_`` of a linear ``SVC`` fitted on its precomputed Gram matrix (scikit-learn's
+    rule: ``dual_coef_ @ support vectors``; one-vs-one machines for several classes)."""
+    if svm.dual_coef_.shape[0] == 1:
+        return svm.dual_coef_ @ support_vectors
+    from sklearn.svm._base import _one_vs_one_coef
+
+    return np.vstack(_one_vs_one_coef(svm.dual_coef_, svm.n_support_, support_vectors))
+
+
 class SVMRFE(BaseWeighter):
     """SVM-RFE: recursive feature elimination with a linear SVM (Guyon et al. 2002).
 
@@ -43,10 +54,12 @@ class SVMRFE(BaseWeighter):
     (OBD) for a linear SVM; multi-class: the sum of ``w_j^2`` over the one-vs-one
     machines, scikit-learn's rule), repeat until one feature is left; the order of
     elimination is the ranking.  Each round fits ``SVC(kernel="linear", C=C)`` (LIBSVM,
-    hinge loss) on the surviving features and removes the smallest criteria (ties by
-    feature order), the loop of :class:`sklearn.feature_selection.RFE` with
-    ``n_features_to_select=1`` (the same ranking for an integer ``step``), with a
-    fractional ``step`` taken of the *remaining* features.
+    hinge loss; on the Gram matrix of the surviving features, downdated as features
+    leave, when ``n^2`` doubles fit the ``working_memory`` budget) on the surviving
+    features and removes the smallest criteria (ties by feature order), the loop of
+    :class:`sklearn.feature_selection.RFE` with ``n_features_to_select=1`` (the same
+    ranking for an integer ``step``), with a fractional ``step`` taken of the
+    *remaining* features.
 
     SVM-RFE ranks, it does not weight: ``feature_importances_`` is derived from the
     ranking by :func:`rank_weights` (the survivor 1, the first eliminated ``1/R``), so
@@ -123,18 +136,36 @@ class SVMRFE(BaseWeighter):
             print(f"[{type(self).__name__}]")
             print(f"{'Round':>10} {'Features':>9} {'Removed':>8} {'||w||^2':>14} {'Time(s)':>10}")
         rounds = 0
-        with single_thread_blas():
-            while support.sum() > 1:
-                features = np.flatnonzero(support)
-                svm = SVC(kernel="linear", C=self.C).fit(np.ascontiguousarray(Xs[:, features]), y)
-                crit = (np.asarray(svm.coef_) ** 2).sum(axis=0)  # sum over the one-vs-one machines
-                k = self._n_remove(features.size)
-                support[features[np.argsort(crit, kind="stable")[:k]]] = False
-                ranking[~support] += 1
-                rounds += 1
-                if self.verbose:
-                    print(f"{rounds:>10d} {features.size:>9d} {k:>8d} {crit.sum():>14.6e} "
-                          f"{time.perf_counter() - t0:>10.2f}")
+        n = Xs.shape[0]
+        # a linear SVM needs only the Gram matrix of the surviving features: kept and
+        # updated as features leave (LIBSVM then never evaluates a kernel), within the
+        # working-memory budget
+        gram = n * n * 8 <= get_config()["working_memory"] * 2**20
+        K = Xs @ Xs.T if gram else None
+        while support.sum() > 1:
+            features = np.flatnonzero(support)
+            with single_thread_blas():
+                if gram:
+                    svm = SVC(kernel="precomputed", C=self.C).fit(K, y)
+                    coef = _linear_svc_coef(svm, Xs[svm.support_][:, features])
+                else:
+                    coef = SVC(kernel="linear", C=self.C).fit(np.ascontiguousarray(Xs[:, features]), y).coef_
+            crit = (np.asarray(coef) ** 2).sum(axis=0)  # sum over the one-vs-one machines
+            k = self._n_remove(features.size)
+            removed = features[np.argsort(crit, kind="stable")[:k]]
+            support[removed] = False
+            ranking[~support] += 1
+            rounds += 1
+            if gram and support.sum() > 1:
+                if 2 * k < features.size:  # remove the leaving features' share
+                    R = Xs[:, removed]
+                    K -= R @ R.T
+                else:
+                    S = Xs[:, support]
+                    K = S @ S.T
+            if self.verbose:
+                print(f"{rounds:>10d} {features.size:>9d} {k:>8d} {crit.sum():>14.6e} "
+                      f"{time.perf_counter() - t0:>10.2f}")
         self.n_iter_ = rounds
         self.elimination_ranking_ = ranking
         return rank_weights(ranking) * varying
