@@ -112,8 +112,11 @@ class LHRelief(BaseWeighter):
 
     The default reading is the multiplicative one because it reproduces the paper's
     robustness claim (Fig. 1: the spiral's error stays flat from 0 to 3000 irrelevant
-    features; measured with ``damping=0.5`` and 5-fold CV: 0.2 % error at 0, 300,
-    1000 and 3000 noise features) where the additive reading does not (14-35 %).
+    features) where the additive reading does not.  Measured (HKNN on the weighted
+    data, 2 x 200 spiral points of radius 3, 5-fold CV, ``damping=0.5``): error 0.0,
+    0.5, 0.0, 0.0 % at 0, 300, 1000, 3000 noise features with the multiplicative
+    reading; 0.0, 1.5, 36.3, 44.0 % with the additive one (50 iterations); I-RELIEF
+    9.5, 5.8, 16.0, 29.3 %; HKNN without weights 0.0, 44.8, 48.8, 52.5 %.
 
     Features of zero weight take no part in the neighbour search or the hyperplane
     fits (they add nothing to ``d_w`` or to ``W``-weighted Gram matrices), so those
