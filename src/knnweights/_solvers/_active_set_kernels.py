@@ -267,10 +267,13 @@ def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
                     best = t
     if best == np.inf:
         return best, -1, -1
-    # the first blocking constraint (sample order) among those within rounding of the
-    # minimum: simultaneous blocks are common (ties held as equalities move in lockstep)
+    # the first blocking constraint (sample order, then candidate sample index, so that
+    # the choice does not depend on the order of the candidate lists) among those within
+    # rounding of the minimum: simultaneous blocks are common (ties held as equalities
+    # move in lockstep)
     lim = best + _TIE * best
     for i in range(n):
+        bk = -1
         r0 = rep[i]
         s0 = D[i, r0]
         q0 = R[i, r0]
@@ -283,8 +286,10 @@ def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
                 t = -(D[i, k] - s0) / r
                 if t < 0.0:
                     t = 0.0
-                if t <= lim:
-                    return best, i, k
+                if t <= lim and (bk < 0 or cand[i, k] < cand[i, bk]):
+                    bk = k
+        if bk >= 0:
+            return best, i, bk
     return best, -1, -1
 
 
@@ -300,7 +305,7 @@ def _objective(Dh, hrep, Dm, mrep, w, w_bar, theta, n):
 
 
 @njit(cache=True, nogil=True)
-def _best_release_side(state, rep, mult_ties, ii, tt, lo, hi, k_rank, total, sign, target, best):
+def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, total, sign, target, best):
     """Best ``[=]`` release of one side and one direction: ``(value, i, k)`` improving on ``best``."""
     n, K = state.shape
     bv = best
@@ -336,9 +341,12 @@ def _best_release_side(state, rep, mult_ties, ii, tt, lo, hi, k_rank, total, sig
     lim = bv - _TIE * abs(bv)  # the first (sample order) among multipliers within rounding of the largest
     for i in range(n):
         if ok[i]:
+            bk = -1
             for k in range(K):
-                if state[i, k] == 0 and sign * M[i, k] >= lim:
-                    return bv, i, k
+                if state[i, k] == 0 and sign * M[i, k] >= lim and (bk < 0 or cand[i, k] < cand[i, bk]):
+                    bk = k
+            if bk >= 0:
+                return bv, i, bk
     return bv, -1, -1
 
 
@@ -485,11 +493,11 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             bv, bkind, bj = amax, 1, ja
         muE = mu[1:]
         for target in (-1, 1):  # hits: [=] -> [<], then [=] -> [>]
-            v, i0, k0 = _best_release_side(hs, hrep, muE, ii, tt, 0, mth, kappa, ton, float(target), target, bv)
+            v, i0, k0 = _best_release_side(hc, hs, hrep, muE, ii, tt, 0, mth, kappa, ton, float(target), target, bv)
             if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
                 bv, bkind, bi, bk, btarget = v, 2, i0, k0, target
         for target in (-1, 1):  # misses
-            v, i0, k0 = _best_release_side(ms, mrep, muE, ii, tt, mth, mt, lam, -ton, float(target), target, bv)
+            v, i0, k0 = _best_release_side(mc, ms, mrep, muE, ii, tt, mth, mt, lam, -ton, float(target), target, bv)
             if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
                 bv, bkind, bi, bk, btarget = v, 3, i0, k0, target
         if bkind == 0:
