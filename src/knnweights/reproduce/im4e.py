@@ -128,7 +128,8 @@ def _micro_ds():
     out = []
     for lab, key, name in _MICRO:
         if name is None:
-            out.append(DatasetSpec(lab, key, None, reason="not among the bundled datasets (see paper_tables/README.md)"))
+            out.append(DatasetSpec(lab, key, None,
+                                   reason="not among the bundled datasets (see paper_tables/README.md)"))
         else:
             out.append(DatasetSpec(lab, key, loader(name, max_features=_MICRO_FEATS),
                                    note="missing values: feature median" if name == "breast_vantveer" else ""))
@@ -162,7 +163,8 @@ def table3():
                                     lambda cfg: weighted_knn(K.Logo(sigma=1.0, max_iter=cfg.pick(2, 3, 50)), 3)),
                    stand_in="knnweights Logo + 3-NN, sigma = 1 (not tuned here)",
                    reading="kernel width fixed at 1 (the paper tunes it; how is not said for Table 3)"),
-        MethodSpec("RFF", _halving(lambda cfg: K.ReliefF(n_neighbors=cfg.pick(3, 10, 10))), stand_in="knnweights ReliefF + 1-NN"),
+        MethodSpec("RFF", _halving(lambda cfg: K.ReliefF(n_neighbors=cfg.pick(3, 10, 10))),
+                   stand_in="knnweights ReliefF + 1-NN"),
         MethodSpec("SIM", _halving(lambda cfg: K.Simba(random_state=0)), stand_in="knnweights Simba + 1-NN"),
         MethodSpec("RLF", _halving(lambda cfg: K.Relief()), stand_in="knnweights Relief + 1-NN"),
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
@@ -196,7 +198,8 @@ def _im4e_chi(cfg):
 
     k = cfg.pick(50, 150, 2000)
     est = Pipeline([("scale", MinMaxScaler()), ("chi2", SelectKBest(chi2, k=k)),
-                    ("clf", ExpectedDistanceClassifier(sigma=1.0, weights=IM4E(sigma=1.0, max_iter=cfg.pick(10, 30, 100))))])
+                    ("clf", ExpectedDistanceClassifier(sigma=1.0,
+                                                       weights=IM4E(sigma=1.0, max_iter=cfg.pick(10, 30, 100))))])
     grid = [{"clf__sigma": [s], "clf__weights__sigma": [s]} for s in _sigmas(cfg)]
     return Tuned(est, grid, cv=_inner(cfg))
 
