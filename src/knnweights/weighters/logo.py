@@ -110,8 +110,9 @@ class Logo(BaseWeighter):
     inner_tol : float, default=1e-9
         Bound on the projected gradient of the inner problem at its solution.  While
         the weights still move, the inner problem (rebuilt at the next iteration anyway)
-        is solved to ``max(inner_tol, min(1e-3, 1e-2 * last step))`` only; the iteration
-        that meets ``tol`` and the last one are solved to ``inner_tol``.
+        is solved to ``max(inner_tol, min(0.1 lambda_, 1e-2 * last step))`` only (a
+        tenth of the l1 penalty's slope at most); the iteration that meets ``tol`` and
+        the last one are solved to ``inner_tol``.
     verbose : int, default=0
         ``> 0``: print per outer iteration the inner objective, the weight change, the
         inner L-BFGS-B iterations, the non-zero weights and the elapsed seconds.
@@ -184,7 +185,7 @@ class Logo(BaseWeighter):
         for it in range(1, self.max_iter + 1):
             self.n_iter_ = it
             Z = soft_margins(X, y, w, self.sigma, "manhattan", per_sample=True).z
-            loose = max(self.inner_tol, min(1e-3, 1e-2 * step))
+            loose = max(self.inner_tol, min(0.1 * self.lambda_, 1e-2 * step))
             gtol = self.inner_tol if it == self.max_iter else loose
             res = logo_inner_solve(Z, self.lambda_, w, gtol=gtol)
             n_inner = int(res.nit)
