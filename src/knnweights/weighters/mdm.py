@@ -34,14 +34,20 @@ class MDM(BaseWeighter):
     ``||x_i - x_j||_w^2 <= r + xi_i`` for all ordered equal-label pairs ``(i, j)`` (so
     each pair is bounded by both ``r + xi_i`` and ``r + xi_j``, as eq. 13 quantifies over
     all ``i, j``), and minimises ``r + C sum_i xi_i``.  Both are the LP of eq. 9 with
-    the rows of eq. 10 (``v = (w, r)`` resp. ``(w, r, xi)``), solved exactly by HiGHS
-    (:func:`scipy.optimize.linprog`).
+    the rows of eq. 10 (``v = (w, r)`` resp. ``(w, r, xi)``), solved exactly by HiGHS'
+    simplex (``highspy`` when installed, else the HiGHS copy inside SciPy).
+
+    For ``C >= 1`` the (smaller) hard LP is solved and ``xi = 0`` reported: its optimum
+    ``(w, r, 0)`` is optimal for the soft LP too (``r + max xi <= r + C sum xi``), and its
+    multipliers, put on the ordered rows ``(i, j)``, ``i < j``, certify it (they sum to at
+    most 1 over the compactness rows, so ``C - sum_j lambda_ij >= 0`` for every slack).
 
     The LP has ``O(n^2)`` rows.  With ``lazy`` it is solved by constraint generation:
     start from each sample's nearest misses and farthest hits, solve, scan all weighted
     distances block by block for violated pairs (different labels closer than 1, equal
     labels farther than ``r + xi_i``), add the most violated ones per sample, and repeat
-    until none is violated.  A solution of a relaxation that satisfies every constraint
+    until none is violated.  One HiGHS model is kept between the rounds: new rows and
+    columns are appended and each round restarts the simplex from the last optimal basis.  A solution of a relaxation that satisfies every constraint
     is optimal for the full LP, so the result is the full LP's optimum (and the duals of
     the working set, padded with zeros, are an optimality certificate for the full LP).
 
@@ -76,6 +82,15 @@ class MDM(BaseWeighter):
     tol : float, default=1e-8
         Violation tolerance of the lazy form, in the LP's distance units (the smallest
         between-class distance is 1).
+    time_limit : float or None, default=None
+        Wall-clock seconds for the whole solve (HiGHS gets the time left as its
+        ``time_limit``).  When it runs out, ``fit`` emits a ConvergenceWarning and keeps
+        the best feasible point of the full LP found so far (a relaxation's weights
+        scaled so that every pair satisfies eqs. 6 / 12, with the best ``r`` and ``xi``
+        for them), not the optimum.  ``None``: no limit.
+    verbose : int, default=0
+        1: one line per LP round (rows, columns, objective, simplex iterations, LP time,
+        pairs and features added, best feasible objective, elapsed time); 2: HiGHS' log too.
 
     Attributes
     ----------
@@ -92,7 +107,8 @@ class MDM(BaseWeighter):
     n_iter_ : int
         LP solves (rounds of constraint generation; 1 for the full LP).
     cost_history_ : list of float
-        LP objective per round (non-decreasing: each round adds constraints).
+        LP objective per round (non-decreasing while only rows are added; adding
+        weight columns can lower it).
     n_constraints_ : int
         Constraints (pairs) in the final LP.
     constraint_pairs_ : ndarray of shape (n_constraints_, 2)
@@ -143,9 +159,12 @@ class MDM(BaseWeighter):
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_add": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, soft=True, C=1.0, lazy="auto", max_rounds=100, n_init=2, n_add=1, tol=1e-8):
+    def __init__(self, soft=True, C=1.0, lazy="auto", max_rounds=100, n_init=2, n_add=1, tol=1e-8, time_limit=None,
+                 verbose=0):
         self.soft = soft
         self.C = C
         self.lazy = lazy
@@ -153,6 +172,8 @@ class MDM(BaseWeighter):
         self.n_init = n_init
         self.n_add = n_add
         self.tol = tol
+        self.time_limit = time_limit
+        self.verbose = verbose
 
     def _fit(self, X, y):
         X = np.asarray(X, dtype=np.float64)
@@ -173,12 +194,22 @@ class MDM(BaseWeighter):
         lazy = self.lazy if self.lazy != "auto" else n * (n - 1) // 2 > _AUTO_FULL_MAX_PAIRS
         res = solve_mdm(Xs, y, soft=bool(self.soft), C=float(self.C), lazy=bool(lazy), max_rounds=self.max_rounds,
                         n_init=self.n_init, n_add=self.n_add, tol=self.tol,
-                        feature_block=_FEATURE_BLOCK if X.shape[1] > 2 * _FEATURE_BLOCK else None)
-        if not res.converged:
+                        feature_block=_FEATURE_BLOCK if X.shape[1] > 2 * _FEATURE_BLOCK else None,
+                        time_limit=self.time_limit, verbose=int(self.verbose))
+        if res.status == 1:
             warnings.warn(
                 f"MDM stopped at max_rounds={self.max_rounds} LP solves with constraints still violated (largest "
-                f"violation {res.max_violation:.3g}); the weights are not the MDM optimum. Increase max_rounds "
-                "or n_add.",
+                f"violation {res.max_violation:.3g}); the weights are the best feasible point found (objective "
+                f"{res.fun:.6g}), not the MDM optimum. Increase max_rounds or n_add.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        elif res.status == 2:
+            warnings.warn(
+                f"MDM stopped at time_limit={self.time_limit} s ({res.message}, {res.n_rounds} LP round(s), "
+                f"{res.lp_iterations} simplex iterations); the weights are the best feasible point found (objective "
+                f"{res.fun:.6g}, last relaxation {res.history[-1] if res.history else float('nan'):.6g}), not the "
+                "MDM optimum. Increase time_limit.",
                 ConvergenceWarning,
                 stacklevel=3,
             )
