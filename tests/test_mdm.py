@@ -97,6 +97,56 @@ def test_lazy_needs_several_rounds_and_matches_the_reference_optimum():
     assert abs(lazy.fun - ref.fun) <= 1e-7 * max(1.0, abs(ref.fun))
 
 
+def _lognormal_genes(n=40, d=60, n_planted=6, shift=1.0, seed=0):
+    """Gene-expression-like table (benchmarks/bench_mdm.py, small): lognormal values, planted genes."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    Z = rng.normal(size=(n, d))
+    Z[:, :n_planted] += shift * y[:, None]
+    return np.exp(Z), y
+
+
+@pytest.mark.parametrize("soft,C", [(False, 1.0), (True, 0.3), (True, 1.0)])
+def test_lazy_rows_and_columns_equal_full_lp_on_dense_lognormal_data(soft, C):
+    # the case that stalled HiGHS (dense optimum: most weights nonzero, most pairs near-tight)
+    X, y = _lognormal_genes()
+    Xs = (X - X.mean(0)) / X.std(0)
+    full = solve_mdm(Xs, y, soft=soft, C=C, lazy=False)
+    lazy = solve_mdm(Xs, y, soft=soft, C=C, lazy=True, n_init=1, feature_block=8)
+    assert lazy.converged and lazy.n_rounds >= 3 and lazy.status == 0
+    assert abs(lazy.fun - full.fun) <= 1e-7 * max(1.0, abs(full.fun))
+    assert np.count_nonzero(full.w) > 10  # a dense optimum, not a few planted genes
+    _assert_certificate(Xs, y, soft, C, lazy.w, lazy.r, lazy.xi, lazy.pairs, lazy.kind, lazy.dual, lazy.fun)
+    _assert_certificate(Xs, y, soft, C, full.w, full.r, full.xi, full.pairs, full.kind, full.dual, full.fun)
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_time_limit_warns_and_returns_a_feasible_point(soft, capsys):
+    X, y = _data(60, d=12, seed=0, shift=3.0)
+    C = 0.05
+    with pytest.warns(ConvergenceWarning, match=r"time_limit=0.0001 s.*best feasible point"):
+        mdm = MDM(soft=soft, C=C, lazy=True, n_init=1, time_limit=1e-4, verbose=1).fit(X, y)
+    assert "MDM round" in capsys.readouterr().out
+    w, r, xi = mdm.feature_importances_, mdm.radius_, mdm.slacks_
+    D = (((X[:, None, :] - X[None, :, :]) ** 2) * w).sum(-1)
+    same = y[:, None] == y[None, :]
+    off = ~np.eye(len(y), dtype=bool)
+    assert D[~same].min() == pytest.approx(1.0, rel=1e-9)  # eq. 6 holds, tight after scaling
+    assert np.all(D[same & off] <= (r + xi[:, None] * np.ones(len(y)))[same & off] * (1 + 1e-9))
+    assert mdm.objective_ == pytest.approx(r + (C * xi.sum() if soft else 0.0), rel=1e-12)
+    # the optimum is lower (or equal): a feasible point is only an upper bound
+    opt = MDM(soft=soft, C=C, lazy=True).fit(X, y)
+    assert opt.objective_ <= mdm.objective_ + 1e-9
+
+
+def test_verbose_prints_one_line_per_round(capsys):
+    X, y = _data(60, d=12, seed=0, shift=3.0)
+    mdm = MDM(soft=False, lazy=True, n_init=1, verbose=1).fit(X, y)
+    out = [line for line in capsys.readouterr().out.splitlines() if line.startswith("MDM round")]
+    assert len(out) == mdm.n_iter_ >= 2
+    assert "rows" in out[0] and "objective" in out[0] and "simplex iterations" in out[0]
+
+
 # -- optimality certificates -----------------------------------------------------------
 
 
@@ -122,11 +172,11 @@ def _assert_certificate(X, y, soft, C, w, r, xi, pairs, kind, dual, objective):
     assert abs(primal - objective) <= 1e-7 * max(1.0, abs(primal))
 
 
-@pytest.mark.parametrize("soft", [False, True])
+@pytest.mark.parametrize("soft,C", [(False, 1.0), (True, 0.05), (True, 1.0)])
 @pytest.mark.parametrize("lazy", [False, True])
-def test_duals_certify_optimality_of_the_full_lp(soft, lazy):
+def test_duals_certify_optimality_of_the_full_lp(soft, C, lazy):
+    # soft with C >= 1 is solved as hard MDM: its duals must certify the soft LP too
     X, y = _data(60, d=5, seed=4)
-    C = 0.05
     mdm = MDM(soft=soft, C=C, lazy=lazy, n_init=1).fit(X, y)
     _assert_certificate(X, y, soft, C, mdm.feature_importances_, mdm.radius_, mdm.slacks_, mdm.constraint_pairs_,
                         mdm.constraint_kind_, mdm.dual_, mdm.objective_)
