@@ -1,4 +1,17 @@
-"""MDM benchmark: fit time and peak memory, full LP vs lazy constraint generation.
+"""MDM benchmark: fit time on dense-solution and wide data; full LP vs lazy constraint generation.
+
+Default run (``python benchmarks/bench_mdm.py``): MDM with default parameters, each fit in
+a fresh subprocess with ``time_limit`` (default 120 s, ``--time-limit``), on
+
+* the gene-expression-like table of issue 20 (:func:`lognormal_genes`: 80 samples,
+  lognormal values, 30 planted genes) at d = 300, 1000, 3000;
+* the synthetic shapes of ``bench_suite.py`` (same generator): (500, 100),
+  (2000, 500), (1000, 5000), (200, 20000);
+* Arcene (``knnweights.datasets.load("arcene")``);
+
+and writes the table to ``benchmarks/bench_mdm.md`` (``--out``).  Columns: fit seconds,
+LP rounds, rows and columns of the last LP, simplex iterations (all rounds), seconds in
+HiGHS, nonzero weights, objective, status (optimal / "time limit": best feasible point).
 
 Each measurement runs in a fresh subprocess so that its peak resident memory
 (``resource.getrusage(...).ru_maxrss``, which includes HiGHS' C++ allocations) and its
@@ -6,7 +19,9 @@ Python/NumPy peak (``tracemalloc``) belong to that fit alone.
 
 Usage::
 
-    python benchmarks/bench_mdm.py                      # n = 200, 1000, 5000 at d = 20
+    python benchmarks/bench_mdm.py                      # the table above
+    python benchmarks/bench_mdm.py --cases genes:3000 syn:500x100 arcene
+    python benchmarks/bench_mdm.py --scaling            # + n = 200, 1000, 5000 at d = 20
     python benchmarks/bench_mdm.py --largest            # + largest n lazy fits in < 60 s
     python benchmarks/bench_mdm.py --genes              # + nonzero weights on microarrays
     python benchmarks/bench_mdm.py --sizes 200 --modes full lazy --soft 0
@@ -45,6 +60,109 @@ print(json.dumps({"time_s": elapsed, "tracemalloc_peak_mb": peak / 2**20, "maxrs
                   "objective": m.objective_, "radius": m.radius_, "rounds": m.n_iter_,
                   "constraints": m.n_constraints_, "nonzero_w": int(np.count_nonzero(m.feature_importances_))}))
 """
+
+CASE_CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+from bench_mdm import load_case
+from knnweights.weighters.mdm import MDM
+cfg = json.loads(sys.argv[1])
+X, y = load_case(cfg["case"])
+MDM(soft=False, lazy=True).fit(X[:30, :20], y[:30])        # warm up numba / imports
+t = time.perf_counter()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    m = MDM(time_limit=cfg["time_limit"]).fit(X, y)
+elapsed = time.perf_counter() - t
+print(json.dumps({"shape": list(X.shape), "time_s": elapsed, "rounds": m.n_iter_, "rows": m.n_constraints_,
+                  "cols": m.n_lp_features_, "iters": m.lp_iterations_, "lp_s": m.lp_time_,
+                  "nonzero": int(np.count_nonzero(m.feature_importances_)), "objective": m.objective_,
+                  "status": 2 if any("time_limit" in str(w.message) for w in caught) else int(bool(caught)),
+                  "warnings": [str(w.message)[:80] for w in caught]}))
+"""
+
+
+def lognormal_genes(n=80, d=3000, n_planted=30, shift=1.0, seed=0):
+    """Gene-expression-like table: ``exp(N(0, 1))`` values, class 1 shifted by ``shift`` (log scale) on the
+    first ``n_planted`` genes; two balanced classes.  Its MDM optimum is dense (most weights nonzero, most
+    pairs near-tight), the case where HiGHS stalled (issue 20)."""
+    import numpy as np
+
+    rng = np.random.default_rng([seed, n, d])
+    y = np.arange(n) % 2
+    Z = rng.normal(size=(n, d))
+    Z[:, :n_planted] += shift * y[:, None]
+    return np.exp(Z), y
+
+
+def load_case(case):
+    """``genes:D`` (lognormal 80 x D), ``syn:NxD`` (bench_suite's synthetic data) or a bundled data set."""
+    if case.startswith("genes:"):
+        return lognormal_genes(d=int(case[6:]))
+    if case.startswith("syn:"):
+        from bench_suite import synthetic
+
+        n, d = (int(v) for v in case[4:].split("x"))
+        return synthetic(n, d)
+    from knnweights.datasets import load
+
+    return load(case, return_X_y=True, missing="median")
+
+
+def run_case(case, time_limit, timeout):
+    cfg = json.dumps({"case": case, "time_limit": time_limit})
+    env = dict(os.environ, OMP_NUM_THREADS="2", NUMBA_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run([sys.executable, "-c", CASE_CHILD, cfg, here], capture_output=True, text=True,
+                             timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"killed after {timeout} s"}
+    if out.returncode != 0:
+        return {"error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"rc {out.returncode}"}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+CASES = ["genes:300", "genes:1000", "genes:3000", "syn:500x100", "syn:2000x500", "syn:1000x5000", "syn:200x20000",
+         "arcene"]
+
+
+def cases_section(cases, time_limit, out_path):
+    import platform
+
+    head = ("| data | n x d | fit (s) | rounds | LP rows | LP features | simplex it | HiGHS (s) | nonzero w "
+            "| objective | status |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines = [head]
+    print(head, flush=True)
+    for case in cases:
+        r = run_case(case, time_limit, timeout=time_limit + 300)
+        if "error" in r:
+            line = f"| {case} | | {r['error']} | | | | | | | | |"
+        else:
+            status = {0: "optimal", 1: "max_rounds", 2: f"time limit ({time_limit:g} s): best feasible"}[r["status"]]
+            line = (f"| {case} | {r['shape'][0]} x {r['shape'][1]} | {r['time_s']:.2f} | {r['rounds']} | {r['rows']} "
+                    f"| {r['cols']} | {r['iters']} | {r['lp_s']:.2f} | {r['nonzero']} | {r['objective']:.8g} "
+                    f"| {status} |")
+        lines.append(line)
+        print(line, flush=True)
+    if out_path:
+        from importlib.metadata import version
+
+        hv = f"highspy {version('highspy')}" if _has("highspy") else f"HiGHS inside SciPy {version('scipy')}"
+        with open(out_path, "w") as f:
+            f.write("# MDM fit times (benchmarks/bench_mdm.py)\n\n")
+            f.write(f"MDM() defaults (soft, C = 1, lazy rows and feature columns), time_limit = {time_limit:g} s, "
+                    f"one fit per cell in a fresh process; {platform.processor() or platform.machine()}, "
+                    f"cpu_count {os.cpu_count()}, machine shared with other jobs (load varies); LP solver {hv}.\n\n")
+            f.write("\n".join(lines) + "\n")
+
+
+def _has(mod):
+    import importlib.util
+
+    return importlib.util.find_spec(mod) is not None
+
 
 
 def run_one(n, d, soft, C, lazy, seed=0, timeout=900):
@@ -101,6 +219,11 @@ def genes():
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cases", nargs="+", default=CASES)
+    p.add_argument("--time-limit", type=float, default=120.0)
+    p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_mdm.md"))
+    p.add_argument("--no-cases", action="store_true", help="skip the default table")
+    p.add_argument("--scaling", action="store_true", help="full vs lazy at n = --sizes, d = --d")
     p.add_argument("--sizes", type=int, nargs="+", default=[200, 1000, 5000])
     p.add_argument("--d", type=int, default=20)
     p.add_argument("--modes", nargs="+", default=["full", "lazy"], choices=["full", "lazy"])
@@ -111,6 +234,17 @@ def main(argv=None):
     p.add_argument("--genes", action="store_true")
     args = p.parse_args(argv)
 
+    if not args.no_cases:
+        cases_section(args.cases, args.time_limit, args.out)
+    if args.scaling:
+        scaling_section(args)
+    if args.largest:
+        largest_section(args)
+    if args.genes:
+        genes()
+
+
+def scaling_section(args):
     print(f"MDM fit, d = {args.d}, 2 classes, seed 0; C = {args.C} for soft; cpu_count {os.cpu_count()}")
     for soft in args.soft:
         for n in args.sizes:
@@ -123,7 +257,9 @@ def main(argv=None):
                 res = run_one(n, args.d, bool(soft), args.C, mode == "lazy")
                 print(f"{tag}: {fmt(res)}", flush=True)
 
-    if args.largest:
+
+def largest_section(args):
+    if True:  # noqa: SIM108 - keeps the section's original indentation
         print("\nLargest n fitted by the lazy form in under 60 s (doubling, then bisection on a 1000 grid)")
         for soft in args.soft:
             ok, bad, n = 0, None, 5000
@@ -139,8 +275,6 @@ def main(argv=None):
                 if bad is not None and n <= ok:
                     break
             print(f"  => {'soft' if soft else 'hard'}: largest n under 60 s: {ok}")
-    if args.genes:
-        genes()
 
 
 if __name__ == "__main__":

@@ -47,9 +47,10 @@ class MDM(BaseWeighter):
     distances block by block for violated pairs (different labels closer than 1, equal
     labels farther than ``r + xi_i``), add the most violated ones per sample, and repeat
     until none is violated.  One HiGHS model is kept between the rounds: new rows and
-    columns are appended and each round restarts the simplex from the last optimal basis.  A solution of a relaxation that satisfies every constraint
-    is optimal for the full LP, so the result is the full LP's optimum (and the duals of
-    the working set, padded with zeros, are an optimality certificate for the full LP).
+    columns are appended and each round restarts the simplex from the last optimal basis.
+    A solution of a relaxation that satisfies every constraint is optimal for the full
+    LP, so the result is the full LP's optimum (and the duals of the working set, padded
+    with zeros, are an optimality certificate for the full LP).
 
     The weights do not depend on the scaling of the input (the paper's point): scaling
     feature ``j`` by ``c`` scales ``w_j`` by ``1 / c**2`` and leaves every weighted
@@ -106,6 +107,13 @@ class MDM(BaseWeighter):
         ``r`` (hard) or ``r + C sum xi`` (soft).
     n_iter_ : int
         LP solves (rounds of constraint generation; 1 for the full LP).
+    lp_iterations_ : int
+        Simplex iterations of HiGHS, all rounds together.
+    lp_time_ : float
+        Seconds spent inside HiGHS.
+    n_lp_features_ : int
+        Weight columns in the final LP (fewer than ``n_features`` when the lazy form
+        generated them; every left-out feature has weight 0 and a nonnegative reduced cost).
     cost_history_ : list of float
         LP objective per round (non-decreasing while only rows are added; adding
         weight columns can lower it).
@@ -217,6 +225,9 @@ class MDM(BaseWeighter):
         self.slacks_ = res.xi
         self.objective_ = res.fun
         self.n_iter_ = res.n_rounds
+        self.lp_iterations_ = res.lp_iterations
+        self.lp_time_ = res.lp_time
+        self.n_lp_features_ = int(res.features.size)
         self.cost_history_ = res.history
         self.n_constraints_ = res.n_constraints
         self.constraint_pairs_ = res.pairs
