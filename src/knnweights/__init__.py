@@ -27,6 +27,7 @@ from .weighters import (
     ReliefF,
     Simba,
 )
+from .weighters._base import ZeroWeightsWarning
 
 __version__ = "0.1.0"
 
@@ -40,4 +41,4 @@ WEIGHTERS = {
 }
 
 __all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", "SelectTopK", "TuRF",
-           "rank_table", *WEIGHTERS]
+           "rank_table", "ZeroWeightsWarning", *WEIGHTERS]

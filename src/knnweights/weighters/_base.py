@@ -1,5 +1,6 @@
 """The weighter contract shared by every method: validation, weights, transform."""
 
+import contextvars
 import numbers
 import warnings
 
@@ -11,8 +12,35 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["BaseWeighter", "check_finite_columns", "check_numeric_columns", "check_target", "feature_ranking",
-           "margin_gain", "warn_max_iter", "normalize_weights"]
+__all__ = ["BaseWeighter", "ZeroWeightsWarning", "check_finite_columns", "check_numeric_columns", "check_target",
+           "feature_ranking", "margin_gain", "warn_max_iter", "normalize_weights"]
+
+
+class ZeroWeightsWarning(UserWarning):
+    """A fit ended with every feature weight 0.
+
+    ``transform`` then gives all-zero data and a kNN on it predicts one class for every
+    sample.  The usual causes: every feature of ``X`` is constant, or no feature separates
+    the classes at the method's neighbourhood (noise features, or too few samples per class).
+    """
+
+
+#: how many BaseWeighter.fit calls are running in this context: a weighter fitted inside another's fit
+#: (ERelief's Relief members) leaves the ZeroWeightsWarning to the outer fit, so a user sees one
+_FIT_DEPTH = contextvars.ContextVar("knnweights_fit_depth", default=0)
+
+
+def _zero_weights_message(name, X, codes):
+    """Why a fit may have ended with all-zero weights, in one sentence (for :class:`ZeroWeightsWarning`)."""
+    varying = np.ptp(X, axis=0) > 0
+    if not varying.any():
+        cause = "every feature of X is constant, so no weight changes any distance"
+    else:
+        smallest = int(np.bincount(codes).min())
+        cause = (f"no feature separates the classes at this method's neighbourhood ({int(varying.sum())} of "
+                 f"{X.shape[1]} features vary; the smallest class has {smallest} samples)")
+    return (f"{name} returned all-zero weights: {cause}. transform() gives all-zero data and a kNN on it "
+            "predicts one class for every sample; check the features and labels, or try another method.")
 
 
 def _label(c):
@@ -366,7 +394,11 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._validate_params()
         X, codes = self._validate_fit_data(X, y)
         self.__dict__.pop("scores_", None)  # a method sets its own signed scores in _fit, or gets the default
-        w = np.asarray(self._fit(X, codes), dtype=np.float64)
+        depth = _FIT_DEPTH.set(_FIT_DEPTH.get() + 1)
+        try:
+            w = np.asarray(self._fit(X, codes), dtype=np.float64)
+        finally:
+            _FIT_DEPTH.reset(depth)
         if w.shape != (X.shape[1],):
             raise RuntimeError(f"internal error: weights of shape {w.shape} for {X.shape[1]} features")
         if not np.all(np.isfinite(w)):
@@ -380,6 +412,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         constant = np.ptp(X, axis=0) == 0
         w[constant] = 0.0
         self.feature_importances_ = w
+        if not np.any(w > 0) and _FIT_DEPTH.get() == 0:
+            # point at the user's call, also through a subclass's fit that wraps this one (EFW)
+            level = 2 if type(self).fit is BaseWeighter.fit else 3
+            warnings.warn(_zero_weights_message(type(self).__name__, X, codes), ZeroWeightsWarning, stacklevel=level)
         gain = None
         tied = _score_ties(w, self.scores_, constant)
         if tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
