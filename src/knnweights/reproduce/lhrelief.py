@@ -56,7 +56,7 @@ def _sbmlr(cfg):
 def _ir(cfg):
     from .. import IRelief
 
-    return _pipe(IRelief(max_iter=cfg.pick(5, 15, 50)), cfg,
+    return _pipe(IRelief(max_iter=cfg.pick(5, 15, 50), normalize=False), cfg,
                  {"sigma": cfg.pick([1.0], [1.0], [0.1, 0.5, 1.0, 2.0, 5.0])})
 
 
