@@ -44,10 +44,13 @@ def _brute_gflip(X, y, utility, beta, max_iter, random_state):
 
 
 @pytest.mark.parametrize("utility", ["linear", "zero-one", "sigmoid"])
-@pytest.mark.parametrize("list_len", [64, 2])
-def test_gflip_sorted_scan_equals_brute_force(utility, list_len, monkeypatch):
-    # short lists (2) force the full-row fallback; duplicated rows give zero distances
+@pytest.mark.parametrize("list_len, batch", [(64, True), (2, True), (64, False)])
+def test_gflip_sorted_scan_equals_brute_force(utility, list_len, batch, monkeypatch):
+    # short lists (2) force the full-row fallback; duplicated rows give zero distances;
+    # batch=False: one candidate per compiled call (the path of large n)
     monkeypatch.setattr(simba_module, "_GFLIP_LIST", list_len)
+    if not batch:
+        monkeypatch.setattr(simba_module._kernels, "SERIAL_WORK", 0)
     rng = np.random.RandomState(3)
     X = rng.normal(size=(40, 12))
     y = rng.randint(0, 3, 40)

@@ -537,27 +537,52 @@ def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, u
     steps per row while the lists are fresh.  Returns the pairs visited.
     """
     n = D.shape[0]
-    K = order.shape[1]
     lo = col.min()
     hi = col.max()
     visited = np.zeros(n, np.int64)
     for i in prange(n):
-        bh = np.inf
-        bm = np.inf
-        ci = col[i]
-        tmax = max((ci - lo) * (ci - lo), (hi - ci) * (hi - ci))
-        shift = slack[i] + (tmax if sign < 0 else 0.0)
-        done = False
-        cnt = 0
-        for r in range(K):
-            best = bh if bh > bm else bm
-            if sorted_d0[i, r] - shift > best * (1.0 + 1e-9) + 1e-300:
-                done = True
-                break
-            j = order[i, r]
+        out[i], visited[i] = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility,
+                                        beta, True)
+    return visited.sum()
+
+
+@njit(cache=True, nogil=True)
+def _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility, beta,
+               use_list):  # pragma: no cover - compiled
+    """u(theta_i) of one row for G-flip's candidate ``F +/- {col}`` and the pairs visited:
+    through the row's list with the early stop when ``use_list``, else the whole row."""
+    n = D.shape[0]
+    K = order.shape[1] if use_list else 0
+    bh = np.inf
+    bm = np.inf
+    ci = col[i]
+    tmax = max((ci - lo) * (ci - lo), (hi - ci) * (hi - ci))
+    shift = slack[i] + (tmax if sign < 0 else 0.0)
+    done = False
+    cnt = 0
+    for r in range(K):
+        best = bh if bh > bm else bm
+        if sorted_d0[i, r] - shift > best * (1.0 + 1e-9) + 1e-300:
+            done = True
+            break
+        j = order[i, r]
+        cnt += 1
+        t = ci - col[j]
+        v = list_d[i, r] + sign * t * t
+        if v < 0.0:
+            v = 0.0
+        if codes[j] == codes[i]:
+            if v < bh:
+                bh = v
+        elif v < bm:
+            bm = v
+    if not done and (not use_list or K < n - 1):  # no list, or it ran out before the bound: the whole row
+        for j in range(n):
+            if j == i:
+                continue
             cnt += 1
             t = ci - col[j]
-            v = list_d[i, r] + sign * t * t
+            v = D[i, j] + sign * t * t
             if v < 0.0:
                 v = 0.0
             if codes[j] == codes[i]:
@@ -565,32 +590,47 @@ def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, u
                     bh = v
             elif v < bm:
                 bm = v
-        if not done and K < n - 1:  # the list ran out before the bound: the whole row
-            for j in range(n):
-                if j == i:
-                    continue
-                cnt += 1
-                t = ci - col[j]
-                v = D[i, j] + sign * t * t
-                if v < 0.0:
-                    v = 0.0
-                if codes[j] == codes[i]:
-                    if v < bh:
-                        bh = v
-                elif v < bm:
-                    bm = v
-        visited[i] = cnt
-        if bh == np.inf or bm == np.inf:
-            out[i] = 0.0
-            continue
-        theta = 0.5 * (np.sqrt(bm) - np.sqrt(bh))
-        if utility == 0:
-            out[i] = theta
-        elif utility == 1:
-            out[i] = 1.0 if theta > 0 else 0.0
-        else:
-            out[i] = 1.0 / (1.0 + np.exp(-beta * theta))
-    return visited.sum()
+    if bh == np.inf or bm == np.inf:
+        return 0.0, cnt
+    theta = 0.5 * (np.sqrt(bm) - np.sqrt(bh))
+    if utility == 0:
+        return theta, cnt
+    if utility == 1:
+        return 1.0 if theta > 0 else 0.0, cnt
+    return 1.0 / (1.0 + np.exp(-beta * theta)), cnt
+
+
+@njit(cache=True, nogil=True)
+def gflip_scan_candidates(D, cols, perm, start, F, current, codes, order, list_d, sorted_d0, slack, utility, beta,
+                          use_list, work_limit):  # pragma: no cover - compiled
+    """G-flip's candidates ``perm[start:]`` in turn, on one thread, until one raises the
+    evaluation above ``current`` (relative margin ``1e-12``) or ``work_limit`` pairs have
+    been visited.  Each candidate is :func:`gflip_sorted_margins` (``use_list``) or
+    :func:`gflip_margins` summed over the rows, with the same arithmetic.
+
+    Returns ``(q, value, visited)``: ``q`` the position in ``perm`` of the accepted
+    candidate (``value`` its evaluation), or of the next one to try (``value = nan``).
+    """
+    n = D.shape[0]
+    work = 0
+    thr = current + 1e-12 * max(1.0, abs(current))
+    for q in range(start, perm.shape[0]):
+        j = perm[q]
+        col = cols[j]
+        sign = -1.0 if F[j] else 1.0
+        lo = col.min()
+        hi = col.max()
+        total = 0.0
+        for i in range(n):
+            u, c = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility, beta,
+                              use_list)
+            total += u
+            work += c
+        if total > thr:
+            return q, total, work
+        if work >= work_limit:
+            return q + 1, np.nan, work
+    return perm.shape[0], np.nan, work
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -180,19 +180,39 @@ class GFlip(BaseWeighter):
         list_d = np.zeros((n, max(K, 1)))
         work, flips_since_sort, have_order = 0, 0, False
         scan_time, rebuild_time = 0.0, np.inf
+        # small rows: whole runs of candidates in one compiled call (no per-candidate
+        # overhead); large ones: one candidate a call, its rows in parallel
+        batch = n * max(K, 1) * 4 < _kernels.SERIAL_WORK
 
-        def evaluate(j, sign):
+        def next_flip(perm, q):
+            # (position of the next accepted candidate or of the next to try, its value or nan)
             nonlocal work, scan_time
-            if sorted_scan and have_order:
-                ts = time.perf_counter()
-                _kernels.gflip_sorted_margins(D, cols[j], sign, y, order, list_d, sorted_d0, slack, u, beta, buf)
+            use_list = sorted_scan and have_order
+            ts = time.perf_counter()
+            if batch:
+                q_new, value, visited = _kernels.gflip_scan_candidates(
+                    D, cols, perm, q, F, current, y, order, list_d, sorted_d0, slack, u, beta, use_list, 2 * n * n)
+            else:
+                j = perm[q]
+                sign = -1.0 if F[j] else 1.0
+                if use_list:
+                    visited = _kernels.gflip_sorted_margins(D, cols[j], sign, y, order, list_d, sorted_d0, slack, u,
+                                                            beta, buf)
+                else:
+                    _kernels.gflip_margins(D, cols[j], sign, y, u, beta, buf)
+                    visited = n * n
+                value = buf.sum()
+                q_new = q
+                if not value > current + 1e-12 * max(1.0, abs(current)):
+                    q_new, value = q + 1, np.nan
+            if use_list:
                 scan_time += time.perf_counter() - ts
             else:
-                _kernels.gflip_margins(D, cols[j], sign, y, u, beta, buf)
-                work += n * n
-            return buf.sum()
+                work += int(visited)
+            return int(q_new), float(value)
 
-        current = evaluate(0, 0.0)
+        _kernels.gflip_margins(D, cols[0], 0.0, y, u, beta, buf)
+        current = float(buf.sum())
         self.cost_history_ = []
         t0 = time.perf_counter()
         if self.verbose:
@@ -200,7 +220,9 @@ class GFlip(BaseWeighter):
             print(f"{'Pass':>10} {'Objective Value':>20} {'flips':>8} {'|F|':>8} {'Time(s)':>10}")
         for it in range(1, self.max_iter + 1):
             n_flips = 0
-            for j in rng.permutation(d):
+            perm = rng.permutation(d).astype(np.int64)
+            q = 0
+            while q < d:
                 # fresh lists after flips: first after two full scans, then once the scans since
                 # the last rebuild have taken as long as it did (lists go stale as flips add
                 # up; the result is exact whenever they are rebuilt)
@@ -209,14 +231,15 @@ class GFlip(BaseWeighter):
                     _kernels.gflip_sort_rows(D, order, list_d, sorted_d0, slack)
                     rebuild_time = time.perf_counter() - tr
                     work, scan_time, flips_since_sort, have_order = 0, 0.0, 0, True
-                sign = -1.0 if F[j] else 1.0
-                cand = evaluate(j, sign)
-                if cand > current + 1e-12 * max(1.0, abs(current)):
-                    _kernels.gflip_flip(D, cols[j], sign, slack, order, list_d)
+                q, value = next_flip(perm, q)
+                if not np.isnan(value):
+                    j = perm[q]
+                    _kernels.gflip_flip(D, cols[j], -1.0 if F[j] else 1.0, slack, order, list_d)
                     F[j] = not F[j]
-                    current = cand
+                    current = value
                     n_flips += 1
                     flips_since_sort += 1
+                    q += 1
             self.cost_history_.append(float(current))
             if self.verbose:
                 print(f"{it:>10d} {current:>20.6e} {n_flips:>8d} {int(F.sum()):>8d} {time.perf_counter() - t0:>10.2f}")
