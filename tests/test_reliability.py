@@ -232,13 +232,7 @@ def predict_outcome(clf, X, y):
     return "ok"
 
 
-CLASSIFIER_XFAIL = {
-    "HKNN": "HKNN: a feature at 1e100 scale makes the local-hyperplane Gram matrix singular, and numpy's "
-            "LinAlgError escapes instead of a clear ValueError (or a ridge scaled to the data)"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=CLASSIFIER_XFAIL[n]))
-                                  if n in CLASSIFIER_XFAIL else n for n in sorted(_classifiers())])
+@pytest.mark.parametrize("name", sorted(_classifiers()))
 def test_classifiers_never_crash_or_return_nan(name):
     outcomes = []
     build = _classifiers()[name]
@@ -355,12 +349,35 @@ def test_classifiers_on_degenerate_data(name, case):
     assert predict_outcome(_classifiers()[name](), X, y) in ("ok", "ValueError")
 
 
-@pytest.mark.xfail(strict=True, raises=np.linalg.LinAlgError, reason=CLASSIFIER_XFAIL["HKNN"])
 def test_hknn_with_a_huge_feature():
-    """The case the fuzz found, kept deterministic."""
+    """The case the fuzz found (numpy's LinAlgError escaped: ``G + alpha I`` singular in float64)."""
     X = np.random.default_rng(0).normal(size=(10, 5))
     X[:, 4] *= 1e100
-    assert predict_outcome(_classifiers()["HKNN"](), X, np.repeat([0, 1], 5)) in ("ok", "ValueError")
+    assert predict_outcome(_classifiers()["HKNN"](), X, np.repeat([0, 1], 5)) == "ok"
+    for alpha in (1.0, 0.0):
+        D = knnweights.classifiers.HKNN(n_neighbors=3, alpha=alpha).fit(X, np.repeat([0, 1], 5))
+        assert np.all(np.isfinite(D.class_distances(X))) and np.all(D.class_distances(X) >= 0)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 1e-3, 0.0])
+def test_hknn_scaled_solve_matches_the_direct_one(alpha):
+    """The fallback solve (scaled, eigendecomposition) is the direct ridge solve wherever that is well posed."""
+    from knnweights.classifiers import HKNN
+    from knnweights.classifiers._hyperplane import _hyperplane_distance_scaled
+
+    rng = np.random.default_rng(8)
+    N = rng.normal(size=(40, 4, 12)) * rng.uniform(0.01, 100.0, 12)
+    x = 3.0 * rng.normal(size=(40, 12))
+    c = N.mean(axis=1)
+    V, r = N - c[:, None], x - c
+    # independent reference: the ridge problem as an augmented least-squares problem, one query at a time
+    ref = []
+    for m in range(40):
+        A = np.vstack([V[m].T, np.sqrt(alpha) * np.eye(4)])
+        a = np.linalg.lstsq(A, np.r_[r[m], np.zeros(4)], rcond=None)[0]
+        ref.append(np.linalg.norm(r[m] - V[m].T @ a))
+    np.testing.assert_allclose(_hyperplane_distance_scaled(V, r, alpha), ref, rtol=1e-9)
+    np.testing.assert_allclose(HKNN(alpha=alpha)._local_distance(x, N), ref, rtol=1e-9)
 
 
 # -- determinism ---------------------------------------------------------------------

@@ -141,13 +141,49 @@ class HKNN(_LocalDistanceClassifier):
         r = x - center
         G = np.matmul(V, np.swapaxes(V, 1, 2))
         rhs = np.einsum("mkd,md->mk", V, r)
-        if self.alpha > 0:
-            G = G + self.alpha * np.eye(G.shape[1])
-            coef = np.linalg.solve(G, rhs[..., None])[..., 0]
-        else:
-            coef = np.einsum("mij,mj->mi", np.linalg.pinv(G, rcond=1e-10, hermitian=True), rhs)
-        resid = r - np.einsum("mk,mkd->md", coef, V)
-        return np.sqrt(np.einsum("md,md->m", resid, resid))
+        try:
+            with np.errstate(over="raise", invalid="raise"):
+                if self.alpha > 0:
+                    G = G + self.alpha * np.eye(G.shape[1])
+                    coef = np.linalg.solve(G, rhs[..., None])[..., 0]
+                else:
+                    coef = np.einsum("mij,mj->mi", np.linalg.pinv(G, rcond=1e-10, hermitian=True), rhs)
+                resid = r - np.einsum("mk,mkd->md", coef, V)
+                dist = np.sqrt(np.einsum("md,md->m", resid, resid))
+        except (np.linalg.LinAlgError, FloatingPointError):
+            dist = None
+        if dist is None or not np.all(np.isfinite(dist)):
+            # features of very different scales (one at 1e100 among ordinary ones) make ``G + alpha I``
+            # singular in float64 (alpha is lost beside the huge entries) or overflow: the scaled solve
+            return _hyperplane_distance_scaled(V, r, self.alpha)
+        return dist
+
+
+def _hyperplane_distance_scaled(V, r, alpha):
+    """``||r - V' a*||`` with ``a* = (V V' + alpha I)^+ V r``, safe for any scale of the features.
+
+    Each query's ``V`` and ``r`` are divided by ``s = max |V|`` (``alpha`` by ``s^2``), so that
+    ``G = V V'`` cannot overflow, and the solve goes through the eigendecomposition of ``G``:
+    directions whose eigenvalue is at rounding level relative to the largest (``K eps``;
+    ``1e-10`` when ``alpha = 0``, as the pseudo-inverse's cut) are left out -- in float64 they
+    carry no information, and inverting them would amplify rounding errors without bound.
+    Mathematically the same distance as the direct solve wherever that is well conditioned.
+    """
+    s = np.max(np.abs(V), axis=(1, 2))
+    s = np.where((s > 0) & np.isfinite(s), s, 1.0)
+    V = V / s[:, None, None]
+    r = r / s[:, None]
+    a = alpha / s**2
+    G = np.matmul(V, np.swapaxes(V, 1, 2))
+    rhs = np.einsum("mkd,md->mk", V, r)
+    e, U = np.linalg.eigh(G)
+    cut = (1e-10 if alpha == 0 else G.shape[1] * np.finfo(np.float64).eps) * e[:, -1:]
+    keep = e > cut
+    f = np.where(keep, 1.0 / np.where(keep, e + a[:, None], 1.0), 0.0)
+    coef = np.einsum("mij,mj->mi", U, f * np.einsum("mji,mj->mi", U, rhs))
+    resid = r - np.einsum("mk,mkd->md", coef, V)
+    with np.errstate(over="ignore"):
+        return s * np.sqrt(np.einsum("md,md->m", resid, resid))
 
 
 class CKNN(_LocalDistanceClassifier):
