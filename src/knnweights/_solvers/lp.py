@@ -214,7 +214,8 @@ class _Relaxation:
             dual = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
             return status, res.x, dual, float(res.fun), int(res.nit)
         h = self._h
-        h.setOptionValue("time_limit", np.inf if time_limit is None else max(float(time_limit), 1e-3))
+        # HiGHS compares its time_limit with its run clock, which adds up the time of every run()
+        h.setOptionValue("time_limit", np.inf if time_limit is None else h.getRunTime() + max(float(time_limit), 1e-3))
         h.run()
         model_status = h.getModelStatus()
         name = getattr(model_status, "name", str(model_status))

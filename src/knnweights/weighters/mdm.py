@@ -15,8 +15,11 @@ __all__ = ["MDM", "select_C"]
 #: ``lazy="auto"`` solves the full LP up to this many pairs ``n (n - 1) / 2`` (lazy was
 #: faster already at n = 200: 0.3 s vs 2.7 s, see benchmarks/bench_mdm.py)
 _AUTO_FULL_MAX_PAIRS = 1_000
-#: lazy form: weight columns are generated too when ``d > 2 * _FEATURE_BLOCK``
-_FEATURE_BLOCK = 64
+#: lazy form: weight columns are generated too when ``d > 2 * _FEATURE_BLOCK``.  Adding
+#: columns to a warm-started HiGHS model costs many primal pivots on dense-solution data
+#: (lognormal 80 x 1000: 19 903 simplex iterations with blocks of 64, 8 236 with all columns
+#: from the start; colon_alon 1 803 vs 422), so only wide tables start from a subset.
+_FEATURE_BLOCK = 1024
 
 
 class MDM(BaseWeighter):
@@ -72,7 +75,7 @@ class MDM(BaseWeighter):
     lazy : {"auto", True, False}, default="auto"
         Constraint generation (``True``) or the full LP (``False``); ``"auto"`` uses the
         full LP up to 1 000 sample pairs (n <= 45) and constraint generation above.
-        With more than 128 features the lazy form also generates the weight columns
+        With more than 2048 features the lazy form also generates the weight columns
         (features priced in by reduced cost), which makes ``d >> n`` fast.
     max_rounds : int, default=100
         Most LP solves of the lazy form; stopping there emits a ConvergenceWarning.
