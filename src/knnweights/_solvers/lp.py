@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult, linprog
 
+from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import distance_chunks
 
 __all__ = ["solve_mdm", "mdm_constraint_matrix", "all_pairs", "duplicate_conflicts", "SEPARATION", "COMPACTNESS"]
@@ -384,7 +385,8 @@ def _reduced_costs(X, I, J, kind, dual):
     if act.size:
         eps = _eps_rows(X, I[act], J[act])
         sign = np.where(kind[act] == SEPARATION, -1.0, 1.0)
-        g = (dual[act] * sign) @ eps
+        with single_thread_blas():  # a small matrix-vector product: thread start-up would dominate
+            g = (dual[act] * sign) @ eps
     return g
 
 
