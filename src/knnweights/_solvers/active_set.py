@@ -28,8 +28,17 @@ gamma_im (eps_im.w - eta_i)``, the tie rows carry ``beta`` / ``gamma`` of the
 non-representative members, and stationarity in ``xi_i`` / ``eta_i`` gives the
 representative's: ``beta_{i,r} = theta/n - sum_other beta_ih``, ``gamma_{i,s} =
 -theta/n - sum_other gamma_im``.  Memory is ``O(n K)`` for the candidate lists plus
-``O(#ties d)``; no ``n x n x d`` array is formed (the candidate distances ``eps . w``
-and ``eps . dw`` come from :func:`knnweights.engine.neighbors.indexed_distances`).
+``O(#ties d)``; no ``n x n x d`` array is formed.
+
+Cost.  The steps run in the compiled loop of :mod:`._active_set_kernels` (array state,
+one fused pass for ``eps . dw`` and the min-ratio test over the candidate lists,
+``O(n K |P|)``; the least-squares solve by a thin QR, or an SVD when the tie rows lose
+rank, ``O(|P| m^2)``, under one BLAS thread).  This driver only refreshes the working
+set (one neighbour search every ``refresh_every`` steps and at the end) and rolls back
+to the last checkpoint, dropping the discarded steps from the history, when a refresh
+finds TN consistency broken.  Simultaneous blocks and equal multipliers (within
+``1e-9`` relative) go to the first sample, then the smallest candidate index, so the
+pivot sequence does not depend on rounding or on the order of the candidate lists.
 """
 
 import numpy as np
