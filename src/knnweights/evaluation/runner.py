@@ -186,6 +186,10 @@ class ResultStore:
         for i, line in enumerate(lines):
             if not line.strip():
                 continue
+            if i == len(lines) - 1:
+                # no newline after it: torn by a crash, even when what was written parses ("...}" before
+                # the "\n"); _repair cuts it before the next append, so it must not count as done
+                continue
             try:
                 rows.append(json.loads(line.decode("utf-8")))
             except (ValueError, UnicodeDecodeError):
@@ -484,8 +488,22 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     for key in order:
         row = dict(done[key])
         row.pop("fingerprint", None)
-        rows.append(row)
+        rows.append(_canonical_order(row))
     return _maybe_frame(rows, as_frame)
+
+
+#: the leading keys of a row, in the order _run_cell writes them (the rest follow sorted)
+_ROW_KEYS = ("method", "dataset", "repeat", "fold", "n_train", "n_val", "n_test", "seed", "fit_time", "accuracy",
+             "score", "score_time")
+
+
+def _canonical_order(row):
+    """``row`` with its keys in one order, whether it was computed now or read from the store (sorted keys).
+
+    Without it a resumed run's table (and CSV) would have other columns first than an uninterrupted one.
+    """
+    lead = [k for k in _ROW_KEYS if k in row]
+    return {k: row[k] for k in [*lead, *sorted(k for k in row if k not in _ROW_KEYS)]}
 
 
 def _maybe_frame(rows, as_frame):

@@ -251,11 +251,24 @@ def _cmd(args):
         res = check_report(args.check_report)
         print(res["message"])
         return 0 if res["match"] else 1
+    from ..evaluation.distributed import use_scheduler
+
     mode = "full" if args.full else ("tiny" if args.tiny else "quick")
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler and args.backend:
+        print("knnweights reproduce: error: --scheduler and --backend dask both choose where the cells run; "
+              "give one of them.", file=sys.stderr)
+        return 2
     try:
-        reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
-                  datasets=args.datasets, progress=None if not args.no_progress else False,
-                  tables=args.tables, random_state=args.random_state)
+        # --scheduler ADDRESS (or $DASK_SCHEDULER_ADDRESS, unless --backend is given): the cells run on that
+        # cluster's workers; the numbers do not depend on where (every cell's seed comes from its names)
+        with use_scheduler(None if args.backend else scheduler) as client:
+            if client is not None:
+                print(f"knnweights reproduce: running the cells on the dask scheduler at {client.scheduler.address}",
+                      file=sys.stderr, flush=True)
+            reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
+                      datasets=args.datasets, progress=None if not args.no_progress else False,
+                      tables=args.tables, random_state=args.random_state)
     except ValueError as exc:  # a bad --datasets / --tables value: say which, exit 2 like argparse
         print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
         return 2
@@ -275,6 +288,9 @@ def add_parser(subparsers):
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="parallel cells (joblib; default -1: every core); the numbers do not depend on it")
     p.add_argument("--backend", choices=["dask"], default=None, help="run the cells on a local dask cluster")
+    from ..evaluation.distributed import add_scheduler_argument
+
+    add_scheduler_argument(p)
     p.add_argument("--datasets", nargs="+", default=None,
                    help="restrict to these datasets: bundled names (knnweights datasets) or the tables' labels")
     p.add_argument("--tables", nargs="+", default=None, help="restrict to these tables (e.g. im4e_table5)")
