@@ -127,6 +127,7 @@ def test_time_limit_warns_and_returns_a_feasible_point(soft, capsys):
     with pytest.warns(ConvergenceWarning, match=r"time_limit=0.0001 s.*best feasible point"):
         mdm = MDM(soft=soft, C=C, lazy=True, n_init=1, time_limit=1e-4, verbose=1).fit(X, y)
     assert "MDM round" in capsys.readouterr().out
+    assert mdm.dual_.shape == (mdm.n_constraints_,) and mdm.constraint_pairs_.shape == (mdm.n_constraints_, 2)
     w, r, xi = mdm.feature_importances_, mdm.radius_, mdm.slacks_
     D = (((X[:, None, :] - X[None, :, :]) ** 2) * w).sum(-1)
     same = y[:, None] == y[None, :]
@@ -137,6 +138,29 @@ def test_time_limit_warns_and_returns_a_feasible_point(soft, capsys):
     # the optimum is lower (or equal): a feasible point is only an upper bound
     opt = MDM(soft=soft, C=C, lazy=True).fit(X, y)
     assert opt.objective_ <= mdm.objective_ + 1e-9
+
+
+def test_time_limit_inside_highs_keeps_the_best_feasible_point(monkeypatch):
+    # HiGHS reports its time limit in round 2, after round 1's violated pairs were appended
+    import knnweights._solvers.lp as lp
+
+    solve = lp._Relaxation.solve
+    calls = []
+
+    def limited(self, time_limit=None):
+        calls.append(1)
+        return ("time_limit", None, None, np.nan, 0) if len(calls) == 2 else solve(self, time_limit)
+
+    monkeypatch.setattr(lp._Relaxation, "solve", limited)
+    X, y = _data(60, d=12, seed=0, shift=3.0)
+    res = solve_mdm(X, y, soft=False, lazy=True, n_init=1, time_limit=100.0)
+    assert res.status == 2 and not res.converged and res.n_rounds == 2
+    assert res.dual.shape == (res.n_constraints,) and res.pairs.shape == (res.n_constraints, 2)
+    D = (((X[:, None, :] - X[None, :, :]) ** 2) * res.w).sum(-1)
+    same = y[:, None] == y[None, :]
+    assert D[~same].min() == pytest.approx(1.0, rel=1e-9)
+    assert D[same].max() == pytest.approx(res.r, rel=1e-9) and res.fun == res.r
+    assert res.fun >= solve_mdm(X, y, soft=False, lazy=False).fun - 1e-9
 
 
 def test_verbose_prints_one_line_per_round(capsys):

@@ -501,6 +501,8 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
             xi = np.zeros(n)
         if dual is None:
             dual = np.zeros(I.size)
+        elif dual.size < I.size:  # rows added after the last solved relaxation: not in it, multiplier 0
+            dual = np.concatenate([dual, np.zeros(I.size - dual.size)])
         return OptimizeResult(w=w, r=r, xi=xi, fun=float(fun), pairs=np.column_stack([I, J]), kind=kind,
                               dual=dual, features=np.sort(features), n_rounds=rnd, n_constraints=int(I.size),
                               history=history, converged=converged, max_violation=max_violation, status=status,
