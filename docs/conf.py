@@ -107,3 +107,25 @@ def _write_api():
 
 _write_api()
 sys.path.insert(0, str(ROOT / "examples"))
+
+
+# -- docstrings: a name ending in "_" (fitted attributes) is a reference in reStructuredText --
+import re  # noqa: E402
+
+_TRAILING = re.compile(r"(?<![\w`\\])([A-Za-z][A-Za-z0-9_]*[A-Za-z0-9])_(?![\w`])")
+_HEADER = re.compile(r"^(\s*[A-Za-z_][\w, ]*\s:\s)(.*)$")
+
+
+def _escape_outside_literals(text):
+    parts = re.split(r"(``.*?``|`[^`]*`)", text)
+    return "".join(p if i % 2 else _TRAILING.sub(r"\1\\_", p) for i, p in enumerate(parts))
+
+
+def _escape_trailing_underscores(app, what, name, obj, options, lines):
+    for i, line in enumerate(lines):
+        m = _HEADER.match(line)
+        lines[i] = m.group(1) + _escape_outside_literals(m.group(2)) if m else _escape_outside_literals(line)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_trailing_underscores, priority=100)

@@ -824,13 +824,13 @@ class SURF(_RadiusReliefBase):
 
     The neighbours of instance ``i`` are all ``j != i`` closer than one threshold ``T``,
     the mean distance: with ``diff(A, I1, I2) = |I1_A - I2_A| / (max A - min A)`` and
-    ``d_ij = sum_A diff(A, x_i, x_j)`` (Manhattan on range-normalised data),
+    ``d_ij = sum_A diff(A, x_i, x_j)`` (Manhattan on range-normalised data)::
 
         T = (1 / n^2) sum_{i, j} d_ij          (zero diagonal included, as ReBATE/skrebate;
                                                  the off-diagonal mean is n T / (n - 1))
         N_i = {j != i : d_ij < T}              (strict, ties excluded)
 
-    and, with ``h_i`` hits and ``m_i(C)`` misses of each class ``C`` in ``N_i``,
+    and, with ``h_i`` hits and ``m_i(C)`` misses of each class ``C`` in ``N_i``::
 
         W[A] = (1/n) sum_i [ - 1/h_i sum_{hits j in N_i} diff(A, x_i, x_j)
                              + sum_{C != c_i} a_i(C) / m_i(C) sum_{misses j of C in N_i} diff(A, x_i, x_j) ]
