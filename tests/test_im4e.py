@@ -315,3 +315,15 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+def test_verbose_prints_one_line_per_update(capsys):
+    from knnweights import IM4E
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    est = IM4E(sigma=0.5, max_iter=5, tol=0.0, random_state=0, verbose=1).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip() and ln.split()[0].isdigit()]
+    assert len(lines) == est.n_iter_ + 1  # the start and every update
+    assert float(lines[-1].split()[1]) == pytest.approx(est.cost_history_[-1], rel=1e-8)

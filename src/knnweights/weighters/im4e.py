@@ -23,6 +23,7 @@ a sum of soft-min hit distances minus soft-min miss distances; its gradient is
 """
 
 import numbers
+import time
 import warnings
 from collections import namedtuple
 
@@ -204,6 +205,8 @@ class IM4E(BaseWeighter):
         Minimise ``C`` on the segment between the current ``w`` and the eq. (9) point.
     random_state : int, RandomState instance or None, default=None
         Seeds the random starting weights.
+    verbose : int, default=0
+        Print the iteration, the cost ``C`` and the elapsed time after every update.
 
     Attributes
     ----------
@@ -246,18 +249,21 @@ class IM4E(BaseWeighter):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "line_search": ["boolean"],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     _CYCLE_ATOL = 1e-9
     _MAX_PERIOD = 16
 
-    def __init__(self, sigma=1.0, lambda_=None, max_iter=100, tol=1e-6, line_search=False, random_state=None):
+    def __init__(self, sigma=1.0, lambda_=None, max_iter=100, tol=1e-6, line_search=False, random_state=None,
+                 verbose=0):
         self.sigma = sigma
         self.lambda_ = lambda_
         self.max_iter = max_iter
         self.tol = tol
         self.line_search = line_search
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_is_fitted__(self):
         # ``lambda_`` is a parameter whose name ends in "_"; fittedness is the weights
@@ -353,6 +359,11 @@ class IM4E(BaseWeighter):
         best_w, best_c = None, np.inf
         reason = "max_iter"
         it = 0
+        t0 = time.perf_counter()
+        if self.verbose:
+            print(f"[IM4E] sigma={sigma:g}, n={n}, d={X.shape[1]}")
+            print(f"{'Iteration':>10} {'Cost C':>20} {'Time(s)':>10}")
+            print(f"{0:>10d} {st.cost:>20.10e} {time.perf_counter() - t0:>10.2f}")
         for it in range(1, self.max_iter + 1):
             if st.update is None:
                 reason = "no_positive"
@@ -380,6 +391,8 @@ class IM4E(BaseWeighter):
             w = w_new
             st = im4e_step(X, y, w, sigma, lam)
             costs.append(st.cost)
+            if self.verbose:
+                print(f"{it:>10d} {st.cost:>20.10e} {time.perf_counter() - t0:>10.2f}")
             window.append(w)
             if len(window) > 2 * self._MAX_PERIOD + 2:
                 window.pop(0)
