@@ -156,6 +156,9 @@ def cases_section(cases, time_limit, out_path):
                     f"one fit per cell in a fresh process; {platform.processor() or platform.machine()}, "
                     f"cpu_count {os.cpu_count()}, machine shared with other jobs (load varies); LP solver {hv}.\n\n")
             f.write("\n".join(lines) + "\n")
+            f.write("\nBefore issue 20 (one `linprog` per round, rebuilt from scratch, HiGHS scaling on, 64-feature "
+                    "column blocks): genes 80 x 300 5.8 s, 80 x 1000 204 s, 80 x 3000 killed after 19 min; "
+                    "RESULTS.md: > 90 s at 2000 x 500, 1000 x 5000 and arcene.\n")
 
 
 def _has(mod):
