@@ -68,8 +68,9 @@ def _interrupted_run(args, out, total, rng):
         proc = _launch(args, out)
         deadline = time.monotonic() + 120
         while _stored_lines(out) < target and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(float(rng.uniform(0.0, 0.3)))
+            time.sleep(0.005)
+        # a random delay of up to a few cells (evaluate's cells take ~10 ms, reproduce's ~150 ms)
+        time.sleep(float(rng.uniform(0.0, 0.05)))
         if proc.poll() is not None:  # it finished (or failed) before the kill point
             _, err = proc.communicate()
             assert proc.returncode == 0, err.decode()[-3000:]
