@@ -342,6 +342,19 @@ def test_degenerate_data(name, case):
         assert w[2] == w.max() > 0, w
 
 
+def test_zero_weights_warning_points_at_the_callers_line():
+    """One ZeroWeightsWarning, attributed to the user's ``fit`` call (also through EFW's own fit and
+    ERelief's inner Relief fits, which stay silent)."""
+    X, y = np.zeros((20, 3)), np.repeat([0, 1], 10)
+    for est in (knnweights.ReliefF(), knnweights.EFW(n_estimators=2), knnweights.ERelief(n_estimators=2)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X, y)
+        zero = [c for c in caught if issubclass(c.category, knnweights.ZeroWeightsWarning)]
+        assert len(zero) == 1 and zero[0].filename == __file__, [(c.category, c.filename) for c in caught]
+        assert str(zero[0].message).startswith(f"{type(est).__name__} returned all-zero weights: every feature")
+
+
 @pytest.mark.parametrize("name", sorted(_classifiers()))
 @pytest.mark.parametrize("case", DEGENERATE)
 def test_classifiers_on_degenerate_data(name, case):

@@ -294,6 +294,8 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     ``transform`` rescales by ``w`` (L1 methods) or ``sqrt(w)`` (L2sq methods), so that
     ``KNeighborsClassifier(metric=self.metric_)`` on the output is the weighted kNN.
+    A fit that ends with every weight 0 says so with one :class:`ZeroWeightsWarning`
+    naming the likely cause (every feature constant, or no feature separating the classes).
 
     Every fitted weighter also has ``scores_`` and ``ranking_``:
 
