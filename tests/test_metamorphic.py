@@ -32,13 +32,6 @@ FEATURE_ORDER_RANDOM = {"GFlip": "GFlip flips features in a random visiting orde
 ROW_DRAWS = {"EFW": "EFW's subsamples are random draws of rows",
              "ERelief": "ERelief's subsamples are random draws of rows",
              "Simba": "Simba visits the rows in a random order"}
-# known failures (fix in the method, then drop the mark)
-LABEL_ORDER_XFAIL = {
-    name: "ensemble_subsamples (weighters/efw.py) draws each class's rows in sorted-label order from one stream, "
-          "so reordering the class labels changes the subsamples and the weights (fix: draw one permutation of "
-          "the rows, then keep the first k of each class)"
-    for name in ("EFW", "ERelief")}
-
 _CACHE = {}
 
 
@@ -98,8 +91,7 @@ def test_renamed_classes_leave_weights(name):
     _close(_fit(name, X, y + 10), w, TOL, f"{name}, classes shifted")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=LABEL_ORDER_XFAIL[n]))
-                                  if n in LABEL_ORDER_XFAIL else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_reordered_classes_leave_weights(name):
     w = _reference(name)
     X, y = _data()

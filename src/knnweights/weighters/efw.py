@@ -39,7 +39,9 @@ def ensemble_subsamples(y, n_estimators, subsample, random_state=None):
 
     Drawn per class (``round(beta n_c)`` of the ``n_c`` samples of class ``c``, at least
     2 where the class has 2), so that every sample of a subsample has a nearest hit and
-    a nearest miss inside it; the paper draws "randomly" without saying more.
+    a nearest miss inside it; the paper draws "randomly" without saying more. Each draw is
+    one random permutation of all rows, of which the first ``round(beta n_c)`` rows of each
+    class are kept, so the subsamples do not depend on the names or the order of the classes.
 
     Parameters
     ----------
@@ -54,15 +56,21 @@ def ensemble_subsamples(y, n_estimators, subsample, random_state=None):
     """
     rng = check_random_state(random_state)
     y = np.asarray(y)
-    classes = np.unique(y)
-    members = [np.flatnonzero(y == c) for c in classes]
+    _, codes = np.unique(y, return_inverse=True)
+    counts = np.bincount(codes)
+    sizes = np.clip(np.round(subsample * counts).astype(np.int64), np.minimum(2, counts), counts)
     out = []
     for _ in range(n_estimators):
-        parts = []
-        for idx in members:
-            size = int(np.clip(round(subsample * idx.size), min(2, idx.size), idx.size))
-            parts.append(rng.choice(idx, size=size, replace=False))
-        out.append(np.sort(np.concatenate(parts)))
+        # one permutation of all rows, then the first ``sizes[c]`` rows of each class in that
+        # order: the draw does not depend on how the classes are named or ordered
+        perm = rng.permutation(y.shape[0])
+        rank_in_class = np.empty(y.shape[0], dtype=np.int64)
+        pc = codes[perm]
+        order = np.argsort(pc, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        rank_in_class[order] = np.arange(y.shape[0]) - np.repeat(starts, counts)
+        keep = rank_in_class < sizes[pc]
+        out.append(np.sort(perm[keep]))
     return out
 
 
