@@ -279,9 +279,7 @@ _CONST = ("all_constant", "all_constant_nonzero")
 
 
 # fits that take far too long on a degenerate case (run under a time limit, see test_degenerate_data)
-SLOW = {("SBMLR", "all_constant"): "SBMLR on a matrix of zeros: every inner L1 solve runs ~6,600 loss "
-                                   "evaluations (1 s per outer iteration, ~45 s at max_iter=100) instead of "
-                                   "stopping at once with all-zero weights"}
+SLOW = {}
 TIME_LIMIT = 10  # seconds, for the SLOW cases only
 
 

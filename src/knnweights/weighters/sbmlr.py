@@ -242,7 +242,8 @@ class SBMLR(BaseWeighter):
         The bias row (zeros when ``fit_intercept=False``).
     alpha_ : float
         ``alpha*``, equal to ``n_nonzero_ / ||W*||_1`` when ``fixed_point_ == "exact"``.
-    fixed_point_ : {"exact", "support_change"} or None
+    fixed_point_ : {"exact", "support_change", "no_features"} or None
+        ``"no_features"``: no feature of ``X`` varies, so every weight is 0 at once.
         ``"exact"``: ``alpha_ = N_W / E_W`` to ``tol``.  ``"support_change"``: no exact
         fixed point; ``alpha - N_W / E_W`` changes sign where a weight enters or leaves
         the support, and ``alpha_`` is the upper end of the bracket around that point
@@ -304,6 +305,15 @@ class SBMLR(BaseWeighter):
         c = int(y.max()) + 1
         T = np.zeros((n, c))
         T[np.arange(n), y] = 1.0
+        if not np.any(np.ptp(X, axis=0) > 0):
+            # no feature varies: no feature can enter the model, every weight is 0 (the base
+            # class warns); the intercept is the class log-priors (the unpenalised optimum)
+            self.n_iter_, self.alpha_history_, self.fixed_point_ = 0, [], "no_features"
+            self.alpha_, self.kkt_residual_, self.n_nonzero_ = 0.0, 0.0, 0
+            self.coef_ = np.zeros((d, c))
+            prior = np.bincount(y, minlength=c) / n
+            self.intercept_ = np.log(prior) - np.log(prior).mean() if self.fit_intercept else np.zeros(c)
+            return np.zeros(d)
         Xa = np.hstack([X, np.ones((n, 1))]) if self.fit_intercept else X
         _, G0 = multinomial_loss_grad(np.zeros((Xa.shape[1], c)), Xa, T)
         alpha = float(self.alpha_init) * max(np.abs(G0).max(), 1e-12)
