@@ -260,3 +260,26 @@ def test_verbose_prints_progress(capsys):
     out = capsys.readouterr().out
     assert "[SQPFW]" in out and "objective=" in out and "|P|=" in out
     assert f"kept {est.n_iter_:7d}" in out
+
+
+def test_a_stalled_solve_stops_with_a_warning(monkeypatch):
+    # a cycling active set (degenerate ties) must not run forever: force the stall window down
+    # to a few steps on a problem that needs more, and check the solve stops with a warning
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    import knnweights._solvers.active_set as aset
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 8))
+    y = (X[:, 0] + 0.3 * rng.normal(size=120) > 0).astype(int)
+    monkeypatch.setattr(aset, "STALL_STEPS", 1)
+    monkeypatch.setattr(aset._Problem, "_stall_window", lambda self: 1)
+    monkeypatch.setattr(aset._Problem, "_stalled", lambda self, history, h0: len(history) - h0 > 50)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        res = sqpfw_active_set(X, y, theta=10.0, working_set=5, refresh_every=20)
+    assert res.status == 2 and "Stalled" in res.message
+    assert any(issubclass(w.category, ConvergenceWarning) and "not decreased" in str(w.message) for w in rec)
+    assert np.isclose(res.x.sum(), 1.0) and (res.x >= 0).all()

@@ -41,8 +41,11 @@ finds TN consistency broken.  Simultaneous blocks and equal multipliers (within
 pivot sequence does not depend on rounding or on the order of the candidate lists.
 """
 
+import warnings
+
 import numpy as np
 from scipy.optimize import OptimizeResult
+from sklearn.exceptions import ConvergenceWarning
 
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import hard_margin_vectors, indexed_distances, nearest_hits_misses
@@ -54,7 +57,11 @@ _METRIC = "sqeuclidean"
 _MESSAGES = {
     0: "Local minimum of problem (2) reached (Theorem 7: zero EQP step, no releasable constraint).",
     1: "Iteration limit reached.",
+    2: "Stalled: the objective did not decrease over many steps (the active set cycles at a degenerate point).",
 }
+
+#: steps without a decrease of the objective after which a solve stops as cycling (at least)
+STALL_STEPS = 20000
 
 
 def project_simplex(v):
@@ -373,6 +380,12 @@ class _Problem:
                     next_report = (it // 1000 + 1) * 1000
                     print(f"[SQPFW] theta={theta:.4g} step {it:7d}  kept {len(history) - h0:7d}  "
                           f"|P|={int((~self.Z).sum()):5d}  ties={self.n_ties():5d}  objective={history[-1]:.10g}")
+                if status in (_k.BUFFER_FULL, _k.REFRESH) and self._stalled(history, h0):
+                    warnings.warn(
+                        f"SQP-FW: the objective has not decreased over the last {self._stall_window()} steps at "
+                        f"theta={theta:.6g} (the active set cycles at a degenerate point, e.g. tied distances); "
+                        "stopping there. Set max_iter to bound the steps.", ConvergenceWarning, stacklevel=4)
+                    return 2, len(history) - h0
                 if status == _k.BUFFER_FULL:
                     continue
                 if status == _k.MAX_ITER:
@@ -390,6 +403,17 @@ class _Problem:
                     use_ws = not self.full_lists()
                     continue
                 return 0, len(history) - h0
+
+    def _stall_window(self):
+        return max(STALL_STEPS, 10 * (self.X.shape[0] + self.X.shape[1]))
+
+    def _stalled(self, history, h0):
+        """True when the last ``_stall_window()`` kept steps did not lower the objective."""
+        m = self._stall_window()
+        if len(history) - h0 <= m:
+            return False
+        old, new = history[-m - 1], history[-1]
+        return new >= old - 1e-8 * max(1.0, abs(old))
 
     def _rollback(self, cp, history, verbose):
         self.restore(cp, history)
@@ -571,8 +595,12 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         else:
             getattr(prob, kind).state[where] = target
         before = prob.w.copy()
-        _, nit = prob.solve(theta, max_iter, refresh_every, history, max(verbose - 1, 0))
+        status, nit = prob.solve(theta, max_iter, refresh_every, history, max(verbose - 1, 0))
         n_steps += nit
+        if status == 2:  # cycling at a degenerate point (warned): the path ends here
+            thetas.append(theta)
+            weights.append(prob.w.copy())
+            break
         if verbose and len(thetas) % 100 == 0:
             print(f"[SQPFW path] theta={theta:.6g}  breakpoints {len(thetas)}  steps {n_steps}  "
                   f"|P|={int((~prob.Z).sum())}  objective={history[-1]:.10g}")
