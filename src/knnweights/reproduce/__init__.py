@@ -248,6 +248,9 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
 
 def _cmd(args):
     if args.check_report:
+        if not os.path.isfile(args.check_report):
+            print(f"knnweights reproduce: error: no report at {args.check_report!r}", file=sys.stderr)
+            return 2
         res = check_report(args.check_report)
         print(res["message"])
         return 0 if res["match"] else 1
