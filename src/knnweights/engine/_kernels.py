@@ -299,6 +299,23 @@ def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
     return w
 
 
+@njit(inline="always", cache=True, nogil=True)
+def _row_logit_max(D, r, codes_cols, own, me, inv_sigma):  # pragma: no cover - compiled
+    """Row ``r``'s largest hit and miss logits ``-D[r, c] / sigma`` (``-inf`` if none), ``me`` excluded."""
+    mh = -np.inf
+    mm = -np.inf
+    for c in range(D.shape[1]):
+        if c == me:
+            continue
+        g = -D[r, c] * inv_sigma
+        if codes_cols[c] == own:
+            if g > mh:
+                mh = g
+        elif g > mm:
+            mm = g
+    return mh, mm
+
+
 @njit(parallel=True, fastmath=False, cache=True, nogil=True)
 def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h, lse_m, ent_h, ent_m):
     """Kernel-soft hit / miss probabilities of a block of distances, fused into margin coefficients.
@@ -315,17 +332,7 @@ def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h
     for r in prange(nr):
         own = codes_rows[r]
         me = row_offset + r
-        mh = -np.inf
-        mm = -np.inf
-        for c in range(nc):
-            if c == me:
-                continue
-            g = -D[r, c] * inv_sigma
-            if codes_cols[c] == own:
-                if g > mh:
-                    mh = g
-            elif g > mm:
-                mm = g
+        mh, mm = _row_logit_max(D, r, codes_cols, own, me, inv_sigma)
         sh = 0.0
         sm = 0.0
         for c in range(nc):  # unnormalised exp(g - max), kept in P
@@ -376,17 +383,7 @@ def soft_coefficient_counts(D, codes_rows, codes_cols, row_offset, inv_sigma, cu
     for r in prange(nr):
         own = codes_rows[r]
         me = row_offset + r
-        h = -np.inf
-        m = -np.inf
-        for c in range(nc):
-            if c == me:
-                continue
-            g = -D[r, c] * inv_sigma
-            if codes_cols[c] == own:
-                if g > h:
-                    h = g
-            elif g > m:
-                m = g
+        h, m = _row_logit_max(D, r, codes_cols, own, me, inv_sigma)
         k = 0
         for c in range(nc):
             if c == me:
