@@ -243,6 +243,18 @@ def _svd_solve(U, sv, Vt, rank, b):
     return x
 
 
+@njit(inline="always", cache=True, nogil=True)
+def _block_ratio(D, R, state, i, k, s0, q0, rt):
+    """Step length at which candidate ``k`` of sample ``i`` meets its target (``inf`` when the
+    step moves it away): a ``<`` member rising to the target, or a ``>`` member falling to it."""
+    st = state[i, k]
+    r = R[i, k] - q0
+    if (st == -1 and r > rt) or (st == 1 and r < -rt):
+        t = -(D[i, k] - s0) / r
+        return t if t > 0.0 else 0.0
+    return np.inf
+
+
 @njit(cache=True, nogil=True)
 def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
     """Directional distances ``R = eps . dw`` and the min-ratio test of one side (Lemma 5)."""
@@ -257,14 +269,9 @@ def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
         for k in range(K):
             if cand[i, k] < 0:
                 continue
-            st = state[i, k]
-            r = R[i, k] - q0
-            if (st == -1 and r > rt) or (st == 1 and r < -rt):
-                t = -(D[i, k] - s0) / r
-                if t < 0.0:
-                    t = 0.0
-                if t < best:
-                    best = t
+            t = _block_ratio(D, R, state, i, k, s0, q0, rt)
+            if t < best:
+                best = t
     if best == np.inf:
         return best, -1, -1
     # the first blocking constraint (sample order, then candidate sample index, so that
@@ -280,14 +287,9 @@ def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
         for k in range(K):
             if cand[i, k] < 0:
                 continue
-            st = state[i, k]
-            r = R[i, k] - q0
-            if (st == -1 and r > rt) or (st == 1 and r < -rt):
-                t = -(D[i, k] - s0) / r
-                if t < 0.0:
-                    t = 0.0
-                if t <= lim and (bk < 0 or cand[i, k] < cand[i, bk]):
-                    bk = k
+            t = _block_ratio(D, R, state, i, k, s0, q0, rt)
+            if t <= lim and (bk < 0 or cand[i, k] < cand[i, bk]):
+                bk = k
         if bk >= 0:
             return best, i, bk
     return best, -1, -1
