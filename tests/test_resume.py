@@ -15,6 +15,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,8 +61,23 @@ def _stored_lines(out):
     return sum(f.read_bytes().count(b"\n") for f in files if f.exists())
 
 
-def _interrupted_run(args, out, total, rng):
-    """Run ``args`` into ``out``, SIGKILL it at N_KILLS random points, rerun to completion; the kill log."""
+def _interrupted_run(args, out, total, rng, attempts=3):
+    """Run ``args`` into ``out``, SIGKILL it at N_KILLS random points, rerun to completion; the kill log.
+
+    On a loaded machine every kill can land after the last cell; then the whole interrupted run
+    starts again in an empty ``out`` (at most ``attempts`` times), so that the test's claim (a kill
+    in the middle of the cells resumes to the same report) is tested rather than skipped.
+    """
+    for attempt in range(attempts):
+        if attempt:
+            shutil.rmtree(out, ignore_errors=True)
+        log = _one_interrupted_run(args, out, total, rng, delay=attempt == 0)
+        if any(isinstance(n, int) and 0 < n < total for _, n in log):
+            break
+    return log
+
+
+def _one_interrupted_run(args, out, total, rng, delay=True):
     targets = sorted(rng.choice(total, N_KILLS, replace=False).tolist())
     log = []
     for target in targets:
@@ -70,7 +86,8 @@ def _interrupted_run(args, out, total, rng):
         while _stored_lines(out) < target and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         # a random delay of up to a few cells (evaluate's cells take ~10 ms, reproduce's ~150 ms)
-        time.sleep(float(rng.uniform(0.0, 0.05)))
+        if delay:
+            time.sleep(float(rng.uniform(0.0, 0.05)))
         if proc.poll() is not None:  # it finished (or failed) before the kill point
             _, err = proc.communicate()
             assert proc.returncode == 0, err.decode()[-3000:]
