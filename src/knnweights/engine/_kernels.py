@@ -137,25 +137,44 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
     return out
 
 
+# coef_phi_rows works on blocks of _COEF_ROWS rows x _COEF_K features: the output and A
+# slabs (8 x 512 x 8 B = 32 KiB each) stay in cache while every B row slab is read once
+# per block of rows instead of once per row (2.3x the element rate of one row at a time
+# at 300 x 5000 on one thread, best of 6).  Every output element still sums its terms
+# in the order j = 0, 1, ..., so the results are the same bits as row at a time.
+_COEF_ROWS = 8
+_COEF_K = 512
+
+
 @njit(parallel=True, fastmath=True, cache=True, nogil=True)
 def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
     nb = B.shape[0]
-    for i in prange(na):
-        for k in range(d):
-            out[i, k] = 0.0
+    n_rb = (na + _COEF_ROWS - 1) // _COEF_ROWS
+    n_kb = (d + _COEF_K - 1) // _COEF_K
+    for task in prange(n_rb * n_kb):
+        i0 = (task // n_kb) * _COEF_ROWS
+        i1 = min(na, i0 + _COEF_ROWS)
+        k0 = (task % n_kb) * _COEF_K
+        k1 = min(d, k0 + _COEF_K)
+        for i in range(i0, i1):
+            out[i, k0:k1] = 0.0
         for j in range(nb):
-            c = P[i, j]
-            if c == 0.0:
-                continue
-            if phi == 0:
-                for k in range(d):
-                    out[i, k] += c * abs(A[i, k] - B[j, k])
-            else:
-                for k in range(d):
-                    t = A[i, k] - B[j, k]
-                    out[i, k] += c * t * t
+            b = B[j, k0:k1]
+            for i in range(i0, i1):
+                c = P[i, j]
+                if c == 0.0:
+                    continue
+                a = A[i, k0:k1]
+                o = out[i, k0:k1]
+                if phi == 0:
+                    for k in range(k1 - k0):
+                        o[k] += c * abs(a[k] - b[k])
+                else:
+                    for k in range(k1 - k0):
+                        t = a[k] - b[k]
+                        o[k] += c * t * t
     return out
 
 
@@ -748,3 +767,64 @@ gflip_sort_rows = _size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 4)
 soft_coefficients = _size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)
 soft_coefficient_counts = _size_dispatch(soft_coefficient_counts, lambda D, *a: D.size * 4)
 soft_coefficients_sparse = _size_dispatch(soft_coefficients_sparse, lambda D, *a: D.size * 4)
+
+
+# -- NCA (stochastic nearest neighbour) ------------------------------------------------------
+# Between the two BLAS products of engine.neighbors.nca_terms; the exponential runs in
+# NumPy (vectorised; these compiled loops would call the scalar libm exp).
+
+
+@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+def nca_shifted_logits(G, sq_rows, sq_cols, row_offset):  # pragma: no cover - compiled
+    """In place: ``G[r, c] = a_r . a_c`` becomes ``-D[r, c] + min_c' D[r, c']`` with
+    ``D = max(0, sq_rows[r] + sq_cols[c] - 2 G[r, c])``, and ``-inf`` on the sample itself
+    (``c = row_offset + r``); so its exponential is the unnormalised softmax, largest 1."""
+    nr, nc = G.shape
+    for r in prange(nr):
+        me = row_offset + r
+        q = sq_rows[r]
+        dmin = np.inf
+        for c in range(nc):
+            dd = q + sq_cols[c] - 2.0 * G[r, c]
+            if dd < 0.0:
+                dd = 0.0
+            if c == me:
+                dd = np.inf
+            elif dd < dmin:
+                dmin = dd
+            G[r, c] = dd
+        if dmin == np.inf:  # no other sample
+            dmin = 0.0
+        for c in range(nc):
+            G[r, c] = dmin - G[r, c]
+    return G
+
+
+@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+def nca_coefficients(E, codes_rows, codes_cols, p):  # pragma: no cover - compiled
+    """In place: ``E`` (unnormalised softmax rows ``e_rc``, ``0`` on the sample itself) becomes
+    the gradient coefficients ``C[r, c] = p_rc (p_r - [y_c = y_r])`` with ``p_rc = e_rc / sum_c e_rc``
+    and ``p[r] = sum_{c: y_c = y_r} p_rc`` (Goldberger et al. 2004, eqs. 1, 2, 5); the sums in
+    float64.  A row with no other sample gets ``p = 0`` and zero coefficients."""
+    nr, nc = E.shape
+    for r in prange(nr):
+        own = codes_rows[r]
+        s = 0.0
+        sh = 0.0
+        for c in range(nc):
+            e = np.float64(E[r, c])
+            s += e
+            if codes_cols[c] == own:
+                sh += e
+        pr = sh / s if s > 0.0 else 0.0
+        inv = 1.0 / s if s > 0.0 else 0.0
+        a = pr * inv
+        b = (pr - 1.0) * inv
+        for c in range(nc):
+            E[r, c] = E[r, c] * (b if codes_cols[c] == own else a)
+        p[r] = pr
+    return E
+
+
+nca_shifted_logits = _size_dispatch(nca_shifted_logits, lambda G, *a: G.size * 4)
+nca_coefficients = _size_dispatch(nca_coefficients, lambda E, *a: E.size * 4)
