@@ -316,3 +316,121 @@ def test_coinciding_lines_say_so_in_the_legend():
         ax = plot(cur)
         assert [t.get_text() for t in ax.get_legend().get_texts()] == ["EFW", "EFWWD (same as EFW)"]
     plt.close("all")
+
+
+# -- a --full run over several sessions: per-cell code hashes, partial reports ----------------------
+def test_code_hash_names_the_methods_sources():
+    from knnweights import IRelief, LHRelief
+    from knnweights.evaluation import weighter_pipeline
+    from knnweights.reproduce._codehash import code_hash, code_modules
+    from knnweights.reproduce.mdm import _Run
+    from knnweights.reproduce.sqpfw import _SQPFWPathKNN
+
+    lh = code_modules(weighter_pipeline(LHRelief(), KNeighborsClassifier(1)))
+    assert {"knnweights.weighters.lhrelief", "knnweights.evaluation.runner", "knnweights.engine.neighbors"} <= set(lh)
+    assert "knnweights.weighters.sqpfw" not in lh and "knnweights.weighters.mdm" not in lh
+    assert "knnweights.reproduce.report" not in lh and "knnweights" not in lh  # no root package / report code
+    plain = code_modules(KNeighborsClassifier(1))
+    assert not any(m.startswith("knnweights.weighters.") and m not in ("knnweights.weighters._base",
+                                                                       "knnweights.weighters.relief") for m in plain)
+    # callables that import their weighter inside __call__ declare it
+    assert "knnweights.weighters.sqpfw" in code_modules(_SQPFWPathKNN([1.0]))
+    assert "knnweights.weighters.mdm" in code_modules(_Run("soft"))
+    # the hash follows the module set and is stable
+    a, b = code_hash(LHRelief()), code_hash(IRelief())
+    assert a != b and a == code_hash(LHRelief(max_iter=3)) and len(a) == 16  # params: in the fingerprint, not here
+
+
+def test_cells_made_by_other_code_are_recomputed(tmp_path):
+    X, y = np.r_[np.zeros((10, 2)), np.ones((10, 2))], np.r_[np.zeros(10, int), np.ones(10, int)]
+    store = tmp_path / "s.jsonl"
+    kw = dict(protocol=RepeatedCV(2, 1), store=str(store), as_frame=False, n_jobs=1)
+    rows = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "aaaa"}, **kw)
+    assert [r["code"] for r in rows] == ["aaaa", "aaaa"]
+    assert len(run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "aaaa"}, **kw)) == 2
+    assert len(store.read_text().splitlines()) == 2  # same code: nothing recomputed
+    with pytest.warns(RuntimeWarning, match="computed by other code"):
+        rows = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "bbbb"}, **kw)
+    assert [r["code"] for r in rows] == ["bbbb", "bbbb"] and len(store.read_text().splitlines()) == 4
+    # compute=False: only what the store holds, nothing run
+    got = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "cccc"}, compute=False,
+                   **{**kw, "store": str(store)})
+    assert got == [] and len(store.read_text().splitlines()) == 4
+
+
+def test_partial_run_is_reported_as_partial(tmp_path):
+    from knnweights.reproduce.report import fidelity
+
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(0, 1, (20, 3)), rng.normal(3, 1, (20, 3))]
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    spec = TableSpec("im4e", "toy", "toy", "im4e_table5.csv",
+                     [DatasetSpec("VC", "toy", lambda cfg: (X, y))],
+                     [MethodSpec("IB1", lambda cfg: KNeighborsClassifier(1)),
+                      MethodSpec("I-M4E", lambda cfg: KNeighborsClassifier(3))],
+                     protocol=lambda cfg: RepeatedCV(2, 2), reference="I-M4E", wtl_rule="im4e")
+    cfg = Config(mode="full", out=str(tmp_path), n_jobs=1)
+    full = run_table(spec, cfg)
+    assert full.cells_expected == full.cells_total == 8 and not full.partial
+    assert verdict(full)[0] != "partial" and full.code["IB1"]["hash"]
+    path = tmp_path / "store" / "toy.jsonl"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:3]))  # a run stopped after 3 cells
+    part = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1, compute=False))
+    assert part.partial and part.cells_total == 3 and part.cells_expected == 8
+    assert len(path.read_text().splitlines()) == 3  # nothing computed
+    st = {r["method"]: r for r in part.rows}
+    assert st["IB1"]["status"] == "partial: 3 / 4 cells (not judged)" and st["IB1"]["within"] is None
+    assert st["I-M4E"]["status"].startswith("partial: 0 / 4")
+    assert fidelity([part])["cells_compared"] == 0 and all(w["compared"] == 0 for w in part.wtl)
+    word, text = verdict(part)
+    assert word == "partial" and "3 / 8 cells" in text
+    again = run_table(spec, cfg)  # resuming computes only the 5 missing cells
+    assert again.cells_run == 5 and not again.partial
+
+
+def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
+    from knnweights.evaluation import irrelevant_feature_curve
+    from knnweights.reproduce._common import curve_cells
+
+    rng = np.random.RandomState(1)
+    X = np.r_[rng.normal(0, 1, (15, 2)), rng.normal(2, 1, (15, 2))]
+    y = np.r_[np.zeros(15, int), np.ones(15, int)]
+    ests = {"1nn": KNeighborsClassifier(1), "3nn": KNeighborsClassifier(3)}
+    ref = irrelevant_feature_curve(ests, X, y, [0, 5], cv=3, n_repeats=2, random_state=0)
+    cfg = Config(mode="full", out=str(tmp_path), n_jobs=1, compute=False)
+    res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 5], 3, 2)
+    assert res == {} and info["cells_done"] == 0 and info["cells_total"] == 8
+    cfg.compute = True
+    res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 5], 3, 2)
+    assert info["complete"] and info["cells_done"] == 8
+    for e in ests:
+        np.testing.assert_array_equal(res[e]["mean_error"], ref[e].mean_error)
+        np.testing.assert_array_equal(res[e]["std_error"], ref[e].std_error)
+    path = tmp_path / "store" / "c.jsonl"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:5]))  # repeat 0 done, repeat 1 begun
+    cfg.compute = False
+    res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 5], 3, 2)
+    assert info == {**info, "cells_done": 5, "repeats_done": 1, "complete": False}
+    np.testing.assert_array_equal(res["1nn"]["mean_error"], ref["1nn"].errors[:, 0])
+
+
+@pytest.mark.parametrize("folder", ["docs/results", "docs/results/full"])
+def test_committed_report_cells_come_from_the_code_at_head(folder):
+    """Every method's cells in a committed report were made by the sources of that method at HEAD.
+
+    Per method, ``report.json`` records the modules its cells depend on and their hash
+    (:mod:`knnweights.reproduce._codehash`); a changed weighter, engine or runner fails this
+    test until the report is regenerated (``knnweights reproduce ... --out FOLDER`` recomputes
+    only the stale cells).  Reports made before the per-method record are skipped.
+    """
+    from knnweights.reproduce.report import check_code
+
+    side = os.path.join(ROOT, folder, "report.json")
+    if not os.path.exists(side):
+        pytest.skip(f"{folder}/report.json not committed")
+    with open(side, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    if not meta.get("code"):
+        pytest.skip(f"{folder}/report.json predates the per-method code record")
+    bad = check_code(meta)
+    assert not bad, f"{folder}: cells made by other code than HEAD's: {bad[:5]}"

@@ -285,7 +285,8 @@ def _fmt_time(s):
 
 
 # -- one cell --------------------------------------------------------------------------
-def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test, seed, scoring, fingerprint):
+def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test, seed, scoring, fingerprint,
+              code=None):
     """Fit and score one (method, dataset, repeat, fold) cell; returns its row."""
     Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
     Xva = yva = None
@@ -316,6 +317,8 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
         row["accuracy"] = 100.0 * acc
         row.update(extra)
         row["fingerprint"] = fingerprint
+        if code is not None:
+            row["code"] = code
         return row
     else:
         raise TypeError(f"method {method_name!r}: expected an estimator, a Tuned or a callable; got {method!r}.")
@@ -331,6 +334,8 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
             extra["n_features_selected"] = int(getattr(est, attr))
     row.update(extra)
     row["fingerprint"] = fingerprint
+    if code is not None:
+        row["code"] = code
     return row
 
 
@@ -366,7 +371,7 @@ def _load_datasets(datasets):
 
 # -- the runner ------------------------------------------------------------------------
 def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, store=None, progress=None,
-             as_frame=None, scoring="accuracy"):
+             as_frame=None, scoring="accuracy", code_versions=None, compute=True):
     """Evaluate every method on every dataset under one protocol (repeats x folds).
 
     Parameters
@@ -402,6 +407,14 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         A scikit-learn scorer name; when not ``"accuracy"``, each row gets an extra
         ``score`` column on the test part (``accuracy`` is always recorded).
         :class:`Tuned` methods tune by their own ``scoring``.
+    code_versions : dict, optional
+        Method name -> a string naming the code that computes its cells (e.g. a hash of
+        its sources, :func:`knnweights.reproduce._codehash.code_hash`).  Each new row
+        records it as ``code``; a stored row whose ``code`` differs (or is missing) is
+        stale: it is not reused and its cell is computed again.
+    compute : bool, default=True
+        ``False``: compute nothing, return only the cells found in the store (a report
+        of a partly finished run).
 
     Returns
     -------
@@ -438,19 +451,26 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     fps = {(m, d): _fingerprint(spec, data_hash[d], protocol, root, scoring)
            for m, spec in methods.items() for d in data}
 
+    code_versions = dict(code_versions or {})
     done = {}
     if store is not None:
-        stale = 0
+        stale = old_code = 0
         for row in store.read():
             key = (row.get("method"), row.get("dataset"), row.get("repeat"), row.get("fold"))
-            if fps.get(key[:2]) == row.get("fingerprint"):
-                done.setdefault(key, row)
-            elif key[:2] in fps:
-                stale += 1
+            if fps.get(key[:2]) != row.get("fingerprint"):
+                stale += int(key[:2] in fps)
+            elif key[0] in code_versions and row.get("code") != code_versions[key[0]]:
+                old_code += 1
+            else:
+                done[key] = row  # the last matching row wins (a recomputed cell is appended after its stale row)
         if stale:
             warnings.warn(f"{store.path}: {stale} stored row(s) come from a different configuration "
                           "(method, data, protocol, seed or scoring) and are ignored.", RuntimeWarning, stacklevel=2)
-        store._repair()
+        if old_code:
+            warnings.warn(f"{store.path}: {old_code} stored row(s) were computed by other code (their 'code' hash "
+                          "differs from the sources now) and are computed again.", RuntimeWarning, stacklevel=2)
+        if compute:
+            store._repair()
 
     tasks, order = [], []
     for d, (X, y) in data.items():
@@ -461,8 +481,11 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
                 order.append(key)
                 if key in done:
                     continue
+                if not compute:
+                    continue
                 seed = derive_seed(root, "cell", m, d, r, f)
-                tasks.append(delayed(_run_cell)(m, spec, d, X, y, r, f, tr, va, te, seed, scoring, fps[(m, d)]))
+                tasks.append(delayed(_run_cell)(m, spec, d, X, y, r, f, tr, va, te, seed, scoring, fps[(m, d)],
+                                                code_versions.get(m)))
 
     bar = _Progress(len(order), len(order) - len(tasks), progress)
     try:
@@ -486,6 +509,8 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     order.sort(key=lambda k: (mpos[k[0]], dpos[k[1]], k[2], k[3]))
     rows = []
     for key in order:
+        if key not in done:  # compute=False: a cell not in the store
+            continue
         row = dict(done[key])
         row.pop("fingerprint", None)
         rows.append(_canonical_order(row))

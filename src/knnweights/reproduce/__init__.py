@@ -118,7 +118,7 @@ def _backend(name, n_jobs):
 
 
 def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, backend=None, datasets=None,
-              progress=None, tables=None, verbose=True, random_state=0):
+              progress=None, tables=None, verbose=True, random_state=0, compute=True):
     """Run a paper's experiments and write ``out/report.md``.
 
     Parameters
@@ -143,6 +143,9 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
     tables : list of str, optional
         Restrict to these table names (e.g. ``["im4e_table5"]``); ``[]`` runs figures only.
     random_state : int
+    compute : bool, default=True
+        ``False`` (``--report-only``): compute nothing, write the report from the cells in
+        ``out/store/`` (a stopped run's report says per table "partial: k / N cells").
 
     Returns
     -------
@@ -170,7 +173,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
                        + (["--tables", *tables] if tables else []))
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if verbose else None
     cfg = Config(mode=mode, out=out, n_jobs=n_jobs, progress=progress,
-                 datasets=selected, random_state=random_state, log=log)
+                 datasets=selected, random_state=random_state, log=log, compute=compute)
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     with warnings.catch_warnings():
@@ -271,7 +274,8 @@ def _cmd(args):
                       file=sys.stderr, flush=True)
             reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
                       datasets=args.datasets, progress=None if not args.no_progress else False,
-                      tables=args.tables, random_state=args.random_state)
+                      tables=args.tables, random_state=args.random_state,
+                      compute=not getattr(args, "report_only", False))
     except ValueError as exc:  # a bad --datasets / --tables value: say which, exit 2 like argparse
         print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
         return 2
@@ -299,6 +303,9 @@ def add_parser(subparsers):
     p.add_argument("--tables", nargs="+", default=None, help="restrict to these tables (e.g. im4e_table5)")
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--report-only", action="store_true",
+                   help="compute nothing: write the report from the cells in OUT/store (a stopped run says per table "
+                        "'partial: k / N cells')")
     p.add_argument("--check-report", metavar="REPORT_MD", default=None,
                    help="say whether REPORT_MD (a report.md) was made by the code installed now; exit 1 if not")
     p.set_defaults(func=_cmd)

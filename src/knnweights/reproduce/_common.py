@@ -99,23 +99,47 @@ def limits_note(max_rows=None, max_features=None):
     return "; ".join(parts)
 
 
-def cached(cfg, name, key, compute):
-    """``compute()`` once per ``(name, key, mode, random_state)``; JSON-able result kept in ``OUT/store/figures.jsonl``.
+def _code_record(cfg, name, deps):
+    """Hash the sources of ``deps`` (see :mod:`._codehash`) and note it in ``cfg.code_used[name]`` for the report."""
+    from ._codehash import code_hash, code_modules
+
+    mods = code_modules(*deps)
+    h = code_hash(modules=mods)
+    used = getattr(cfg, "code_used", None)
+    if used is None:
+        used = cfg.code_used = {}
+    used[name] = {"hash": h, "modules": mods}
+    return h
+
+
+def cached(cfg, name, key, compute, deps=()):
+    """``compute()`` once per ``(name, key, mode, random_state)`` and code; the JSON-able result is kept in the store.
 
     Figures and stability numbers are not :func:`run_grid` cells; they resume through the
-    same :class:`~knnweights.evaluation.ResultStore` mechanism (one JSON line per result).
+    same :class:`~knnweights.evaluation.ResultStore` mechanism (one JSON line per result,
+    ``OUT/store/figures.jsonl``).  ``deps``: the estimators the value comes from; the hash of
+    their sources (:func:`._codehash.code_hash`) is stored with the value, and a value made
+    by other code is computed again.  With ``cfg.compute`` false nothing is computed: a value
+    not in the store gives ``None``.
     """
     import os
 
     from ..evaluation import ResultStore
     from ..evaluation.runner import _jsonable
 
+    code = _code_record(cfg, name + repr(key), deps)
     store = ResultStore(os.path.join(cfg.out, "store", "figures.jsonl"))
     full_key = [name, repr(key), cfg.mode, cfg.random_state]
+    hit = None
     for row in store.read():
-        if row.get("key") == full_key:
-            cfg.say(f"  {name}: from the store")
-            return row["value"]
+        if row.get("key") == full_key and row.get("code") == code:
+            hit = row  # the last one wins
+    if hit is not None:
+        cfg.say(f"  {name}: from the store")
+        return hit["value"]
+    if not getattr(cfg, "compute", True):
+        cfg.say(f"  {name}: not computed yet")
+        return None
     import time
 
     t0 = time.monotonic()
@@ -124,8 +148,82 @@ def cached(cfg, name, key, compute):
     cfg.say(f"  {name}: done in {time.monotonic() - t0:.0f} s (kept in the store)")
     cfg.computed = getattr(cfg, "computed", 0) + 1
     store._repair()
-    store.append({"key": full_key, "value": value})
+    store.append({"key": full_key, "value": value, "code": code})
     return value
+
+
+def _curve_cell(tag, estimator, X, y, n_noise, cv, noise_seed, cv_seed):
+    from ..evaluation.robustness import _one_run
+
+    return tag, _one_run(estimator, X, y, n_noise, cv, noise_seed, cv_seed).tolist()
+
+
+def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
+    """:func:`~knnweights.evaluation.irrelevant_feature_curve`, resumable cell by cell.
+
+    One cell is one (estimator, count, repeat): a ``cv``-fold CV on the data with that many
+    noise features, stored as its fold errors in ``OUT/store/<name>.jsonl`` with the hash of
+    the estimator's sources (a cell made by other code is computed again).  The noise and
+    the folds are those of ``irrelevant_feature_curve(estimators, X, y, counts, cv,
+    n_repeats, random_state=cfg.random_state)``, so a finished curve has the same numbers.
+    Cells run repeat by repeat (every count and estimator of repeat 0 first), so a stopped
+    run leaves whole repeats.
+
+    Returns
+    -------
+    res : dict
+        Estimator -> ``{"counts", "mean_error", "std_error"}`` over the repeats finished for
+        every estimator and count (empty when none is).
+    info : dict
+        ``cells_done``, ``cells_total``, ``repeats_done``, ``n_repeats``, ``complete``, ``code``.
+    """
+    import os
+
+    from joblib import Parallel, delayed
+    from sklearn.utils import check_random_state
+
+    from ..evaluation import ResultStore
+    from ._progress import Progress
+
+    counts = [int(c) for c in counts]
+    seeds = check_random_state(cfg.random_state).randint(0, np.iinfo(np.int32).max, size=(len(counts), n_repeats, 2))
+    code = {e: _code_record(cfg, f"{name}/{e}", [est]) for e, est in estimators.items()}
+    store = ResultStore(os.path.join(cfg.out, "store", f"{name}.jsonl"))
+    base = [repr(key), cfg.mode, cfg.random_state, cv, n_repeats]
+    done = {}
+    for row in store.read():
+        if row.get("base") == base and row.get("estimator") in code and row.get("code") == code[row["estimator"]]:
+            done[(row["estimator"], row["count"], row["repeat"])] = row["fold_errors"]
+    todo = [(e, c, r) for r in range(n_repeats) for i, c in enumerate(counts) for e in estimators
+            if (e, c, r) not in done]
+    total = len(counts) * n_repeats * len(estimators)
+    if todo and getattr(cfg, "compute", True):
+        store._repair()
+        bar = Progress(total, name, initial=total - len(todo)) if cfg.log is not None and cfg.progress is not False \
+            else None
+        pos = {c: i for i, c in enumerate(counts)}
+        tasks = (delayed(_curve_cell)((e, c, r), estimators[e], X, y, c, cv, int(seeds[pos[c], r, 0]),
+                                      int(seeds[pos[c], r, 1])) for e, c, r in todo)
+        try:
+            for (e, c, r), errs in Parallel(n_jobs=cfg.n_jobs, return_as="generator_unordered")(tasks):
+                done[(e, c, r)] = errs
+                store.append({"base": base, "estimator": e, "count": c, "repeat": r, "fold_errors": errs,
+                              "code": code[e]})
+                cfg.computed = getattr(cfg, "computed", 0) + 1
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+    reps = [r for r in range(n_repeats) if all((e, c, r) in done for e in estimators for c in counts)]
+    res = {}
+    if reps:
+        for e in estimators:
+            per = np.array([[np.mean(done[(e, c, r)]) for r in reps] for c in counts])
+            res[e] = {"counts": counts, "mean_error": per.mean(axis=1).tolist(), "std_error": per.std(axis=1).tolist()}
+    info = {"cells_done": len(done), "cells_total": total, "repeats_done": len(reps), "n_repeats": n_repeats,
+            "complete": len(reps) == n_repeats, "code": code}
+    return res, info
 
 
 def curve_to_json(bunch):

@@ -7,8 +7,8 @@ p-value of the paired t-test of I-RELIEF vs LH-RELIEF), Fig. 1 (Fermat's spiral 
 
 import os
 
-from ..evaluation import Tuned, irrelevant_feature_curve, weighter_pipeline
-from ._common import as_arrays, cached, holdout_two_to_one, limits_note, loader, savefig
+from ..evaluation import Tuned, weighter_pipeline
+from ._common import as_arrays, curve_cells, holdout_two_to_one, limits_note, loader, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "lh-relief"
@@ -151,37 +151,49 @@ def figures(cfg, out):
     counts = cfg.pick([0, 50], [0, 300, 1000, 3000], list(range(0, 3001, 300)))
     n_per = cfg.pick(40, 200, 200)
 
-    def spiral():
-        X, y = make_spiral(n_per_class=n_per, turns=1.0, random_state=cfg.random_state)
-        X = 3.0 * X  # radius 3, one turn (the paper does not give its spiral's parameters)
-        return _curve_json(irrelevant_feature_curve(ests, X, y, counts, cv=cv, n_repeats=reps,
-                                                    random_state=cfg.random_state, n_jobs=cfg.n_jobs))
+    def partial_note(info):
+        if info["complete"]:
+            return ""
+        return (f"**partial: {info['cells_done']} / {info['cells_total']} cells** ({info['repeats_done']} of "
+                f"{info['n_repeats']} repeats finished for every count and method; the curve averages those) -- ")
 
-    res = cached(cfg, "lhrelief_fig1_spiral", ("r3t1-hknn-cv-readings-damped", counts, cv, reps, n_per, it), spiral)
+    def judged(res, info, **kw):
+        if not res:
+            return f"not computed yet (partial: {info['cells_done']} / {info['cells_total']} cells)"
+        if not info["complete"]:
+            return f"partial: {info['cells_done']} / {info['cells_total']} cells, not judged"
+        return _robust_verdict(res, **kw)
+
+    X, y = make_spiral(n_per_class=n_per, turns=1.0, random_state=cfg.random_state)
+    X = 3.0 * X  # radius 3, one turn (the paper does not give its spiral's parameters)
+    res, info = curve_cells(cfg, "lhrelief_fig1_spiral", ("r3t1-hknn-cv-readings-damped", counts, n_per, it), ests,
+                            X, y, counts, cv, reps)
     path = os.path.join(out, "lhrelief_fig1_spiral.png")
-    savefig(plot_irrelevant_feature_curve(as_arrays(res), title=f"Fermat's spiral ({2 * n_per} points), HKNN error"),
-            path)
-    figs.append({"title": "LH-RELIEF Fig. 1(b): spiral error vs number of irrelevant features", "png": path,
+    if res:
+        savefig(plot_irrelevant_feature_curve(as_arrays(res), title=f"Fermat's spiral ({2 * n_per} points), "
+                                                                    "HKNN error"), path)
+    figs.append({"title": "LH-RELIEF Fig. 1(b): spiral error vs number of irrelevant features",
+                 "png": path if res else None, "cells": info,
                  "claim": "with few irrelevant features the two are similar; as their number grows I-RELIEF's error "
                           "rises sharply while LH-RELIEF's stays stable and lower.",
-                 "verdict": _robust_verdict(res),
-                 "ours": f"spiral of radius 3, one turn (our choice); {cv}-fold CV x {reps} repeat(s), "
-                         f"counts {counts}; "
+                 "verdict": judged(res, info),
+                 "ours": partial_note(info) + f"spiral of radius 3, one turn (our choice); {cv}-fold CV x {reps} "
+                         f"repeat(s), counts {counts}; "
                          "LH-RELIEF with both readings of eq. 9 (multiplicative: the literal one; additive: the "
-                         "I-RELIEF one), damped step eta = 0.5: " + _ours(res)})
+                         "I-RELIEF one), damped step eta = 0.5: " + (_ours(res) if res else "no finished repeat yet")})
     counts2 = cfg.pick([0, 20], [0, 100, 500], list(range(0, 1001, 100)))
     for lab, name in [("Bupa", "bupa_liver"), ("Pima", "pima_diabetes")]:
-        def curve(name=name):
-            X, y = loader(name, std=True, max_rows=_ROWS)(cfg)
-            return _curve_json(irrelevant_feature_curve(ests, X, y, counts2, cv=cv, n_repeats=reps,
-                                                        random_state=cfg.random_state, n_jobs=cfg.n_jobs))
-
-        res = cached(cfg, f"lhrelief_fig2_{name}", ("hknn-cv-readings-damped", counts2, cv, reps, it), curve)
+        X, y = loader(name, std=True, max_rows=_ROWS)(cfg)
+        res, info = curve_cells(cfg, f"lhrelief_fig2_{name}", ("hknn-cv-readings-damped", counts2, it), ests, X, y,
+                                counts2, cv, reps)
         path = os.path.join(out, f"lhrelief_fig2_{name}.png")
-        savefig(plot_irrelevant_feature_curve(as_arrays(res), title=f"{lab}: HKNN error with irrelevant features"),
-                path)
-        figs.append({"title": f"LH-RELIEF Fig. 2: {lab} error vs number of irrelevant features", "png": path,
+        if res:
+            savefig(plot_irrelevant_feature_curve(as_arrays(res), title=f"{lab}: HKNN error with irrelevant features"),
+                    path)
+        figs.append({"title": f"LH-RELIEF Fig. 2: {lab} error vs number of irrelevant features",
+                     "png": path if res else None, "cells": info,
                      "claim": "LH-RELIEF's error stays lower and more stable than I-RELIEF's as irrelevant "
-                              "features are added.", "verdict": _robust_verdict(res, rise=0.05),
-                     "ours": _ours(res) + (f" ({limits_note(_ROWS)})" if cfg.mode != "full" else "")})
+                              "features are added.", "verdict": judged(res, info, rise=0.05),
+                     "ours": partial_note(info) + (_ours(res) if res else "no finished repeat yet")
+                             + (f" ({limits_note(_ROWS)})" if cfg.mode != "full" else "")})
     return figs

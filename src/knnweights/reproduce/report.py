@@ -101,6 +101,22 @@ def check_report(path):
         with open(path, encoding="utf-8") as fh:
             m = _HASH_RE.search(fh.read())
         recorded = m.group(1) if m else None
+    meta_full = {}
+    if os.path.exists(side) and side.endswith(".json"):
+        with open(side, encoding="utf-8") as fh:
+            meta_full = json.load(fh)
+    if meta_full.get("mode") == "full" and meta_full.get("code"):
+        # per method: the sources its cells depend on (a --full report built over several sessions)
+        bad = check_code(meta_full)
+        n = sum(len(v) for v in meta_full["code"].values())
+        if bad:
+            shown = ", ".join(f"{p} / {m}" for p, m, _, _ in bad[:6]) + (" ..." if len(bad) > 6 else "")
+            msg = (f"{path}: {len(bad)} of {n} methods' cells were made by other code than the sources now ({shown}): "
+                   "rerun the command (stale cells are recomputed)")
+        else:
+            msg = f"{path}: the cells of all {n} methods were made by the code now (per-method source hashes)"
+        return {"match": not bad, "recorded": recorded, "current": source_hash(), "recorded_commit": commit,
+                "message": msg, "stale": bad}
     current = source_hash()
     if recorded is None:
         match, msg = None, f"{path} records no source hash (made before reports recorded one): regenerate it"
@@ -111,6 +127,33 @@ def check_report(path):
         msg = (f"{path} was made from other code (source hash {recorded[:12]}"
                + (f", commit {commit[:12]}" if commit else "") + f"; the code now: {current[:12]}): regenerate it")
     return {"match": match, "recorded": recorded, "current": current, "recorded_commit": commit, "message": msg}
+
+
+def _code_section(results, cfg):
+    """``{table or figure: {method: {"hash", "modules"}}}``: the code each part's cells were made by."""
+    out = {}
+    for res in results:
+        if getattr(res, "code", None):
+            out[res.spec.name] = dict(res.code)
+    for name, rec in sorted((getattr(cfg, "code_used", None) or {}).items()):
+        out.setdefault("figures and custom tables", {})[name] = rec
+    return out
+
+
+def check_code(meta):
+    """Per table and method: does the recorded code hash match the sources now?  ``[(part, method, old, new)]``."""
+    from ._codehash import code_hash
+
+    bad = []
+    for part, methods in (meta.get("code") or {}).items():
+        for m, rec in methods.items():
+            try:
+                now = code_hash(modules=rec["modules"])
+            except Exception:  # noqa: BLE001 - a module that no longer exists
+                now = None
+            if now != rec["hash"]:
+                bad.append((part, m, rec["hash"], now))
+    return bad
 
 
 def _fmt(v, nd=2):
@@ -154,6 +197,12 @@ def verdict(result, mode=None):
     """
     fr = fidelity([result])
     within, n, agree, dirs = fr["cells_within"], fr["cells_compared"], fr["wtl_agree"], fr["wtl_compared"]
+    if getattr(result, "partial", False):
+        done = (f"partial: {result.cells_total} / {result.cells_expected} cells done; not judged until every cell is "
+                "(rows marked partial show the mean so far")
+        if n or dirs:
+            done += f"; the finished rows: {within}/{n} cells within tolerance, W/T/L directions {agree}/{dirs}"
+        return "partial", done + ")"
     if not result.spec.csv:
         return "no paper numbers", "our own experiment: the paper gives no numbers to compare with"
     if n == 0 and dirs == 0:
@@ -185,6 +234,12 @@ def table_markdown(result, mode=None):
     unit = "error %" if spec.metric == "error" else ("value" if spec.metric not in ("accuracy",) else "accuracy %")
     word, text = verdict(result, mode)
     lines = [f"### {spec.title}", "", f"**Verdict: {word}** ({text}).", "", spec.caption, ""]
+    if getattr(result, "cells_expected", None) is not None:
+        code = getattr(result, "code", {}) or {}
+        lines += [f"Cells: **{result.cells_total} / {result.cells_expected}**"
+                  + (" (partial)" if result.partial else " (complete)")
+                  + "; every cell used was computed by the sources of its method as they are now (code hash per "
+                    "method: " + ", ".join(f"{m} `{c['hash']}`" for m, c in code.items()) + ").", ""]
     if not spec.csv:
         lines += ["This table has **no paper numbers**: the paper columns stay empty and nothing is counted in "
                   "the fidelity summary.", ""]
@@ -279,6 +334,16 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
     elif cfg.mode == "quick":
         lines += ["> `--quick`: the papers' methods and datasets with fewer repeats, coarser grids and subsampled "
                   "rows / features (said in each caption); `--full` runs the papers' protocols.", ""]
+    parts = [r for r in results if getattr(r, "partial", False)]
+    fparts = [f for f in figures if isinstance(f.get("cells"), dict) and not f["cells"].get("complete", True)]
+    if parts or fparts:
+        done = sum(r.cells_total for r in results if r.cells_expected is not None)
+        need = sum(r.cells_expected for r in results if r.cells_expected is not None)
+        done += sum(f["cells"]["cells_done"] for f in figures if isinstance(f.get("cells"), dict))
+        need += sum(f["cells"]["cells_total"] for f in figures if isinstance(f.get("cells"), dict))
+        lines += [f"> **Partial run: {done} / {need} cells done.** The run stopped before the end (it resumes from "
+                  "`store/`). Tables and figures marked *partial* show the cells finished so far and are neither "
+                  "judged nor counted in the fidelity below; only finished rows are.", ""]
     commit = prov["git_commit"]
     lines += [f"Command: `{command}`; papers: {', '.join(papers)}; mode `{cfg.mode}`; wall time {wall:.0f} s; "
               f"cells {cells_total} ({cells_run} computed in this run, {cells_total - cells_run} read from the store).",
@@ -311,9 +376,12 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
         files = ", ".join(f"[{os.path.basename(p)}]({os.path.basename(p)})" for p in getattr(res, "files", []))
         fr = fidelity([res])
         word, text = verdict(res, cfg.mode)
+        exp = getattr(res, "cells_expected", None)
         summary.append({"table": res.spec.name, "title": res.spec.title, "verdict": word, "measured": text,
-                        **fr, "cells": res.cells_total, "seconds": round(res.seconds, 1)})
-        lines.append(f"- {res.spec.title}: **{word}** ({text}); {res.cells_total} cells; {res.seconds:.0f} s ({files})")
+                        **fr, "cells": res.cells_total, "cells_expected": exp,
+                        "partial": bool(getattr(res, "partial", False)), "seconds": round(res.seconds, 1)})
+        count = f"{res.cells_total} / {exp} cells" if exp is not None else f"{res.cells_total} cells"
+        lines.append(f"- {res.spec.title}: **{word}** ({text}); {count}; {res.seconds:.0f} s ({files})")
     for f in figures:
         lines.append(f"- {f['title']}: **{_figure_verdict(f, cfg.mode)}**")
     lines.append("")
@@ -327,6 +395,8 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
             lines += [f"### {f['title']}", ""]
             if f.get("png"):
                 lines += [f"![{f['title']}]({os.path.basename(f['png'])})", ""]
+            if f.get("cells_text"):
+                lines += [f"Cells: **{f['cells_text']}**", ""]
             lines += [f"**Paper's claim:** {f['claim']}", "", f"**Verdict:** {_figure_verdict(f, cfg.mode)}", "",
                       f"**Ours:** {f.get('ours', '')}", ""]
     if notes:
@@ -334,10 +404,18 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
     path = os.path.join(out, "report.md")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))
+    for f in figures:
+        if isinstance(f.get("cells"), dict):
+            c = f["cells"]
+            lines_fig = f"{c['cells_done']} / {c['cells_total']} cells" + ("" if c["complete"] else " (partial)")
+            f.setdefault("cells_text", lines_fig)
     meta = {"command": command, "papers": list(papers), "mode": cfg.mode, "random_state": cfg.random_state,
             "provenance": prov, "fidelity": fid, "miss_reasons": miss, "tables": summary,
-            "figures": [{"title": f["title"], "verdict": _figure_verdict(f, cfg.mode)} for f in figures],
-            "cells_total": cells_total, "cells_run": cells_run, "wall_seconds": round(wall, 1)}
+            "figures": [{"title": f["title"], "verdict": _figure_verdict(f, cfg.mode),
+                         **({"cells_done": f["cells"]["cells_done"], "cells_total": f["cells"]["cells_total"]}
+                            if isinstance(f.get("cells"), dict) else {})} for f in figures],
+            "cells_total": cells_total, "cells_run": cells_run, "wall_seconds": round(wall, 1),
+            "code": _code_section(results, cfg)}
     with open(os.path.join(out, "report.json"), "w", encoding="utf-8") as fh:
         json.dump(meta, fh, indent=1, sort_keys=True)
         fh.write("\n")

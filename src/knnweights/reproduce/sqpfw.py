@@ -108,6 +108,9 @@ class _SQPFWPathKNN:
     Picklable; its repr enters the store fingerprint.
     """
 
+    #: the sources its cells depend on beyond this module (imported inside __call__; see _codehash)
+    code_modules = ("knnweights.weighters.sqpfw",)
+
     def __init__(self, thetas, ks=(1,), tns=(1,), cv=None):
         self.thetas, self.ks, self.tns, self.cv = tuple(thetas), tuple(ks), tuple(tns), cv
 
@@ -184,7 +187,11 @@ def figures(cfg, out):
         return {"thetas": np.asarray(p.thetas_).tolist(), "weights": np.asarray(p.weights_).tolist(),
                 "n_steps": int(getattr(p, "n_steps_", 0))}
 
-    res = cached(cfg, "sqpfw_path_parkinsons", cfg.mode, compute)
+    res = cached(cfg, "sqpfw_path_parkinsons", cfg.mode, compute, deps=[SQPFW()])
+    if res is None:
+        return [{"title": "SQP-FW: regularisation path of the weights (theta from 0)", "claim": "",
+                 "verdict": "partial: not computed yet", "ours": "not computed yet",
+                 "cells": {"cells_done": 0, "cells_total": 1, "complete": False}}]
 
     class _P:
         thetas_ = np.asarray(res["thetas"])

@@ -37,6 +37,7 @@ class Config:
     datasets: tuple = None  # restrict to these dataset keys / labels (None: all)
     random_state: int = 0
     log: object = None
+    compute: bool = True  # False: report from the store only (a partly finished run), compute nothing
 
     def pick(self, tiny, quick, full):
         return {"tiny": tiny, "quick": quick, "full": full}[self.mode]
@@ -122,6 +123,13 @@ class TableResult:
     cells_run: int = 0
     seconds: float = 0.0
     raw: list = field(default_factory=list)
+    cells_expected: int = None  # the cells the protocol asks for (None: not counted, e.g. a custom table)
+    code: dict = field(default_factory=dict)  # method label -> {"hash", "modules"} of the code computing its cells
+
+    @property
+    def partial(self):
+        """Fewer cells done than the protocol asks for (a run stopped before the end)."""
+        return self.cells_expected is not None and self.cells_total < self.cells_expected
 
 
 def read_paper_table(fname):
@@ -215,9 +223,14 @@ def _run_cells(method_objs, data, protocol, cfg, store):
     cell raises, the run is split (per dataset, then per method) so the failing group gets
     its reason and the others their rows; finished cells are kept by the store.
     """
+    from ._codehash import code_hash
+
+    code = {m: code_hash(obj) for m, obj in method_objs.items()}  # memoised: the same as run_table's
+
     def grid(methods, datasets):
         return run_grid(methods, datasets, protocol=protocol, random_state=cfg.random_state, n_jobs=cfg.n_jobs,
-                        store=store, progress=False, as_frame=False)
+                        store=store, progress=False, as_frame=False, code_versions={m: code[m] for m in methods},
+                        compute=getattr(cfg, "compute", True))
 
     out = {}
     try:
@@ -293,10 +306,20 @@ def run_table(spec, cfg):
         labels[ds.key] = ds.label
         reduced[ds.label] = reduction(ds.load, cfg.mode)
     path = os.path.join(cfg.out, "store", f"{spec.name}.jsonl")
+    from ._codehash import code_hash, code_modules
+
+    for m, obj in method_objs.items():
+        mods = code_modules(obj)
+        res.code[m] = {"hash": code_hash(modules=mods), "modules": mods}
+    per_ds = {d: _n_splits(protocol, y) for d, (_, y) in data.items()}
+    res.cells_expected = sum(per_ds.values()) * len(method_objs)
     bar = None
-    if method_objs and data and cfg.progress is not False and cfg.log is not None:
-        total = sum(_n_splits(protocol, y) for _, y in data.values()) * len(method_objs)
-        stored = sum(1 for r in ResultStore(path).read() if r.get("method") in method_objs and r.get("dataset") in data)
+    if method_objs and data and cfg.progress is not False and cfg.log is not None and getattr(cfg, "compute", True):
+        total = res.cells_expected
+        stored = len({(r.get("method"), r.get("dataset"), r.get("repeat"), r.get("fold"))
+                      for r in ResultStore(path).read()
+                      if r.get("method") in method_objs and r.get("dataset") in data
+                      and r.get("code") == res.code[r.get("method")]["hash"]})
         no = getattr(cfg, "table_no", None)
         bar = Progress(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
     store = _CountingStore(path, bar)
@@ -319,6 +342,8 @@ def run_table(spec, cfg):
                 r["dataset_label"] = lab
             cells[(lab, m)] = rows
             res.raw.extend(rows)
+    # failed / not implemented groups have no cells to wait for
+    res.cells_expected = sum(per_ds[d] for (m, d), rows in got.items() if not isinstance(rows, Exception))
     cfg.say(f"  {spec.name}: {res.cells_total} cells ({res.cells_run} run, {res.cells_total - res.cells_run} "
             "from the store)")
     # comparison rows
@@ -345,6 +370,11 @@ def run_table(spec, cfg):
                 row["status"] = status[(ds.label, m.label)]
             elif (ds.label, m.label) in cells:
                 rows = cells[(ds.label, m.label)]
+                need = per_ds.get(ds.key)
+                if not rows:
+                    row["status"] = f"partial: 0 / {need} cells (not computed yet)"
+                    res.rows.append(row)
+                    continue
                 acc = np.array([r["accuracy"] for r in rows], dtype=float)
                 vals = 100.0 - acc if spec.metric == "error" else acc
                 mean = float(vals.mean())
@@ -355,7 +385,12 @@ def run_table(spec, cfg):
                 if spec.extra_value:
                     ev = [r.get(spec.extra_value) for r in rows if r.get(spec.extra_value) is not None]
                     row[f"ours_median_{spec.extra_value}"] = float(np.median(ev)) if ev else None
-                if pv is not None:
+                if need is not None and len(rows) < need:
+                    # a run stopped before the end: the mean of the cells done so far, never judged
+                    row["status"] = f"partial: {len(rows)} / {need} cells (not judged)"
+                    if pv is not None:
+                        row["diff"] = round(mean - pv, 2)
+                elif pv is not None:
                     row["diff"] = round(mean - pv, 2)
                     row["within"] = within_tolerance(mean, se, pv)
                     if row["within"] is False:
@@ -366,7 +401,9 @@ def run_table(spec, cfg):
                 row["status"] = "not run (dataset not selected)"
             res.rows.append(row)
     if spec.reference and spec.wtl_rule:
-        res.wtl = _wtl(spec, cells, paper_rows, sign)
+        need_by_label = {labels[d]: n for d, n in per_ds.items()}
+        complete = {k: v for k, v in cells.items() if v and len(v) >= need_by_label.get(k[0], 0)}
+        res.wtl = _wtl(spec, complete, paper_rows, sign)  # partly computed cells are not counted
     res.seconds = time.monotonic() - t0
     return res
 

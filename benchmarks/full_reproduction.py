@@ -1,0 +1,132 @@
+"""How big is ``knnweights reproduce --full``: cells per table and figure, and the time of sample cells.
+
+Usage::
+
+    python benchmarks/full_reproduction.py                 # cells per table / figure (seconds, nothing fitted)
+    python benchmarks/full_reproduction.py --time          # + one full-protocol cell per (table, method), timed
+    python benchmarks/full_reproduction.py --time --tables lhrelief_table2 im4e_table4 --datasets 0 -1
+
+``--time`` fits, on one core, the first split of the protocol on the table's first (``--datasets 0``)
+and last (``-1``) bundled dataset for every method, and multiplies the mean cell time of each
+method by its number of cells: an estimate of the serial time of the whole table (cell times
+vary across datasets, so treat it as an order of magnitude).  Run it on a quiet machine, or
+say that it was shared.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+
+def _n_splits(protocol):
+    if hasattr(protocol, "n_splits"):
+        return protocol.n_splits * protocol.n_repeats
+    return protocol.n_repeats
+
+
+def table_counts(cfg):
+    """``[(table, {method: cells})]`` of every table of ``--full``, without loading data."""
+    from knnweights.reproduce import PAPERS, _module
+
+    out = []
+    for p in PAPERS:
+        for spec in _module(p).tables():
+            per = _n_splits(spec.protocol(cfg))
+            n_ds = sum(1 for ds in spec.datasets if ds.load is not None)
+            methods = {}
+            for m in spec.methods:
+                if m.build is None:
+                    continue
+                try:
+                    m.build(cfg)
+                except NotImplementedError:
+                    continue
+                methods[m.label] = per * n_ds
+            out.append((spec, methods))
+    return out
+
+
+def figure_counts():
+    """Cells of the figures and custom tables of ``--full`` (their own units, see the paper modules)."""
+    from knnweights.reproduce import efw
+    from knnweights.reproduce.tables import read_paper_table
+
+    ests, counts1, counts2, reps = 4, 11, 11, 10
+    stab = len(read_paper_table("efw_text_stability_m5.csv")) * len(efw.READINGS)
+    return [("lhrelief_fig1_spiral", ests * counts1 * reps, "(estimator, count, repeat): a 10-fold CV"),
+            ("lhrelief_fig2 (Bupa, Pima)", 2 * ests * counts2 * reps, "(estimator, count, repeat): a 10-fold CV"),
+            ("efw_stability_m5", stab, "(dataset, method, reading): 5 seeds x 5 subsamples"),
+            ("efw_fig1 (2 datasets)", 2, "7 values of m x 2 methods per cell"),
+            ("efw_fig2 (8 datasets)", 8, "3 methods x 5 folds per cell"),
+            ("sqpfw_path_parkinsons", 1, "one path")]
+
+
+def time_cells(spec, cfg, which):
+    """Seconds of the first split's cell per method on the datasets ``which`` (indices among the bundled ones)."""
+    from knnweights.evaluation.runner import _run_cell
+
+    bundled = [ds for ds in spec.datasets if ds.load is not None]
+    times = {}
+    for i in which:
+        if not bundled:
+            break
+        ds = bundled[i]
+        X, y = ds.load(cfg)
+        r, f, tr, va, te = next(spec.protocol(cfg).split(y, 0, ds.key))
+        for m in spec.methods:
+            if m.build is None:
+                continue
+            try:
+                obj = m.build(cfg)
+            except NotImplementedError:
+                continue
+            t0 = time.perf_counter()
+            try:
+                _run_cell(m.label, obj, ds.key, X, y, r, f, tr, va, te, 0, "accuracy", "")
+            except Exception as exc:  # noqa: BLE001 - reported
+                print(f"  {spec.name} {m.label} {ds.label}: failed ({type(exc).__name__}: {exc})", flush=True)
+                continue
+            dt = time.perf_counter() - t0
+            times.setdefault(m.label, []).append(dt)
+            print(f"  {spec.name} {m.label} {ds.label} ({X.shape[0]}x{X.shape[1]}): {dt:.1f} s", flush=True)
+    return times
+
+
+def main(argv=None):
+    import warnings
+
+    from knnweights.reproduce.tables import Config
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--time", action="store_true", help="time one cell per (table, method)")
+    ap.add_argument("--tables", nargs="+", default=None)
+    ap.add_argument("--datasets", nargs="+", type=int, default=[0], help="indices of the bundled datasets to time")
+    a = ap.parse_args(argv)
+    warnings.simplefilter("ignore")
+    cfg = Config(mode="full")
+    total = 0
+    print("| table | method | cells | sample cell (s) | estimate (h, 1 core) |")
+    print("| --- | --- | --- | --- | --- |")
+    for spec, methods in table_counts(cfg):
+        if a.tables and spec.name not in a.tables:
+            continue
+        times = time_cells(spec, cfg, a.datasets) if a.time else {}
+        for m, n in methods.items():
+            total += n
+            t = times.get(m)
+            mean = sum(t) / len(t) if t else None
+            est = f"{mean * n / 3600:.1f}" if mean is not None else ""
+            print(f"| {spec.name} | {m} | {n} | {'' if mean is None else f'{mean:.1f}'} | {est} |", flush=True)
+    print(f"\ntable cells in all: {total}")
+    for name, n, unit in figure_counts():
+        print(f"{name}: {n} cells {unit}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
