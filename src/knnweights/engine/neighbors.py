@@ -33,6 +33,7 @@ __all__ = [
     "soft_neighbor_log_probabilities",
     "soft_margins",
     "sqeuclidean_soft_margin_sum",
+    "nca_terms",
     "hard_margin_vectors",
     "margin_vectors",
     "indexed_distances",
@@ -523,6 +524,55 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
         z += r @ X2[s:e] - 2.0 * np.einsum("ij,ij->j", X[s:e], np.asarray(CX), dtype=np.float64)
     z += colsum @ X2
     return SoftMargins(z, ent_h, ent_m, lh, lm)
+
+
+def nca_terms(X, y, w, working_memory=None):
+    """Stochastic nearest-neighbour probabilities ``p_i`` and the gradient of ``sum_i p_i``
+    in the weights of a squared Euclidean metric (NCA with a diagonal metric), by BLAS.
+
+    ``p_ij = exp(-d_w(x_i, x_j)) / sum_{k != i} exp(-d_w(x_i, x_k))`` (``p_ii = 0``),
+    ``p_i = sum_{j: y_j = y_i} p_ij`` (Goldberger et al. 2004, eqs. 1-2) and, eq. 5 on the
+    diagonal, ``d(sum_i p_i)/dw = sum_ij C_ij (x_i - x_j)**2`` with
+    ``C_ij = p_ij (p_i - [y_j = y_i])``.  Per row block: ``G = A_b A^T`` on
+    ``A = (X - mean) sqrt(w)`` (BLAS), ``D = max(0, ||a_i||^2 + ||a_j||^2 - 2 G)`` and the
+    row-shifted softmax (compiled, exponential in NumPy), ``C`` in place of ``G``; the rows
+    of ``C`` sum to 0, so ``sum_ij C_ij (x_i - x_j)**2 = c . X**2 - 2 colsum(X_b * (C X))``
+    with ``c`` the column sums of ``C`` (a second BLAS product).  ``4 n^2 d`` flops,
+    ``O(block x n + n d)`` memory; float32 ``X`` runs the products and ``C`` in float32 (the
+    sums of each row in float64).  CPU only.
+
+    Returns
+    -------
+    p : ndarray of shape (n,)
+    grad : ndarray of shape (d,), float64
+    """
+    X = _as_float(X)
+    codes = _codes(y)
+    n, d = X.shape
+    w = np.asarray(w, dtype=np.float64)
+    if np.any(w < 0):
+        raise ValueError("feature weights must be non-negative")
+    # translation changes no difference; centring keeps the expanded squares small
+    X = np.ascontiguousarray(X - X.mean(axis=0, dtype=np.float64).astype(X.dtype))
+    Xd, sw_scale = _support_columns(X, np.sqrt(w).astype(X.dtype))
+    A = np.ascontiguousarray(Xd * sw_scale)
+    sq = np.einsum("ij,ij->i", A, A, dtype=np.float64)
+    p = np.empty(n)
+    colsum = np.zeros(n)
+    xcx = np.zeros(d)
+    step = _rows_per_chunk(n + d, X.itemsize, working_memory, n_arrays=1)
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        G = A[s:e] @ A.T
+        _kernels.nca_shifted_logits(G, sq[s:e], sq, s)
+        np.exp(G, out=G)
+        _kernels.nca_coefficients(G, codes[s:e], codes, p[s:e])
+        colsum += G.sum(axis=0, dtype=np.float64)
+        CX = G @ X
+        del G
+        xcx += np.einsum("ij,ij->j", X[s:e], CX, dtype=np.float64)
+    grad = colsum @ (X * X) - 2.0 * xcx
+    return p, np.asarray(grad, dtype=np.float64)
 
 
 def hard_margin_vectors(X, hit_idx, miss_idx, metric="manhattan", hit_coef=None, miss_coef=None, per_sample=False,
