@@ -11,7 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import Logo
 from knnweights.engine.neighbors import soft_margins
-from knnweights.weighters.logo import logo_inner_objective, logo_inner_solve
+from knnweights.weighters.logo import logo_inner_objective, logo_inner_solve, mean_abs_differences
 
 # many small kernel and BLAS calls: one thread each (see conftest.one_thread)
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -98,7 +98,7 @@ def test_one_outer_iteration_solves_the_inner_problem_at_unit_weights():
     X, y, _ = _margins(d=10)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = Logo(sigma=2.0, lambda_=1.5, max_iter=1).fit(X, y)
+        est = Logo(sigma=2.0, sigma_units="absolute", lambda_=1.5, max_iter=1).fit(X, y)
     w = est.feature_importances_
     Z = soft_margins(X, y, np.ones(X.shape[1]), 2.0, "manhattan", per_sample=True).z
     f, g = logo_inner_objective(w, Z, 1.5)
@@ -108,7 +108,7 @@ def test_one_outer_iteration_solves_the_inner_problem_at_unit_weights():
 
 def test_converged_weights_are_a_fixed_point():
     X, y, _ = _margins(n=60, d=10)
-    est = Logo(sigma=5.0, lambda_=1.0, max_iter=200, tol=1e-8).fit(X, y)
+    est = Logo(sigma=5.0, sigma_units="absolute", lambda_=1.0, max_iter=200, tol=1e-8).fit(X, y)
     w = est.feature_importances_
     Z = soft_margins(X, y, w, 5.0, "manhattan", per_sample=True).z
     w_next = logo_inner_solve(Z, 1.0, w).x
@@ -121,7 +121,9 @@ def test_converged_weights_are_a_fixed_point():
 
 def test_recovers_informative_features_among_100_noise():
     X, y = _informative_problem()
-    w = Logo(sigma=10.0, lambda_=1.0).fit(X, y).feature_importances_
+    est = Logo().fit(X, y)  # defaults: sigma = half the mean distance
+    w = est.feature_importances_
+    assert est.stop_reason_ == "converged"
     assert set(np.argsort(-w)[:5]) == set(range(5))
     assert w[:5].min() > 3 * w[5:].max()
 
@@ -168,5 +170,103 @@ def test_loose_early_inner_solves_reach_the_exact_loops_fixed_point():
         w = w_new
         if done:
             break
-    est = Logo(sigma=5.0, lambda_=1.0, max_iter=200, tol=1e-8).fit(X, y)
+    est = Logo(sigma=5.0, sigma_units="absolute", lambda_=1.0, max_iter=200, tol=1e-8).fit(X, y)
     np.testing.assert_allclose(est.feature_importances_, w, atol=1e-5)
+
+
+def test_mean_abs_differences_matches_brute_force():
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(17, 5)) * [1, 10, 0.1, 0, 3]
+    iu = np.triu_indices(17, 1)
+    ref = np.abs(X[:, None, :] - X[None, :, :])[iu].mean(axis=0)
+    np.testing.assert_allclose(mean_abs_differences(X), ref, rtol=1e-12, atol=1e-15)
+
+
+def _wide_margins(n=40, d=2500, seed=4):
+    rng = np.random.RandomState(seed)
+    y = rng.randint(0, 2, n)
+    X = rng.normal(size=(n, d))
+    X[:, :6] += 1.0 * y[:, None]
+    return soft_margins(X, y, np.ones(d), 300.0, "manhattan", per_sample=True).z
+
+
+@pytest.mark.parametrize("lambda_", [0.5, 2.0])
+def test_working_set_inner_solve_meets_kkt_over_all_features(lambda_):
+    # d = 2500 > 1000: solved on a working set; the projected gradient over ALL features
+    # must meet the bound, and the optimum must equal a plain L-BFGS-B over all features
+    Z = _wide_margins()
+    res = logo_inner_solve(Z, lambda_, np.ones(Z.shape[1]), gtol=1e-8)
+    g = logo_inner_objective(res.x, Z, lambda_)[1]
+    assert res.n_rounds > 1
+    # the features left at 0 (most of them never in the working set) meet g_j >= -gtol;
+    # the support is solved to L-BFGS-B's accuracy (it may stop on its ftol first)
+    assert g[res.x == 0].min() >= -1e-8
+    assert np.max(np.abs(_projected_gradient(res.x, g))) < 1e-6
+    assert 0 < np.count_nonzero(res.x) < 200
+    full = minimize(logo_inner_objective, np.ones(Z.shape[1]), args=(Z, lambda_), jac=True, method="L-BFGS-B",
+                    bounds=[(0, None)] * Z.shape[1], options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 20000})
+    assert res.fun <= full.fun + 1e-8 * abs(full.fun)
+    assert res.fun == pytest.approx(logo_inner_objective(res.x, Z, lambda_)[0], rel=1e-14)
+
+
+def test_working_set_inner_solve_returns_zero_above_the_critical_lambda():
+    Z = _wide_margins()
+    lam_c = 0.5 * Z.sum(axis=0).max()
+    assert not logo_inner_solve(Z, 1.01 * lam_c, np.zeros(Z.shape[1])).x.any()
+    assert logo_inner_solve(Z, 0.99 * lam_c, np.zeros(Z.shape[1])).x.any()
+
+
+def test_relative_width_fixed_point_is_the_papers_fixed_point_at_sigma_():
+    # sigma in units of the mean weighted distance: the converged w is a fixed point of the
+    # paper's map with the absolute width sigma_ = sigma * w . m
+    X, y, _ = _margins(n=60, d=10, seed=1)
+    X[:, 3] *= 50.0  # scales differ by feature: the width must follow the weighted distances
+    est = Logo(sigma=0.5, tol=1e-8, max_iter=200).fit(X, y)
+    w = est.feature_importances_
+    assert est.stop_reason_ == "converged"
+    width = 0.5 * w @ mean_abs_differences(X)
+    assert est.sigma_ == pytest.approx(width, rel=1e-6)
+    Z = soft_margins(X, y, w, width, "manhattan", per_sample=True).z
+    assert np.linalg.norm(logo_inner_solve(Z, 1.0, w).x - w) < 1e-6
+
+
+def test_relative_width_is_invariant_to_the_units_of_the_data():
+    # X -> c X with lambda -> c lambda maps every inner problem's w to w / c and leaves the
+    # distances unchanged; with the width in mean-distance units the first iteration (at
+    # w = 1) is invariant too, so the whole fit is; an absolute width is not
+    X, y, _ = _margins(n=50, d=6, seed=5)
+    w1 = Logo(tol=1e-6, max_iter=200).fit(X, y).feature_importances_
+    w2 = Logo(lambda_=1000.0, tol=1e-9, max_iter=200).fit(1000.0 * X, y).feature_importances_  # tol in w's units
+    np.testing.assert_allclose(1000.0 * w2, w1, rtol=1e-4, atol=1e-6)
+    a1 = Logo(sigma=2.0, sigma_units="absolute", max_iter=1).fit(X, y).feature_importances_
+    a2 = Logo(sigma=2.0, sigma_units="absolute", lambda_=1000.0, max_iter=1).fit(1000.0 * X, y).feature_importances_
+    assert not np.allclose(1000.0 * a2, a1, rtol=1e-2)
+
+
+def _cycling_problem():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(120, 15))
+    return X, (X[:, :3].sum(axis=1) > 0).astype(int)
+
+
+def test_damping_settles_where_the_plain_iteration_cycles_at_a_paper_fixed_point():
+    X, y = _cycling_problem()
+    with pytest.warns(ConvergenceWarning):
+        plain = Logo(sigma=0.1, damping=False, max_iter=30).fit(X, y)
+    assert plain.stop_reason_ == "max_iter" and min(plain.step_history_[-10:]) > 0.1  # it keeps jumping
+    est = Logo(sigma=0.1, max_iter=50).fit(X, y)
+    assert est.stop_reason_ == "converged" and est.n_iter_ < 30
+    # one more undamped (paper) step from the result stays within tol
+    w = est.feature_importances_
+    Z = soft_margins(X, y, w, 0.1 * w @ mean_abs_differences(X), "manhattan", per_sample=True).z
+    assert np.linalg.norm(logo_inner_solve(Z, 1.0, w).x - w) < 2 * est.tol
+    assert set(np.argsort(-w)[:3]) == {0, 1, 2}
+
+
+def test_oscillation_ends_with_a_cycle_warning():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(150, 20))
+    y = (X[:, :3].sum(axis=1) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="oscillates"):
+        est = Logo(sigma=0.01, max_iter=20).fit(X, y)
+    assert est.stop_reason_ == "cycle" and est.n_iter_ == 20

@@ -10,17 +10,19 @@ two steps alternate until the weights stop changing.
 
 import numbers
 import time
+import warnings
 
 import numpy as np
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
-from sklearn.utils._param_validation import Interval
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import soft_margins
 from ._base import BaseWeighter, warn_max_iter
 
-__all__ = ["Logo", "logo_inner_objective", "logo_inner_solve"]
+__all__ = ["Logo", "logo_inner_objective", "logo_inner_solve", "mean_abs_differences"]
 
 
 def logo_inner_objective(w, Z, lambda_):
@@ -47,21 +49,8 @@ def logo_inner_objective(w, Z, lambda_):
     return f, grad
 
 
-def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
-    """Solve ``min_{w >= 0} sum_n log(1 + exp(-w . z_n)) + lambda sum(w)`` with L-BFGS-B.
-
-    LOGO (Sun et al. 2010, Sec. 3) substitutes ``w = v**2`` and runs gradient descent
-    in ``v``; both reach the minimiser of the same convex problem, which the
-    bound-constrained quasi-Newton method finds faster (``tests/test_logo.py`` checks
-    the two against each other).  ``gtol`` bounds the
-    projected gradient at the returned point.
-
-    Returns
-    -------
-    scipy.optimize.OptimizeResult
-        ``x`` the minimiser, ``fun`` its objective, plus the solver's status fields.
-    """
-    Z = np.asarray(Z, dtype=np.float64)
+def _lbfgsb(Z, lambda_, w0, gtol, maxiter):
+    """L-BFGS-B on ``min_{w >= 0} f(w)`` over all columns of ``Z`` (one BLAS thread)."""
     with single_thread_blas():  # matrix-vector products of n x d: threads only add overhead
         res = minimize(logo_inner_objective, np.asarray(w0, dtype=np.float64), args=(Z, float(lambda_)), jac=True,
                        method="L-BFGS-B", bounds=[(0.0, None)] * Z.shape[1],
@@ -70,35 +59,141 @@ def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
     return res
 
 
+#: above this many features the inner problem is solved on a working set (``logo_inner_solve``)
+_WORKING_SET_MIN_FEATURES = 1000
+
+
+def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
+    """Solve ``min_{w >= 0} sum_n log(1 + exp(-w . z_n)) + lambda sum(w)``.
+
+    LOGO (Sun et al. 2010, Sec. 3) substitutes ``w = v**2`` and runs gradient descent
+    in ``v``; both reach the minimiser of the same convex problem, which the
+    bound-constrained quasi-Newton method L-BFGS-B finds faster (``tests/test_logo.py``
+    checks the two against each other).  ``gtol`` bounds the projected gradient
+    (its largest entry) at the returned point, over all ``d`` features.
+
+    With more than 1000 features (``d >> n``: microarrays) the l1 term leaves most
+    weights at 0, and the problem is solved on a *working set*: L-BFGS-B over the
+    features of non-zero ``w0`` plus the ones whose gradient at the current point
+    violates the optimality condition ``g_j >= 0`` at ``w_j = 0`` the most; then the
+    full gradient (one product with ``Z^T``) is checked, the violators are added, and
+    the solve repeats until no feature outside the set has ``g_j < -gtol``.  The
+    features left out are at 0 with ``g_j >= -gtol``, so the returned point meets the
+    same projected-gradient bound over all features as a solve over all of them.
+
+    Returns
+    -------
+    scipy.optimize.OptimizeResult
+        ``x`` the minimiser, ``fun`` its objective, ``nit`` the L-BFGS-B iterations
+        (summed over working-set rounds), ``n_rounds`` the working-set rounds (1 for
+        the solve over all features), plus the solver's status fields.
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    n, d = Z.shape
+    w = np.maximum(np.asarray(w0, dtype=np.float64), 0.0)
+    if d <= _WORKING_SET_MIN_FEATURES:
+        res = _lbfgsb(Z, lambda_, w, gtol, maxiter)
+        res.n_rounds = 1
+        return res
+    lambda_ = float(lambda_)
+    in_set = w > 0
+    nit = 0
+    for rounds in range(1, d + 1):
+        with single_thread_blas():
+            g = logo_inner_objective(w, Z, lambda_)[1]
+        viol = np.flatnonzero(~in_set & (g < -gtol))
+        if rounds > 1 and viol.size == 0:
+            break
+        # add the worst violators: at least 10, at most as many as are in the set already
+        k = min(viol.size, max(10, int(in_set.sum())))
+        if k:
+            in_set[viol[np.argpartition(g[viol], k - 1)[:k]] if k < viol.size else viol] = True
+        cols = np.flatnonzero(in_set)
+        if cols.size == 0:  # w = 0 meets every condition (lambda above every z-column's pull)
+            res = OptimizeResult(success=True, status=0, message="w = 0 is optimal", nit=0)
+            break
+        res = _lbfgsb(np.ascontiguousarray(Z[:, cols]), lambda_, w[cols], gtol, maxiter)
+        nit += int(res.nit)
+        w = np.zeros(d)
+        w[cols] = res.x
+    res.x = w
+    res.fun = logo_inner_objective(w, Z, lambda_)[0]
+    res.jac = g
+    res.nit = nit
+    res.n_rounds = rounds
+    return res
+
+
+def mean_abs_differences(X):
+    """``m_j`` = mean of ``|x_ij - x_kj|`` over all pairs ``i < k`` (exact, by sorting each column).
+
+    With the sorted column ``x_(0) <= ... <= x_(n-1)``, ``sum_{i<k} |x_ik - x_jk|`` is
+    ``sum_r (2r - n + 1) x_(r)``.  The mean weighted Manhattan distance between two
+    samples under weights ``w`` is then ``w . m``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        return np.zeros(X.shape[1])
+    coef = 2.0 * np.arange(n) - n + 1.0
+    return (coef @ np.sort(X, axis=0)) / (n * (n - 1) / 2.0)
+
+
 class Logo(BaseWeighter):
     """LOGO: local-learning-based feature selection (Sun, Todorovic & Goodison 2010).
 
     With the weights ``w`` of the previous iteration, hits and misses of each sample
-    are soft: ``P(x_h = NH(x_n) | w) ∝ exp(-d_w(x_n, x_h) / sigma)`` over the hits,
+    are soft: ``P(x_h = NH(x_n) | w) ∝ exp(-d_w(x_n, x_h) / sigma_t)`` over the hits,
     likewise over the misses (weighted Manhattan distance ``d_w``, kernel
-    ``exp(-d / sigma)``).  The expected margin vector
+    ``exp(-d / sigma_t)``).  The expected margin vector
     ``z_n = E_miss|x_n - x_m| - E_hit|x_n - x_h|`` then makes the margin linear in ``w``
-    and the new weights solve the l1-regularised logistic regression
+    and the new weights ``T(w)`` solve the l1-regularised logistic regression
 
         min_{w >= 0} sum_n log(1 + exp(-w . z_n)) + lambda ||w||_1,
 
-    starting from ``w = 1`` and repeated until ``||w_t - w_{t-1}||_2 < tol`` or
-    ``max_iter`` (then a ``ConvergenceWarning``).  The paper solves it by gradient
-    descent on ``v`` with ``w = v**2``; here it is solved by L-BFGS-B with the bound
-    ``w >= 0`` (the same convex problem, so the same minimiser), warm-started from the
-    previous weights.  (Sun et al. 2010, Sec. 3 and its algorithm; equation numbers are
-    not quoted because the paper is not among the project's stored papers.)  The
-    paper proves convergence of the outer iteration for a large enough ``sigma``; with
-    a small ``sigma`` (nearly hard neighbours on high-dimensional data) the iteration
-    can cycle and stops at ``max_iter`` with a warning.
+    starting from ``w = 1``; the loop stops when ``||T(w) - w||_2 < tol`` (the paper's
+    criterion, ``theta = 0.01``) and returns ``T(w)``, or at ``max_iter`` with a
+    ``ConvergenceWarning``.  The paper solves the inner problem by gradient descent on
+    ``v`` with ``w = v**2``; here it is solved by L-BFGS-B with the bound ``w >= 0``
+    (the same convex problem, so the same minimiser), warm-started from the previous
+    weights, on a working set of features when there are more than 1000
+    (:func:`logo_inner_solve`).  (Sun et al. 2010, Sec. 3 and its algorithm; equation
+    numbers are not quoted because the paper is not among the project's stored papers.)
+
+    **Kernel width.**  ``w`` has no fixed scale in LOGO (the l1 penalty sets it: the
+    weights sum to ~30 on the benchmark data), so the weighted distances, and with them
+    the meaning of an absolute ``sigma``, change from one data set and one iteration to
+    the next: on 1000 x 5000 Gaussian data the first distances are ~5600 and
+    ``exp(-d)`` is a hard nearest neighbour, under which the iteration cycles.  With
+    ``sigma_units="mean_distance"`` (default) ``sigma`` is measured in units of the mean
+    weighted distance between two samples under the current weights,
+    ``sigma_t = sigma * w . m`` (``m_j`` the mean ``|x_ij - x_kj|`` over pairs,
+    :func:`mean_abs_differences`), so the neighbourhoods are equally soft on every data
+    set and at every iteration.  A fixed point ``w*`` of this loop is exactly a fixed
+    point of the paper's loop with the absolute width ``sigma_ = sigma * w* . m``
+    (reported after the fit), which the paper proves the iteration converges to for a
+    large enough width (its convergence theorem).  The authors' own MATLAB code
+    likewise normalises the scale: it starts from weights of unit norm and divides the
+    first distances by ``sqrt(d)``.  ``sigma_units="absolute"`` uses ``sigma`` as given.
+
+    **Damping.**  If an outer step does not shrink the change (``||T(w_t) - w_t|| >
+    0.9 ||T(w_{t-1}) - w_{t-1}||``: a cycle), later steps move only part of the way,
+    ``w_{t+1} = w_t + a (T(w_t) - w_t)`` with ``a`` halved each time (down to 1/64).  A
+    point with ``T(w) = w`` is a fixed point of the damped step for every ``a`` and
+    conversely, so damping changes the path, not the fixed points; the stopping test is
+    the paper's, on the full step ``T(w_t) - w_t``.  ``damping=False`` runs the paper's
+    plain iteration.
 
     Multi-class data: hits are the samples of the same class, misses all the others
     (the paper's binary formulation with "other class" pooled).
 
     Parameters
     ----------
-    sigma : float, default=1.0
-        Kernel width of the soft neighbours (``> 0``).
+    sigma : float, default=0.5
+        Kernel width of the soft neighbours (``> 0``), in the units of ``sigma_units``.
+    sigma_units : {"mean_distance", "absolute"}, default="mean_distance"
+        ``"mean_distance"``: ``sigma`` times the mean weighted Manhattan distance between
+        two samples under the current weights; ``"absolute"``: ``sigma`` itself.
     lambda_ : float, default=1.0
         l1 regularisation strength (``> 0``; at 0 the inner problem is unbounded on
         separable data); larger values give sparser weights.
@@ -107,6 +202,8 @@ class Logo(BaseWeighter):
     tol : float, default=1e-2
         Stop when the weights change by less than ``tol`` (Euclidean norm); the
         paper's ``theta = 0.01``.
+    damping : bool, default=True
+        Damp the outer step while it does not contract (see above).
     inner_tol : float, default=1e-9
         Bound on the projected gradient of the inner problem at its solution.  While
         the weights still move, the inner problem (rebuilt at the next iteration anyway)
@@ -114,8 +211,9 @@ class Logo(BaseWeighter):
         tenth of the l1 penalty's slope at most); the iteration that meets ``tol`` and
         the last one are solved to ``inner_tol``.
     verbose : int, default=0
-        ``> 0``: print per outer iteration the inner objective, the weight change, the
-        inner L-BFGS-B iterations, the non-zero weights and the elapsed seconds.
+        ``> 0``: print per outer iteration the inner objective, the weight change
+        ``||T(w) - w||``, the damping factor, the inner L-BFGS-B iterations, the
+        non-zero weights, the absolute kernel width and the elapsed seconds.
 
     Attributes
     ----------
@@ -125,6 +223,14 @@ class Logo(BaseWeighter):
         Outer iterations run.
     cost_history_ : list of float
         Optimal value of the inner problem at each outer iteration.
+    step_history_ : list of float
+        ``||T(w_t) - w_t||`` at each outer iteration.
+    sigma_ : float
+        Absolute kernel width of the last outer iteration.
+    stop_reason_ : {"converged", "max_iter", "cycle"}
+        ``"cycle"``: stopped at ``max_iter`` with the damping at its floor and the step
+        still not shrinking (the fixed-point iteration oscillates; a larger ``sigma``
+        smooths the neighbourhoods).
     metric_ : ``"manhattan"``
 
     Notes
@@ -144,25 +250,33 @@ class Logo(BaseWeighter):
     >>> from knnweights import Logo
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(60, 6)); y = (X[:, 0] > 0).astype(int)
-    >>> int(np.argmax(Logo(sigma=1.0, lambda_=1.0).fit(X, y).feature_importances_))
+    >>> int(np.argmax(Logo().fit(X, y).feature_importances_))
     0
     """
 
     _metric = "manhattan"
     _parameter_constraints = {
         "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
+        "sigma_units": [StrOptions({"mean_distance", "absolute"})],
         "lambda_": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "damping": ["boolean"],
         "inner_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "verbose": ["verbose"],
     }
 
-    def __init__(self, sigma=1.0, lambda_=1.0, max_iter=50, tol=1e-2, inner_tol=1e-9, verbose=0):
+    #: the damping factor is halved down to this floor
+    _MIN_DAMPING = 1.0 / 64
+
+    def __init__(self, sigma=0.5, sigma_units="mean_distance", lambda_=1.0, max_iter=50, tol=1e-2, damping=True,
+                 inner_tol=1e-9, verbose=0):
         self.sigma = sigma
+        self.sigma_units = sigma_units
         self.lambda_ = lambda_
         self.max_iter = max_iter
         self.tol = tol
+        self.damping = damping
         self.inner_tol = inner_tol
         self.verbose = verbose
 
@@ -170,21 +284,35 @@ class Logo(BaseWeighter):
         # the parameter ``lambda_`` ends in "_", which would fool check_is_fitted
         return hasattr(self, "feature_importances_")
 
+    def _width(self, w, m):
+        if self.sigma_units == "absolute":
+            return float(self.sigma)
+        scale = float(w @ m)
+        # all weights 0 (or on constant features): every distance is 0 and any width gives
+        # the same (uniform) neighbours
+        return float(self.sigma) * scale if scale > 0 else float(self.sigma)
+
     def _fit(self, X, y):
         X = np.asarray(X, dtype=np.float64)
         # constant features carry no margin (z_nj = 0): start them at 0, where the l1
         # term keeps them
         w = (np.ptp(X, axis=0) > 0).astype(np.float64)
+        m = mean_abs_differences(X) if self.sigma_units == "mean_distance" else None
         self.cost_history_ = []
+        self.step_history_ = []
         t0 = time.perf_counter()
         if self.verbose:
             print(f"[{type(self).__name__}]")
-            print(f"{'Iteration':>10} {'Objective Value':>20} {'Step':>12} {'inner it':>9} {'non-zero':>9} "
-                  f"{'Time(s)':>10}")
+            print(f"{'Iteration':>10} {'Objective Value':>20} {'Step':>12} {'damping':>8} {'inner it':>9} "
+                  f"{'non-zero':>9} {'sigma':>11} {'Time(s)':>10}")
         step = np.inf
+        a = 1.0
+        stalled = False
+        self.stop_reason_ = "max_iter"
         for it in range(1, self.max_iter + 1):
             self.n_iter_ = it
-            Z = soft_margins(X, y, w, self.sigma, "manhattan", per_sample=True).z
+            sigma_t = self._width(w, m)
+            Z = soft_margins(X, y, w, sigma_t, "manhattan", per_sample=True).z
             loose = max(self.inner_tol, min(0.1 * self.lambda_, 1e-2 * step))
             gtol = self.inner_tol if it == self.max_iter else loose
             res = logo_inner_solve(Z, self.lambda_, w, gtol=gtol)
@@ -194,14 +322,33 @@ class Logo(BaseWeighter):
                 res = logo_inner_solve(Z, self.lambda_, res.x, gtol=self.inner_tol)
                 n_inner += int(res.nit)
                 new_step = float(np.linalg.norm(res.x - w))
-            step = new_step
-            w = res.x
             self.cost_history_.append(float(res.fun))
+            self.step_history_.append(new_step)
+            self.sigma_ = sigma_t
+            if new_step < self.tol:
+                w = res.x
+                self.stop_reason_ = "converged"
+            else:
+                if self.damping and new_step > 0.9 * step:
+                    stalled = a <= self._MIN_DAMPING
+                    a = max(0.5 * a, self._MIN_DAMPING)
+                else:
+                    stalled = False
+                # damped step; the last iteration returns T(w) itself (the paper's output)
+                w = res.x if it == self.max_iter else w + a * (res.x - w)
             if self.verbose:
-                print(f"{it:>10d} {res.fun:>20.6e} {step:>12.4e} {n_inner:>9d} {np.count_nonzero(w):>9d} "
-                      f"{time.perf_counter() - t0:>10.2f}")
-            if step < self.tol:
+                print(f"{it:>10d} {res.fun:>20.6e} {new_step:>12.4e} {a:>8.4g} {n_inner:>9d} "
+                      f"{np.count_nonzero(w):>9d} {sigma_t:>11.4g} {time.perf_counter() - t0:>10.2f}")
+            step = new_step
+            if self.stop_reason_ == "converged":
                 break
         else:
-            warn_max_iter(self, self.max_iter)
+            if stalled:
+                self.stop_reason_ = "cycle"
+                warnings.warn(
+                    f"{type(self).__name__} stopped at max_iter={self.max_iter}: the fixed-point iteration "
+                    f"oscillates (last change {step:.3g} > tol={self.tol:g} with the smallest damping); a larger "
+                    "sigma smooths the neighbourhoods.", ConvergenceWarning, stacklevel=3)
+            else:
+                warn_max_iter(self, self.max_iter)
         return w
