@@ -23,6 +23,7 @@ weighted distances until none is violated, so its optimum is that of the full LP
 import time
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult, linprog
 
@@ -234,6 +235,343 @@ class _Relaxation:
         return "optimal", x, dual, float(info.objective_function_value), iters
 
 
+# -- dense primal-dual interior point, exact vertex recovery ---------------------------------------------------------
+
+#: the IPM stops a relaxation that is not the last one at this relative gap / infeasibility: its weights only
+#: serve to find violated pairs and priced-in features; the last relaxation is solved to ``_IPM_TOL_FINAL`` and
+#: then moved to its exact vertex (square solve, KKT-checked).
+_IPM_TOL_ROUND = 1e-8
+_IPM_TOL_FINAL = 1e-10
+_IPM_WARM_GROWTH = 0.05  # warm start when the LP grew by at most this fraction
+_IPM_WARM_GAP = 1e-3
+
+
+def _syrk(F, trans):
+    """``F F^T`` (``trans=False``) or ``F^T F`` (upper triangle only) with one BLAS ``dsyrk``, no copy of ``F``."""
+    from scipy.linalg.blas import dsyrk
+
+    # F is C-ordered: F.T is its Fortran-ordered view, which dsyrk reads in place
+    return dsyrk(1.0, F.T, trans=0 if trans else 1, lower=0)
+
+
+def _cholesky(M):
+    """Upper Cholesky factor of the normal matrix, regularised when it is numerically singular (late IPM steps)."""
+    diag = np.diagonal(M).copy()
+    delta = 0.0
+    scale = float(diag.max()) if diag.size else 1.0
+    for _ in range(8):
+        try:
+            return sla.cho_factor(M, lower=False, check_finite=False, overwrite_a=False)
+        except (np.linalg.LinAlgError, sla.LinAlgError):
+            delta = max(delta * 100.0, 1e-13 * scale)
+            M[np.diag_indices_from(M)] = diag + delta
+    raise np.linalg.LinAlgError("the interior-point normal matrix is singular")
+
+
+class _IPMState:
+    """Iterate ``(x, s, lam, z)`` of :func:`dense_ipm` (primal ``x``, row slacks ``s``, row multipliers ``lam``,
+    column reduced costs ``z``)."""
+
+    def __init__(self, x, s, lam, z):
+        self.x, self.s, self.lam, self.z = x, s, lam, z
+
+
+def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None):
+    """Mehrotra predictor-corrector interior point for ``min c.x  s.t.  A x <= b, x >= 0`` with a dense ``A``.
+
+    Each iteration forms the normal matrix in the smaller space (``A D A^T + S / Lambda``, ``m x m``, or
+    ``A^T (Lambda / S) A + Z / X``, ``n x n``) with one ``dsyrk`` and factors it by Cholesky
+    (Wright, *Primal-dual interior-point methods*, SIAM 1997, ch. 10-11).  Stops when the relative primal and
+    dual infeasibilities and the relative duality gap are all below ``tol``; ``state`` continues from a previous
+    iterate of the same LP (e.g. to tighten ``tol``).
+
+    With ``save_gap``, the first iterate whose relative gap and infeasibilities are below it is kept as
+    ``state.saved`` (a well-centred point from which a slightly changed LP is restarted: a warm start).
+
+    Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"`` or ``"max_iter"``.
+    """
+    m, nc = A.shape
+    rowspace = m <= nc
+    bn = 1.0 + np.linalg.norm(b)
+    cn = 1.0 + np.linalg.norm(c)
+    if state is None:
+        x = np.ones(nc)
+        s = np.maximum(b - A @ x, 1.0)
+        lam = np.ones(m)
+        z = np.ones(nc)
+    else:
+        x, s, lam, z = state.x, state.s, state.lam, state.z
+    status = "max_iter"
+    it = 0
+    saved = None
+    for it in range(max_iter + 1):
+        rp = A @ x + s - b
+        rd = c + A.T @ lam - z
+        pobj, dobj = float(c @ x), float(-b @ lam)
+        err = max(np.linalg.norm(rp) / bn, np.linalg.norm(rd) / cn, abs(pobj - dobj) / (1.0 + abs(pobj)))
+        if save_gap is not None and saved is None and err < save_gap:
+            saved = _IPMState(x.copy(), s.copy(), lam.copy(), z.copy())
+        if err < tol:
+            status = "optimal"
+            break
+        if it == max_iter:
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            status = "time_limit"
+            break
+        mu = (x @ z + s @ lam) / (nc + m)
+        D = x / z
+        E = s / lam
+        if rowspace:
+            M = _syrk(A * np.sqrt(D), trans=False)
+            M[np.diag_indices(m)] += E
+        else:
+            M = _syrk(A / np.sqrt(E)[:, None], trans=True)
+            M[np.diag_indices(nc)] += 1.0 / D
+        L = _cholesky(M)
+        del M
+
+        def newton(rxz, rsl):
+            # the two linear equations (A dx + ds = -rp, A^T dlam - dz = -rd) are kept exact, the rounding
+            # error of the normal equations goes to the complementarity, which the next iterations correct
+            if rowspace:
+                dlam = sla.cho_solve(L, rp + A @ (D * (-rd - rxz / x)) - rsl / lam, check_finite=False)
+                dz = A.T @ dlam + rd
+                dx = -(rxz + x * dz) / z
+                ds = -rp - A @ dx
+            else:
+                dx = sla.cho_solve(L, -rd - rxz / x - A.T @ ((rp - rsl / lam) / E), check_finite=False)
+                ds = -rp - A @ dx
+                dlam = -(rsl + lam * ds) / s
+                dz = A.T @ dlam + rd
+            return dx, ds, dlam, dz
+
+        def step(v, dv):
+            neg = dv < 0
+            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
+
+        dx, ds, dl, dz = newton(x * z, s * lam)
+        ap = min(step(x, dx), step(s, ds))
+        ad = min(step(z, dz), step(lam, dl))
+        mu_aff = ((x + ap * dx) @ (z + ad * dz) + (s + ap * ds) @ (lam + ad * dl)) / (nc + m)
+        sigma = (mu_aff / mu) ** 3
+        dx, ds, dl, dz = newton(x * z + dx * dz - sigma * mu, s * lam + ds * dl - sigma * mu)
+        ap = 0.995 * min(step(x, dx), step(s, ds))
+        ad = 0.995 * min(step(z, dz), step(lam, dl))
+        x = x + ap * dx
+        s = s + ap * ds
+        lam = lam + ad * dl
+        z = z + ad * dz
+    out = _IPMState(x, s, lam, z)
+    out.saved = saved
+    return out, status, it
+
+
+def _vertex(A, b, c, st, ftol=1e-9):
+    """The optimal vertex next to a nearly optimal interior-point iterate ``st``, or ``None``.
+
+    Columns with ``x_j > z_j`` are basic (``B``), rows with ``lam_i > s_i`` active (``act``).  When there are
+    as many, the square system ``A[act, B] x_B = b[act]`` gives the vertex and ``A[act, B]^T lam = -c_B`` its
+    multipliers.  With more active rows than basic columns (a degenerate vertex: several multiplier vectors)
+    ``x_B`` solves the consistent overdetermined system and the interior multipliers are projected onto
+    ``A[act, B]^T lam = -c_B``.  The point is returned only if it is primal feasible, ``lam >= 0`` and every
+    reduced cost ``c + A^T lam >= 0`` (up to ``ftol`` relative), i.e. it is optimal.  Returns ``(x, lam)``.
+    """
+    col_ratio = st.x / st.z
+    row_ratio = st.lam / st.s
+    B = np.flatnonzero(col_ratio > 1.0)
+    act = np.flatnonzero(row_ratio > 1.0)
+    tries = [(B, act)]
+    # a variable near its bound (x_j and z_j both ~ sqrt(mu)) can fall on the wrong side of the ratio 1:
+    # also try the square partitions made of the most clearly basic columns and active rows
+    if B.size < act.size:
+        tries.append((np.sort(np.argsort(-col_ratio, kind="stable")[:act.size]), act))
+    elif B.size > act.size:
+        tries.append((B, np.sort(np.argsort(-row_ratio, kind="stable")[:B.size])))
+    for B, act in tries:
+        out = _vertex_from(A, b, c, st, B, act, ftol)
+        if out is not None:
+            return out
+    return None
+
+
+def _vertex_from(A, b, c, st, B, act, ftol):
+    """:func:`_vertex` for one partition: basic columns ``B``, active rows ``act``."""
+    if B.size > act.size or B.size == 0:
+        return None
+    M = A[np.ix_(act, B)]
+    try:
+        if B.size == act.size:
+            lu = sla.lu_factor(M, check_finite=False)
+            xB = sla.lu_solve(lu, b[act], check_finite=False)
+            lamA = sla.lu_solve(lu, -c[B], trans=1, check_finite=False)
+        else:
+            xB = sla.lstsq(M, b[act], check_finite=False, lapack_driver="gelsy")[0]
+            lam0 = st.lam[act]
+            lamA = lam0 + sla.lstsq(M.T, -c[B] - M.T @ lam0, check_finite=False, lapack_driver="gelsy")[0]
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    if not (np.all(np.isfinite(xB)) and np.all(np.isfinite(lamA))):
+        return None
+    amax = float(np.abs(A).max()) if A.size else 1.0
+    scale = max(1.0, float(np.abs(xB).max()))
+    lscale = max(1.0, float(np.abs(lamA).max()))
+    if xB.min() < -ftol * scale or lamA.min() < -ftol * lscale:
+        return None
+    x = np.zeros(A.shape[1])
+    x[B] = np.maximum(xB, 0.0)
+    lam = np.zeros(A.shape[0])
+    lam[act] = np.maximum(lamA, 0.0)
+    if (b - A @ x).min() < -ftol * max(1.0, float(np.abs(b).max()), scale * amax):
+        return None
+    if (c + A.T @ lam).min() < -ftol * max(1.0, lscale * amax):
+        return None
+    return x, lam
+
+
+def _highs_vertex(A, b, c, st, time_limit=None, verbose=0):
+    """Crossover fallback: the relaxation solved by HiGHS' simplex, started from the basis the IPM iterate suggests.
+
+    Used when :func:`_vertex` cannot certify the vertex (a degenerate optimum: not as many basic columns as
+    active rows).  The guessed basis keeps the ``k = min(#B, #act)`` most clearly basic columns and active rows;
+    HiGHS repairs a singular guess and pivots to an optimal basis.  Returns ``(status, x, lam, iterations)``.
+    """
+    m, nc = A.shape
+    relax = _Relaxation(np.asarray(c, dtype=np.float64), verbose)
+    relax.add_rows(sp.csr_array(A), b)
+    h = relax._h
+    try:
+        import highspy
+
+        bs = highspy.HighsBasisStatus
+        col_score = st.x / st.z  # > 1: basic
+        row_score = st.lam / st.s  # > 1: active
+        n_act = int(np.count_nonzero(row_score > 1.0))
+        n_basic_cols = min(int(np.count_nonzero(col_score > 1.0)), n_act, m)
+        basic_cols = np.argsort(-col_score, kind="stable")[:n_basic_cols]
+        act_rows = np.argsort(-row_score, kind="stable")[:n_basic_cols]
+        col_status = [bs.kLower] * nc
+        for j in basic_cols:
+            col_status[j] = bs.kBasic
+        row_status = [bs.kBasic] * m
+        for i in act_rows:
+            row_status[i] = bs.kUpper
+        basis = highspy.HighsBasis()
+        basis.col_status = col_status
+        basis.row_status = row_status
+        basis.valid = True
+        h.setBasis(basis)
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - SciPy's HiGHS: a cold solve
+        pass
+    status, x, dual, _, iters = relax.solve(time_limit)
+    return status, x, dual, iters
+
+
+class _DenseRelaxation:
+    """The growing LP of :class:`_Relaxation`, held as a dense array and solved by :func:`dense_ipm`.
+
+    MDM's rows are dense (a pair has ``d`` nonzeros ``eps_ij``) and so are its optima (hundreds of nonzero
+    weights): HiGHS' sparse LU and simplex pivots are slow there (lognormal 80 x 1000: 5 170 pivots, 186 s for
+    the full LP under load).  Each solve here runs the interior point to a relative gap of ``1e-10`` and moves
+    to the exact optimal vertex (:func:`_vertex`; HiGHS' simplex from the guessed basis when the optimum is
+    degenerate), so the rounds of constraint generation see basic optimal solutions as with the simplex.
+    Small dense algebra runs on one BLAS thread (:func:`single_thread_blas`).
+    """
+
+    def __init__(self, tail_cost, verbose=0):
+        self.n_tail = tail_cost.size
+        self._c = np.asarray(tail_cost, dtype=np.float64).copy()
+        self._A = np.zeros((0, self.n_tail))
+        self._b = np.empty(0)
+        self.verbose = verbose
+        self.n_rows = 0
+        self.n_cols = self.n_tail
+        self.crossovers = 0
+        self.loose = True
+        self.last_exact = False  # whether the last solve returned a certified vertex
+        self._state = None  # the last iterate, to continue while the LP is unchanged
+        self._warm = None  # a well-centred iterate of the last solve, extended to new rows / columns
+        self._warm_base = (0, 0)  # the LP's shape when it was saved
+
+    def add_rows(self, A, b):
+        A = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
+        self._A = np.vstack([self._A, A])
+        self._b = np.concatenate([self._b, np.asarray(b, dtype=np.float64)])
+        self.n_rows = self._A.shape[0]
+        if self._warm is not None:  # new rows: slack = what is left (at least sqrt(mu)), multiplier mu / slack
+            w = self._warm
+            mu = (w.x @ w.z + w.s @ w.lam) / (w.x.size + w.s.size)
+            s_new = np.maximum(np.asarray(b) - A @ w.x, np.sqrt(mu))
+            w.s = np.concatenate([w.s, s_new])
+            w.lam = np.concatenate([w.lam, mu / s_new])
+        self._state = None
+
+    def add_cols(self, A):
+        A = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
+        self._A = np.hstack([self._A, A])
+        self._c = np.concatenate([self._c, np.zeros(A.shape[1])])
+        self.n_cols = self._A.shape[1]
+        if self._warm is not None:  # new columns: reduced cost (at least sqrt(mu)), value mu / reduced cost
+            w = self._warm
+            mu = (w.x @ w.z + w.s @ w.lam) / (w.x.size + w.s.size)
+            z_new = np.maximum(A.T @ w.lam, np.sqrt(mu))
+            w.z = np.concatenate([w.z, z_new])
+            w.x = np.concatenate([w.x, mu / z_new])
+        self._state = None
+
+    def solve(self, time_limit=None):
+        """Same contract as :meth:`_Relaxation.solve`: ``(status, x, dual, objective, iterations)``.
+
+        The interior point stops at ``_IPM_TOL_ROUND``; :func:`_vertex` (an exact KKT test) then usually gives
+        the vertex.  When it does not and :attr:`loose` is set, the nearly optimal (not basic) iterate is
+        returned and :attr:`last_exact` is cleared: the caller clears :attr:`loose` and solves again once no
+        pair is violated.  Otherwise the interior point goes on to ``_IPM_TOL_FINAL``, then HiGHS' simplex
+        starts from the basis the iterate suggests.
+        """
+        A, b, c = self._A, self._b, self._c
+        deadline = None if time_limit is None else time.perf_counter() + time_limit
+        # one BLAS thread, even for the large normal matrices: on the shared 2-core machine two threads made
+        # a round 10-15x slower (lognormal 80 x 1000, 723 x 1001 LP: 22 s vs 1.4 s)
+        with single_thread_blas():
+            # warm start only after a small change (a few rows / columns): after a large one a cold start from
+            # the centre takes fewer iterations (lognormal 80 x 1000: 35-40 warm vs 26 cold)
+            m0, n0 = self._warm_base
+            small = (self._warm is not None and A.shape[0] - m0 <= _IPM_WARM_GROWTH * m0
+                     and A.shape[1] - n0 <= _IPM_WARM_GROWTH * n0)
+            start = self._state if self._state is not None else (self._warm if small else None)
+            st, status, iters = dense_ipm(A, b, c, tol=_IPM_TOL_ROUND, deadline=deadline, state=start,
+                                          save_gap=_IPM_WARM_GAP if self._state is None else None)
+            self._state = st if status == "optimal" else None
+            if st.saved is not None:
+                self._warm = st.saved
+                self._warm_base = A.shape
+            if status == "time_limit":
+                return "time_limit", None, None, np.nan, iters
+            vert = _vertex(A, b, c, st) if status == "optimal" else None
+            if vert is None and self.loose and status == "optimal":
+                x = np.maximum(st.x, 0.0)
+                self.last_exact = False
+                return "optimal", x, np.maximum(st.lam, 0.0), float(c @ x), iters
+            if vert is None and status == "optimal":
+                st, status, more = dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, deadline=deadline, state=st)
+                iters += more
+                self._state = st if status == "optimal" else None
+                if status == "time_limit":
+                    return "time_limit", None, None, np.nan, iters
+                vert = _vertex(A, b, c, st) if status == "optimal" else None
+        self.last_exact = True
+        if vert is None:
+            self.crossovers += 1
+            left = None if deadline is None else deadline - time.perf_counter()
+            status, x, lam, more = _highs_vertex(A, b, c, st, left, self.verbose)
+            iters += more
+            if status != "optimal":
+                return status, None, None, np.nan, iters
+        else:
+            x, lam = vert
+        return "optimal", x, lam, float(c @ x), iters
+
+
 def _scan(Xs, codes, w, k, miss_limit, hit_base, hit_limit, working_memory=None):
     """Per sample, its ``k`` most violated separation and compactness pairs.
 
@@ -391,7 +729,7 @@ def _reduced_costs(X, I, J, kind, dual):
 
 
 def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n_add=1, tol=1e-8,
-              feature_block=None, working_memory=None, time_limit=None, verbose=0):
+              feature_block=None, working_memory=None, time_limit=None, verbose=0, method="ipm"):
     """Solve hard or soft MDM exactly (Hocke & Martinetz 2014, eqs. 6-14).
 
     Parameters
@@ -463,7 +801,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     lp_soft = bool(soft) and C < 1.0
     tail_cost = np.concatenate([[1.0], np.full(n if lp_soft else 0, float(C))])  # costs of r (eq. 8), xi (eq. 14)
     n_tail = tail_cost.size
-    relax = _Relaxation(tail_cost, verbose)
+    relax = (_DenseRelaxation if lazy and method == "ipm" else _Relaxation)(tail_cost, verbose)
 
     def time_left():
         return None if time_limit is None else time_limit - (time.perf_counter() - t_start)
@@ -555,13 +893,14 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     relax.add_rows(*_rows(X, I, J, kind, lp_soft, features, n_tail))
     max_violation = np.inf
     dual = None
+    it_name = "IPM iterations" if isinstance(relax, _DenseRelaxation) else "simplex iterations"
     for rnd in range(1, max_rounds + 1):
         status, x, dual_new, fun, iters, t_lp = lp_solve(
             f"lazy round {rnd}, {I.size} constraints, {features.size} features")
         if status == "time_limit":
             if verbose:
-                print(f"MDM round {rnd:3d}: time_limit={time_limit} s reached inside HiGHS after {iters} simplex "
-                      f"iterations")
+                print(f"MDM round {rnd:3d}: time_limit={time_limit} s reached inside the LP solver after {iters} "
+                      f"{it_name}")
             return give_up(I, J, kind, dual, features, rnd, max_violation, 2,
                            f"time_limit={time_limit} s reached in round {rnd}")
         dual = dual_new
@@ -586,9 +925,13 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
             max_violation = max(max_violation, float(-g[cand].min()) if cand.size else 0.0)
         if verbose:
             print(f"MDM round {rnd:3d}: {I.size:6d} rows, {n_tail + features.size:6d} columns, objective "
-                  f"{fun:.10g}, {iters:6d} simplex iterations in {t_lp:7.2f} s; +{nI.size} pairs, "
+                  f"{fun:.10g}, {iters:6d} {it_name} in {t_lp:7.2f} s; +{nI.size} pairs, "
                   f"+{new_F.size} features; best feasible {best[0]:.10g}; {time.perf_counter() - t_start:.2f} s")
-        if nI.size == 0 and new_F.size == 0:
+        loose = not getattr(relax, "last_exact", True)
+        if nI.size == 0 and new_F.size == 0 and loose and rnd < max_rounds:
+            relax.loose = False  # the nearly optimal point violates nothing: move to the vertex, scan again
+            continue
+        if nI.size == 0 and new_F.size == 0 and not loose:
             return result(w, r, xi, fun, I, J, kind, dual, features, rnd, True, 0.0, 0, "no violated pair left")
         if rnd == max_rounds:
             return give_up(I, J, kind, dual, features, rnd, max_violation, 1, f"max_rounds={max_rounds} reached")
