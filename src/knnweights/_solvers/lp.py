@@ -21,6 +21,7 @@ weighted distances until none is violated, so its optimum is that of the full LP
 """
 
 import time
+import warnings
 
 import numpy as np
 import scipy.linalg as sla
@@ -276,6 +277,31 @@ class _IPMState:
         self.x, self.s, self.lam, self.z = x, s, lam, z
 
 
+def _newton(A, L, rowspace, x, s, lam, z, rp, rd, D, E, rxz, rsl):
+    """One Newton direction ``(dx, ds, dlam, dz)`` of :func:`dense_ipm` from the factored normal matrix ``L``.
+
+    The two linear equations (``A dx + ds = -rp``, ``A^T dlam - dz = -rd``) are kept exact; the rounding error of
+    the normal equations goes to the complementarity, which the next iterations correct.
+    """
+    if rowspace:
+        dlam = sla.cho_solve(L, rp + A @ (D * (-rd - rxz / x)) - rsl / lam, check_finite=False)
+        dz = A.T @ dlam + rd
+        dx = -(rxz + x * dz) / z
+        ds = -rp - A @ dx
+    else:
+        dx = sla.cho_solve(L, -rd - rxz / x - A.T @ ((rp - rsl / lam) / E), check_finite=False)
+        ds = -rp - A @ dx
+        dlam = -(rsl + lam * ds) / s
+        dz = A.T @ dlam + rd
+    return dx, ds, dlam, dz
+
+
+def _step(v, dv):
+    """Largest step in ``[0, 1]`` keeping ``v + step dv >= 0``."""
+    neg = dv < 0
+    return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
+
+
 def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None):
     """Mehrotra predictor-corrector interior point for ``min c.x  s.t.  A x <= b, x >= 0`` with a dense ``A``.
 
@@ -331,33 +357,15 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
         L = _cholesky(M)
         del M
 
-        def newton(rxz, rsl):
-            # the two linear equations (A dx + ds = -rp, A^T dlam - dz = -rd) are kept exact, the rounding
-            # error of the normal equations goes to the complementarity, which the next iterations correct
-            if rowspace:
-                dlam = sla.cho_solve(L, rp + A @ (D * (-rd - rxz / x)) - rsl / lam, check_finite=False)
-                dz = A.T @ dlam + rd
-                dx = -(rxz + x * dz) / z
-                ds = -rp - A @ dx
-            else:
-                dx = sla.cho_solve(L, -rd - rxz / x - A.T @ ((rp - rsl / lam) / E), check_finite=False)
-                ds = -rp - A @ dx
-                dlam = -(rsl + lam * ds) / s
-                dz = A.T @ dlam + rd
-            return dx, ds, dlam, dz
-
-        def step(v, dv):
-            neg = dv < 0
-            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
-
-        dx, ds, dl, dz = newton(x * z, s * lam)
-        ap = min(step(x, dx), step(s, ds))
-        ad = min(step(z, dz), step(lam, dl))
+        cur = (A, L, rowspace, x, s, lam, z, rp, rd, D, E)
+        dx, ds, dl, dz = _newton(*cur, x * z, s * lam)
+        ap = min(_step(x, dx), _step(s, ds))
+        ad = min(_step(z, dz), _step(lam, dl))
         mu_aff = ((x + ap * dx) @ (z + ad * dz) + (s + ap * ds) @ (lam + ad * dl)) / (nc + m)
         sigma = (mu_aff / mu) ** 3
-        dx, ds, dl, dz = newton(x * z + dx * dz - sigma * mu, s * lam + ds * dl - sigma * mu)
-        ap = 0.995 * min(step(x, dx), step(s, ds))
-        ad = 0.995 * min(step(z, dz), step(lam, dl))
+        dx, ds, dl, dz = _newton(*cur, x * z + dx * dz - sigma * mu, s * lam + ds * dl - sigma * mu)
+        ap = 0.995 * min(_step(x, dx), _step(s, ds))
+        ad = 0.995 * min(_step(z, dz), _step(lam, dl))
         x = x + ap * dx
         s = s + ap * ds
         lam = lam + ad * dl
@@ -401,15 +409,17 @@ def _vertex_from(A, b, c, st, B, act, ftol):
         return None
     M = A[np.ix_(act, B)]
     try:
-        if B.size == act.size:
-            lu = sla.lu_factor(M, check_finite=False)
-            xB = sla.lu_solve(lu, b[act], check_finite=False)
-            lamA = sla.lu_solve(lu, -c[B], trans=1, check_finite=False)
-        else:
-            xB = sla.lstsq(M, b[act], check_finite=False, lapack_driver="gelsy")[0]
-            lam0 = st.lam[act]
-            lamA = lam0 + sla.lstsq(M.T, -c[B] - M.T @ lam0, check_finite=False, lapack_driver="gelsy")[0]
-    except (ValueError, np.linalg.LinAlgError):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sla.LinAlgWarning)  # a singular basis guess: not a vertex
+            if B.size == act.size:
+                lu = sla.lu_factor(M, check_finite=False)
+                xB = sla.lu_solve(lu, b[act], check_finite=False)
+                lamA = sla.lu_solve(lu, -c[B], trans=1, check_finite=False)
+            else:
+                xB = sla.lstsq(M, b[act], check_finite=False, lapack_driver="gelsy")[0]
+                lam0 = st.lam[act]
+                lamA = lam0 + sla.lstsq(M.T, -c[B] - M.T @ lam0, check_finite=False, lapack_driver="gelsy")[0]
+    except (ValueError, np.linalg.LinAlgError, sla.LinAlgWarning):
         return None
     if not (np.all(np.isfinite(xB)) and np.all(np.isfinite(lamA))):
         return None
