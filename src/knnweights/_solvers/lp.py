@@ -244,7 +244,7 @@ class _Relaxation:
 _IPM_TOL_ROUND = 1e-8
 _IPM_TOL_FINAL = 1e-10
 _IPM_WARM_GROWTH = 0.05  # warm start when the LP grew by at most this fraction
-_IPM_WARM_GAP = 1e-3
+_IPM_WARM_GAP = 1e-1
 
 
 def _syrk(F, trans):
@@ -450,6 +450,10 @@ def _highs_vertex(A, b, c, st, time_limit=None, verbose=0):
     relax = _Relaxation(np.asarray(c, dtype=np.float64), verbose)
     relax.add_rows(sp.csr_array(A), b)
     h = relax._h
+    # primal simplex: from the guessed basis of a dual-degenerate optimum (more basic columns than active rows)
+    # it needs a few pivots, the dual simplex thousands (colon_alon, 304 x 2001: 7 vs 1 530)
+    if h is not None:
+        h.setOptionValue("simplex_strategy", 4)
     try:
         import highspy
 

@@ -37,8 +37,10 @@ class MDM(BaseWeighter):
     ``||x_i - x_j||_w^2 <= r + xi_i`` for all ordered equal-label pairs ``(i, j)`` (so
     each pair is bounded by both ``r + xi_i`` and ``r + xi_j``, as eq. 13 quantifies over
     all ``i, j``), and minimises ``r + C sum_i xi_i``.  Both are the LP of eq. 9 with
-    the rows of eq. 10 (``v = (w, r)`` resp. ``(w, r, xi)``), solved exactly by HiGHS'
-    simplex (``highspy`` when installed, else the HiGHS copy inside SciPy).
+    the rows of eq. 10 (``v = (w, r)`` resp. ``(w, r, xi)``), solved exactly: the lazy form
+    by a dense primal-dual interior point per relaxation followed by an exact vertex
+    (``knnweights._solvers.lp.dense_ipm``), the full LP by HiGHS' simplex (``highspy`` when
+    installed, else the HiGHS copy inside SciPy).
 
     For ``C >= 1`` the (smaller) hard LP is solved and ``xi = 0`` reported: its optimum
     ``(w, r, 0)`` is optimal for the soft LP too (``r + max xi <= r + C sum xi``), and its
@@ -49,8 +51,14 @@ class MDM(BaseWeighter):
     start from each sample's nearest misses and farthest hits, solve, scan all weighted
     distances block by block for violated pairs (different labels closer than 1, equal
     labels farther than ``r + xi_i``), add the most violated ones per sample, and repeat
-    until none is violated.  One HiGHS model is kept between the rounds: new rows and
-    columns are appended and each round restarts the simplex from the last optimal basis.
+    until none is violated.  MDM's rows are dense (``d`` nonzeros per pair) and so are its
+    optima on gene-expression-like data (hundreds of nonzero weights), where HiGHS' simplex
+    needs thousands of slow pivots; each relaxation is therefore solved by a Mehrotra
+    interior point (normal equations in the smaller of the two dimensions, one BLAS thread,
+    warm-started after small changes), and its optimal vertex is recovered exactly: the
+    basic columns and active rows read off the iterate give a square system whose solution
+    is kept only if it passes the KKT conditions (feasibility, ``lambda >= 0``, reduced
+    costs ``>= 0``); otherwise HiGHS' primal simplex starts from that basis.
     A solution of a relaxation that satisfies every constraint is optimal for the full
     LP, so the result is the full LP's optimum (and the duals of the working set, padded
     with zeros, are an optimality certificate for the full LP).
@@ -87,13 +95,14 @@ class MDM(BaseWeighter):
         Violation tolerance of the lazy form, in the LP's distance units (the smallest
         between-class distance is 1).
     time_limit : float or None, default=None
-        Wall-clock seconds for the whole solve (HiGHS gets the time left as its
-        ``time_limit``).  When it runs out, ``fit`` emits a ConvergenceWarning and keeps
-        the best feasible point of the full LP found so far (a relaxation's weights
-        scaled so that every pair satisfies eqs. 6 / 12, with the best ``r`` and ``xi``
-        for them), not the optimum.  ``None``: no limit.
+        Wall-clock seconds for the whole solve (the LP solver gets the time left: the
+        interior point checks it every iteration, HiGHS as its ``time_limit``).  When it
+        runs out, ``fit`` emits a ConvergenceWarning and keeps the best feasible point of
+        the full LP found so far (a relaxation's weights scaled so that every pair satisfies
+        eqs. 6 / 12, with the best ``r`` and ``xi`` for them), not the optimum.  ``None``:
+        no limit.
     verbose : int, default=0
-        1: one line per LP round (rows, columns, objective, simplex iterations, LP time,
+        1: one line per LP round (rows, columns, objective, LP iterations, LP time,
         pairs and features added, best feasible objective, elapsed time); 2: HiGHS' log too.
 
     Attributes
@@ -111,9 +120,10 @@ class MDM(BaseWeighter):
     n_iter_ : int
         LP solves (rounds of constraint generation; 1 for the full LP).
     lp_iterations_ : int
-        Simplex iterations of HiGHS, all rounds together.
+        Interior-point iterations (lazy form; plus simplex iterations of any HiGHS
+        crossover) or simplex iterations (full LP), all rounds together.
     lp_time_ : float
-        Seconds spent inside HiGHS.
+        Seconds spent inside the LP solver.
     n_lp_features_ : int
         Weight columns in the final LP (fewer than ``n_features`` when the lazy form
         generated them; every left-out feature has weight 0 and a nonnegative reduced cost).
@@ -128,8 +138,8 @@ class MDM(BaseWeighter):
     constraint_kind_ : ndarray of shape (n_constraints_,)
         0 = separation (eq. 6 / 12), 1 = compactness (eq. 7 / 13).
     dual_ : ndarray of shape (n_constraints_,)
-        Lagrange multipliers (``>= 0``) of those constraints, from HiGHS
-        (``-res.ineqlin.marginals``); all other pairs have multiplier 0.
+        Lagrange multipliers (``>= 0``) of those constraints at the optimal vertex; all
+        other pairs have multiplier 0.
     support_vectors_ : ndarray of shape (n_active, 2)
         The pairs with a positive multiplier (the pairs that determine ``w``).
 
@@ -218,7 +228,7 @@ class MDM(BaseWeighter):
         elif res.status == 2:
             warnings.warn(
                 f"MDM stopped at time_limit={self.time_limit} s ({res.message}, {res.n_rounds} LP round(s), "
-                f"{res.lp_iterations} simplex iterations); the weights are the best feasible point found (objective "
+                f"{res.lp_iterations} LP iterations); the weights are the best feasible point found (objective "
                 f"{res.fun:.6g}, last relaxation {res.history[-1] if res.history else float('nan'):.6g}), not the "
                 "MDM optimum. Increase time_limit.",
                 ConvergenceWarning,
