@@ -352,10 +352,27 @@ def test_cells_made_by_other_code_are_recomputed(tmp_path):
     with pytest.warns(RuntimeWarning, match="computed by other code"):
         rows = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "bbbb"}, **kw)
     assert [r["code"] for r in rows] == ["bbbb", "bbbb"] and len(store.read_text().splitlines()) == 4
+    # --revalidate: one stale cell per (method, dataset) recomputed with the same result vouches for the other
+    with pytest.warns(RuntimeWarning, match="same results"):
+        rows = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "dddd"}, revalidate=1,
+                        **kw)
+    assert [r["code"] for r in rows] == ["dddd", "dddd"] and len(store.read_text().splitlines()) == 6
+    assert [r.get("revalidated") for r in rows] == [None, {"from": "bbbb", "checked": 1}]
+    # a recomputed cell that differs (a tampered stored accuracy stands for changed numbers): all recomputed
+    lines = store.read_text().splitlines()
+    rec = [json.loads(x) for x in lines]
+    for r in rec:
+        r["accuracy"] = 1.0
+    store.write_text("".join(json.dumps(r) + "\n" for r in rec))
+    with pytest.warns(RuntimeWarning, match="computed again"):
+        rows = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "eeee"}, revalidate=1,
+                        **kw)
+    assert all("revalidated" not in r for r in rows) and [r["accuracy"] for r in rows] == [100.0, 100.0]
+    assert len(store.read_text().splitlines()) == 8
     # compute=False: only what the store holds, nothing run
     got = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "cccc"}, compute=False,
                    **{**kw, "store": str(store)})
-    assert got == [] and len(store.read_text().splitlines()) == 4
+    assert got == [] and len(store.read_text().splitlines()) == 8
 
 
 def test_partial_run_is_reported_as_partial(tmp_path):
@@ -383,7 +400,7 @@ def test_partial_run_is_reported_as_partial(tmp_path):
     assert st["I-M4E"]["status"].startswith("partial: 0 / 4")
     assert fidelity([part])["cells_compared"] == 0 and all(w["compared"] == 0 for w in part.wtl)
     word, text = verdict(part)
-    assert word == "partial" and "3 / 8 cells" in text
+    assert word == "partial" and "3 / 8 cells done" in text
     again = run_table(spec, cfg)  # resuming computes only the 5 missing cells
     assert again.cells_run == 5 and not again.partial
 

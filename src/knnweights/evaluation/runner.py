@@ -371,7 +371,7 @@ def _load_datasets(datasets):
 
 # -- the runner ------------------------------------------------------------------------
 def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, store=None, progress=None,
-             as_frame=None, scoring="accuracy", code_versions=None, compute=True):
+             as_frame=None, scoring="accuracy", code_versions=None, compute=True, revalidate=0):
     """Evaluate every method on every dataset under one protocol (repeats x folds).
 
     Parameters
@@ -415,6 +415,14 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     compute : bool, default=True
         ``False``: compute nothing, return only the cells found in the store (a report
         of a partly finished run).
+    revalidate : int, default=0
+        For stored cells made by other code (``code_versions``): per (method, dataset),
+        recompute up to this many of them with the code now; when every recomputed row
+        equals its stored one (accuracy and every recorded value but the timings), the
+        group's other stale rows are kept and stamped with the new ``code`` (and
+        ``revalidated``: the old code and the number checked), else they are all
+        recomputed.  A cheap way past a refactor that does not change the numbers; it is
+        evidence from a sample, not a proof, so it is off by default.
 
     Returns
     -------
@@ -452,17 +460,23 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
            for m, spec in methods.items() for d in data}
 
     code_versions = dict(code_versions or {})
-    done = {}
+    done, old_rows = {}, {}
     if store is not None:
-        stale = old_code = 0
+        stale = 0
         for row in store.read():
             key = (row.get("method"), row.get("dataset"), row.get("repeat"), row.get("fold"))
             if fps.get(key[:2]) != row.get("fingerprint"):
                 stale += int(key[:2] in fps)
             elif key[0] in code_versions and row.get("code") != code_versions[key[0]]:
-                old_code += 1
+                old_rows[key] = row
             else:
                 done[key] = row  # the last matching row wins (a recomputed cell is appended after its stale row)
+        old_rows = {k: r for k, r in old_rows.items() if k not in done}
+        old_code = len(old_rows)
+        if revalidate and compute and old_rows:
+            _revalidate(old_rows, done, revalidate, methods, data, protocol, root, scoring, fps, code_versions,
+                        store, n_jobs)
+            old_code = sum(1 for k in old_rows if k not in done)
         if stale:
             warnings.warn(f"{store.path}: {stale} stored row(s) come from a different configuration "
                           "(method, data, protocol, seed or scoring) and are ignored.", RuntimeWarning, stacklevel=2)
@@ -515,6 +529,55 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         row.pop("fingerprint", None)
         rows.append(_canonical_order(row))
     return _maybe_frame(rows, as_frame)
+
+
+_VOLATILE = ("fit_time", "score_time", "code", "fingerprint", "revalidated")
+
+
+def _same_result(a, b):
+    keys = (set(a) | set(b)) - set(_VOLATILE)
+    return all(_jsonable(a.get(k)) == _jsonable(b.get(k)) for k in keys)
+
+
+def _revalidate(old_rows, done, n_check, methods, data, protocol, root, scoring, fps, code_versions, store, n_jobs):
+    """Recompute ``n_check`` stale cells per (method, dataset); stamp the group if they all agree (see run_grid)."""
+    from joblib import Parallel, delayed
+
+    groups = {}
+    for key in sorted(old_rows, key=lambda k: (k[0], k[1], k[2], k[3])):
+        groups.setdefault(key[:2], []).append(key)
+    splits = {d: {(r, f): (tr, va, te) for r, f, tr, va, te in protocol.split(y, root, d)}
+              for d, (_, y) in data.items()}
+    checks, tasks = [], []
+    for (m, d), keys in groups.items():
+        X, y = data[d]
+        for key in keys[:n_check]:
+            if (key[2], key[3]) not in splits[d]:
+                continue
+            tr, va, te = splits[d][(key[2], key[3])]
+            seed = derive_seed(root, "cell", m, d, key[2], key[3])
+            checks.append(key)
+            tasks.append(delayed(_run_cell)(m, methods[m], d, X, y, key[2], key[3], tr, va, te, seed, scoring,
+                                            fps[(m, d)], code_versions.get(m)))
+    new = dict(zip(checks, Parallel(n_jobs=n_jobs)(tasks), strict=True)) if tasks else {}
+    store._repair()
+    for (m, d), keys in groups.items():
+        checked = [k for k in keys[:n_check] if k in new]
+        for k in checked:  # the recomputed cells are new rows whatever the verdict
+            done[k] = new[k]
+            store.append(new[k])
+        if checked and all(_same_result(new[k], old_rows[k]) for k in checked):
+            for k in keys:
+                if k in done:
+                    continue
+                row = dict(old_rows[k])
+                row["revalidated"] = {"from": row.get("code"), "checked": len(checked)}
+                row["code"] = code_versions.get(m)
+                done[k] = row
+                store.append(row)
+            warnings.warn(f"{store.path}: {m} on {d}: {len(checked)} cell(s) made by other code recomputed with the "
+                          f"same results; its {len(keys) - len(checked)} other stale cell(s) are kept (revalidated).",
+                          RuntimeWarning, stacklevel=3)
 
 
 #: the leading keys of a row, in the order _run_cell writes them (the rest follow sorted)

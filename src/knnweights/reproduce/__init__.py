@@ -118,7 +118,7 @@ def _backend(name, n_jobs):
 
 
 def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, backend=None, datasets=None,
-              progress=None, tables=None, verbose=True, random_state=0, compute=True):
+              progress=None, tables=None, verbose=True, random_state=0, compute=True, revalidate=0):
     """Run a paper's experiments and write ``out/report.md``.
 
     Parameters
@@ -146,6 +146,10 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
     compute : bool, default=True
         ``False`` (``--report-only``): compute nothing, write the report from the cells in
         ``out/store/`` (a stopped run's report says per table "partial: k / N cells").
+    revalidate : int, default=0
+        ``--revalidate N``: stored cells made by other code are kept when N of them per
+        (method, dataset), recomputed now, give the same results (see
+        :func:`knnweights.evaluation.run_grid`); otherwise they are all recomputed.
 
     Returns
     -------
@@ -173,7 +177,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
                        + (["--tables", *tables] if tables else []))
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if verbose else None
     cfg = Config(mode=mode, out=out, n_jobs=n_jobs, progress=progress,
-                 datasets=selected, random_state=random_state, log=log, compute=compute)
+                 datasets=selected, random_state=random_state, log=log, compute=compute, revalidate=revalidate)
     os.makedirs(out, exist_ok=True)
     t0 = time.monotonic()
     with warnings.catch_warnings():
@@ -275,7 +279,7 @@ def _cmd(args):
             reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
                       datasets=args.datasets, progress=None if not args.no_progress else False,
                       tables=args.tables, random_state=args.random_state,
-                      compute=not getattr(args, "report_only", False))
+                      compute=not getattr(args, "report_only", False), revalidate=getattr(args, "revalidate", 0))
     except ValueError as exc:  # a bad --datasets / --tables value: say which, exit 2 like argparse
         print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
         return 2
@@ -308,5 +312,8 @@ def add_parser(subparsers):
                         "'partial: k / N cells')")
     p.add_argument("--check-report", metavar="REPORT_MD", default=None,
                    help="say whether REPORT_MD (a report.md) was made by the code installed now; exit 1 if not")
+    p.add_argument("--revalidate", type=int, default=0, metavar="N",
+                   help="keep stored cells made by other code when N of them per method and dataset, recomputed, "
+                        "give the same results (a refactor that keeps the numbers); default 0: recompute them all")
     p.set_defaults(func=_cmd)
     return p

@@ -198,11 +198,11 @@ def verdict(result, mode=None):
     fr = fidelity([result])
     within, n, agree, dirs = fr["cells_within"], fr["cells_compared"], fr["wtl_agree"], fr["wtl_compared"]
     if getattr(result, "partial", False):
-        done = (f"partial: {result.cells_total} / {result.cells_expected} cells done; not judged until every cell is "
-                "(rows marked partial show the mean so far")
+        done = (f"{result.cells_total} / {result.cells_expected} cells done; not judged until every cell is; "
+                "rows marked partial show the mean so far")
         if n or dirs:
             done += f"; the finished rows: {within}/{n} cells within tolerance, W/T/L directions {agree}/{dirs}"
-        return "partial", done + ")"
+        return "partial", done
     if not result.spec.csv:
         return "no paper numbers", "our own experiment: the paper gives no numbers to compare with"
     if n == 0 and dirs == 0:

@@ -38,6 +38,7 @@ class Config:
     random_state: int = 0
     log: object = None
     compute: bool = True  # False: report from the store only (a partly finished run), compute nothing
+    revalidate: int = 0  # stale cells per (method, dataset) recomputed to vouch for the rest (run_grid revalidate)
 
     def pick(self, tiny, quick, full):
         return {"tiny": tiny, "quick": quick, "full": full}[self.mode]
@@ -230,7 +231,7 @@ def _run_cells(method_objs, data, protocol, cfg, store):
     def grid(methods, datasets):
         return run_grid(methods, datasets, protocol=protocol, random_state=cfg.random_state, n_jobs=cfg.n_jobs,
                         store=store, progress=False, as_frame=False, code_versions={m: code[m] for m in methods},
-                        compute=getattr(cfg, "compute", True))
+                        compute=getattr(cfg, "compute", True), revalidate=getattr(cfg, "revalidate", 0))
 
     out = {}
     try:
