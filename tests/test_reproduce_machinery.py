@@ -341,6 +341,22 @@ def test_code_hash_names_the_methods_sources():
     assert a != b and a == code_hash(LHRelief(max_iter=3)) and len(a) == 16  # params: in the fingerprint, not here
 
 
+def test_code_hash_of_the_runner_covers_only_the_cell_code(tmp_path):
+    from knnweights.reproduce import _codehash
+
+    f = tmp_path / "m.py"
+    f.write_text("def _run_cell():\n    return 1\n\n\ndef store():\n    return 2\n")
+    a = _codehash._file_digest(str(f), ("_run_cell",))
+    _codehash._FILE_HASH.clear()
+    f.write_text("def _run_cell():\n    return 1\n\n\ndef store():\n    return 3  # resume code changed\n")
+    assert _codehash._file_digest(str(f), ("_run_cell",)) == a
+    _codehash._FILE_HASH.clear()
+    f.write_text("def _run_cell():\n    return 4\n\n\ndef store():\n    return 3\n")
+    assert _codehash._file_digest(str(f), ("_run_cell",)) != a
+    _codehash._FILE_HASH.clear()
+    assert set(_codehash._PARTS["knnweights.evaluation.runner"]) >= {"_run_cell", "RepeatedCV", "RepeatedHoldout"}
+
+
 def test_cells_made_by_other_code_are_recomputed(tmp_path):
     X, y = np.r_[np.zeros((10, 2)), np.ones((10, 2))], np.r_[np.zeros(10, int), np.ones(10, int)]
     store = tmp_path / "s.jsonl"

@@ -13,7 +13,8 @@ callable):
   included; ``from ..pkg import Name`` counts the module that defines ``Name``, not the
   package's ``__init__``); the imports of ``knnweights.reproduce`` modules are not
   followed (glue and captions, not numbers);
-* the cell runner (:mod:`knnweights.evaluation.runner`) and its imports.
+* the cell runner (:mod:`knnweights.evaluation.runner`: only the definitions that compute a
+  cell, ``_run_cell`` and the split protocols, not the store and resume code) and its imports.
 
 The method's parameters, the data and the split are already in the cell's fingerprint
 (:func:`knnweights.evaluation.run_grid`), so together they pin the cell.  The hash is
@@ -36,6 +37,9 @@ _NO_FOLLOW = ("knnweights.reproduce.",)
 _SKIP = {"knnweights", "knnweights.cli", "knnweights.__main__", "knnweights.reproduce.report",
          "knnweights.reproduce._progress", "knnweights.reproduce._codehash"}
 _ALWAYS = ("knnweights.evaluation.runner",)
+#: modules of which only these top-level definitions compute a cell (the rest is storage, resuming, reporting):
+#: their source segments are hashed instead of the whole file, and their imports are those of the module
+_PARTS = {"knnweights.evaluation.runner": ("_run_cell", "RepeatedCV", "RepeatedHoldout", "_root_seed")}
 
 
 class _Recorder(pickle.Unpickler):
@@ -141,13 +145,24 @@ def module_files(modules):
 _FILE_HASH = {}
 
 
-def _file_digest(path):
+def _file_digest(path, names=None):
     # read once per process: the code a run executes is the code it imported (an edit of the file
     # during a long run does not change the running code, so it must not change the cells' hash)
-    if path not in _FILE_HASH:
+    key = (path, names)
+    if key not in _FILE_HASH:
         with open(path, "rb") as fh:
-            _FILE_HASH[path] = hashlib.sha256(fh.read().replace(b"\r\n", b"\n")).hexdigest()
-    return _FILE_HASH[path]
+            data = fh.read().replace(b"\r\n", b"\n")
+        if names:
+            text = data.decode("utf-8")
+            tree = ast.parse(text)
+            segs = {n.name: ast.get_source_segment(text, n) for n in tree.body
+                    if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names}
+            missing = set(names) - set(segs)
+            if missing:  # renamed: hash the whole file rather than nothing
+                segs = {"": text}
+            data = "\0".join(f"{k}\0{v}" for k, v in sorted(segs.items())).encode("utf-8")
+        _FILE_HASH[key] = hashlib.sha256(data).hexdigest()
+    return _FILE_HASH[key]
 
 
 def code_hash(*objs, modules=None):
@@ -155,6 +170,6 @@ def code_hash(*objs, modules=None):
     mods = code_modules(*objs) if modules is None else sorted(modules)
     root = os.path.dirname(_file(_PKG))
     h = hashlib.sha256()
-    for rel in sorted(module_files(mods).values()):
-        h.update(rel.encode() + b"\0" + _file_digest(os.path.join(root, rel)).encode() + b"\n")
+    for m, rel in sorted(module_files(mods).items(), key=lambda kv: kv[1]):
+        h.update(rel.encode() + b"\0" + _file_digest(os.path.join(root, rel), _PARTS.get(m)).encode() + b"\n")
     return h.hexdigest()[:16]
