@@ -89,8 +89,10 @@ class MDM(BaseWeighter):
         Most LP solves of the lazy form; stopping there emits a ConvergenceWarning.
     n_init : int, default=2
         Nearest misses and farthest hits per sample in the first working set.
-    n_add : int, default=1
-        Most violated pairs of each kind added per sample and round.
+    n_add : int, default=3
+        Most violated pairs of each kind added per sample and round (3: fewer rounds, each
+        an interior-point solve; lognormal 80 x 1000: 8 rounds, 13 s, vs 13 rounds, 17 s
+        with 1).
     tol : float, default=1e-8
         Violation tolerance of the lazy form, in the LP's distance units (the smallest
         between-class distance is 1).
@@ -184,7 +186,7 @@ class MDM(BaseWeighter):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, soft=True, C=1.0, lazy="auto", max_rounds=100, n_init=2, n_add=1, tol=1e-8, time_limit=None,
+    def __init__(self, soft=True, C=1.0, lazy="auto", max_rounds=100, n_init=2, n_add=3, tol=1e-8, time_limit=None,
                  verbose=0):
         self.soft = soft
         self.C = C

@@ -1,0 +1,108 @@
+"""The dense interior point of the MDM LP solver, its exact vertex recovery, and the lazy MDM built on them."""
+
+import time
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from knnweights._solvers.lp import _DenseRelaxation, _IPMState, _vertex, dense_ipm, solve_mdm
+from knnweights.engine.linalg import single_thread_blas
+
+
+def _random_lp(m, n, seed):
+    """A feasible, bounded ``min c.x, A x <= b, x >= 0``: x0 > 0 is strictly feasible and c > 0."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(m, n))
+    x0 = rng.uniform(0.5, 1.5, size=n)
+    b = A @ x0 + rng.uniform(0.1, 1.0, size=m)
+    c = rng.uniform(0.1, 1.0, size=n) - 0.05 * (A.T @ np.ones(m)) / m  # some columns want to grow
+    c = np.maximum(c, 0.01)
+    return A, b, c
+
+
+@pytest.mark.parametrize("m,n,seed", [(40, 15, 0), (15, 40, 1), (60, 60, 2)])  # column space, row space, square
+def test_dense_ipm_and_vertex_match_highs_simplex(m, n, seed):
+    A, b, c = _random_lp(m, n, seed)
+    ref = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs-ds")
+    assert ref.status == 0
+    with single_thread_blas():
+        st, status, iters = dense_ipm(A, b, c, tol=1e-10)
+    assert status == "optimal" and iters < 60
+    assert c @ st.x == pytest.approx(ref.fun, rel=1e-8, abs=1e-10)
+    vert = _vertex(A, b, c, st)
+    assert vert is not None
+    x, lam = vert
+    assert c @ x == pytest.approx(ref.fun, rel=1e-10, abs=1e-12)
+    # KKT of the returned point: feasible, lam >= 0, reduced costs >= 0, complementary, zero gap
+    assert np.all(A @ x <= b + 1e-9) and np.all(x >= 0) and np.all(lam >= 0)
+    red = c + A.T @ lam
+    assert red.min() >= -1e-9
+    assert np.abs(x * red).max() <= 1e-9 and np.abs(lam * (b - A @ x)).max() <= 1e-9
+    assert -b @ lam == pytest.approx(c @ x, rel=1e-10, abs=1e-12)
+    # a vertex: no more nonzero variables than tight rows
+    assert np.count_nonzero(x) <= np.count_nonzero(np.abs(b - A @ x) <= 1e-9)
+
+
+def test_vertex_refuses_a_wrong_partition():
+    A, b, c = _random_lp(30, 10, 3)
+    with single_thread_blas():
+        st, status, _ = dense_ipm(A, b, c, tol=1e-10)
+    # swap the roles of x and z: the partition then names the wrong basic columns
+    bad = _IPMState(st.z.copy(), st.s.copy(), st.lam.copy(), st.x.copy())
+    out = _vertex(A, b, c, bad)
+    if out is not None:  # only acceptable if it really is optimal
+        x, _ = out
+        ref = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
+        assert c @ x == pytest.approx(ref.fun, rel=1e-9)
+
+
+def test_degenerate_optimum_goes_to_a_vertex_through_the_simplex():
+    # min x1 + x2  s.t.  x1 + x2 >= 1: every point of the segment is optimal; the interior point converges
+    # to its middle (2 basic columns, 1 active row), so the exact vertex needs the simplex fallback
+    relax = _DenseRelaxation(np.array([1.0, 1.0]))
+    relax.loose = False
+    relax.add_rows(np.array([[-1.0, -1.0], [1.0, -2.0]]), np.array([-1.0, 5.0]))
+    status, x, lam, fun, _ = relax.solve()
+    assert status == "optimal" and fun == pytest.approx(1.0, abs=1e-12)
+    assert relax.crossovers == 1
+    assert np.count_nonzero(x) == 1  # a vertex, not the middle of the segment
+    assert lam[0] == pytest.approx(1.0) and lam[1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_dense_ipm_stops_at_its_deadline():
+    A, b, c = _random_lp(200, 150, 4)
+    st, status, iters = dense_ipm(A, b, c, tol=1e-12, deadline=time.perf_counter() - 1.0)
+    assert status == "time_limit" and iters == 0
+
+
+def _genes(n, d, n_planted, seed):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    Z = rng.normal(size=(n, d))
+    Z[:, :n_planted] += y[:, None]
+    X = np.exp(Z)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+@pytest.mark.parametrize("soft,C", [(False, 1.0), (True, 0.2)])
+def test_interior_point_lazy_equals_simplex_lazy_and_full_lp_on_wide_dense_data(soft, C):
+    # d >> n with a dense optimum (the case of issue 20), rows and feature columns generated lazily
+    X, y = _genes(30, 150, 5, seed=2)
+    full = solve_mdm(X, y, soft=soft, C=C, lazy=False)
+    ipm = solve_mdm(X, y, soft=soft, C=C, lazy=True, n_init=1, n_add=3, feature_block=20, method="ipm")
+    spx = solve_mdm(X, y, soft=soft, C=C, lazy=True, n_init=1, feature_block=20, method="simplex")
+    assert ipm.status == 0 and ipm.converged and ipm.n_rounds >= 2 and ipm.features.size < X.shape[1]
+    assert np.count_nonzero(full.w) > 15  # a dense optimum
+    assert abs(ipm.fun - full.fun) <= 1e-8 * max(1.0, abs(full.fun))
+    assert abs(spx.fun - full.fun) <= 1e-8 * max(1.0, abs(full.fun))
+    np.testing.assert_allclose(ipm.w, full.w, rtol=1e-6, atol=1e-9)
+    # the returned point is a vertex of the final relaxation: nonzero variables <= tight rows
+    I, J = ipm.pairs.T
+    D = ((X[I] - X[J]) ** 2) @ ipm.w
+    bound = np.where(ipm.kind == 0, 1.0, ipm.r + ipm.xi[I])
+    n_tight = np.count_nonzero(np.abs(D - bound) <= 1e-7 * max(1.0, ipm.r))
+    assert np.count_nonzero(ipm.w) + (ipm.r > 0) + np.count_nonzero(ipm.xi) <= n_tight
+    # the multipliers certify it: sum of the separation multipliers = objective (hard LP, b = -1 there)
+    if not soft:
+        assert ipm.dual[ipm.kind == 0].sum() == pytest.approx(ipm.fun, rel=1e-7)
