@@ -270,3 +270,26 @@ def test_oscillation_ends_with_a_cycle_warning():
     with pytest.warns(ConvergenceWarning, match="oscillates"):
         est = Logo(sigma=0.01, max_iter=20).fit(X, y)
     assert est.stop_reason_ == "cycle" and est.n_iter_ == 20
+
+
+def test_damping_changes_the_path_not_the_fixed_point():
+    # plain paper iteration against the default damped one, both to a tight tol: the same
+    # weights, and the damped one needs no more iterations
+    X, y = _informative_problem(n=150, n_noise=20, seed=3)
+    plain = Logo(damping=False, tol=1e-7, max_iter=300).fit(X, y)
+    est = Logo(tol=1e-7, max_iter=300).fit(X, y)
+    assert plain.stop_reason_ == est.stop_reason_ == "converged"
+    np.testing.assert_allclose(est.feature_importances_, plain.feature_importances_, atol=1e-5)
+    assert est.n_iter_ <= plain.n_iter_
+
+
+def test_step_control_damps_oscillations_and_growth():
+    est = Logo()
+    r0 = np.array([1.0, 2.0, 0.5])
+    n0 = np.linalg.norm(r0)
+    assert est._step_control(-r0, r0, n0, n0, 1.0) == pytest.approx(0.5)  # 2-cycle: a = 1 / (1 - (-1))
+    assert est._step_control(-0.6 * r0, r0, 0.6 * n0, n0, 1.0) == pytest.approx(1 / 1.6)
+    assert est._step_control(0.5 * r0, r0, 0.5 * n0, n0, 0.5) == 0.5  # contracting: unchanged
+    assert est._step_control(np.array([4.0, -2.0, 0.0]), r0, 4.5, n0, 0.5) == 0.25  # grew: halved
+    assert est._step_control(-r0, r0, n0, n0, Logo._MIN_DAMPING) == Logo._MIN_DAMPING
+    assert Logo(damping=False)._step_control(-r0, r0, n0, n0, 1.0) == 1.0

@@ -176,13 +176,15 @@ class Logo(BaseWeighter):
     likewise normalises the scale: it starts from weights of unit norm and divides the
     first distances by ``sqrt(d)``.  ``sigma_units="absolute"`` uses ``sigma`` as given.
 
-    **Damping.**  If an outer step does not shrink the change (``||T(w_t) - w_t|| >
-    0.9 ||T(w_{t-1}) - w_{t-1}||``: a cycle), later steps move only part of the way,
-    ``w_{t+1} = w_t + a (T(w_t) - w_t)`` with ``a`` halved each time (down to 1/64).  A
-    point with ``T(w) = w`` is a fixed point of the damped step for every ``a`` and
-    conversely, so damping changes the path, not the fixed points; the stopping test is
-    the paper's, on the full step ``T(w_t) - w_t``.  ``damping=False`` runs the paper's
-    plain iteration.
+    **Step control (damping).**  The paper's loop sets ``w_{t+1} = T(w_t)``.  Here,
+    when the full steps ``r_t = T(w_t) - w_t`` oscillate (``r_t`` turns back on
+    ``r_{t-1}``: their secant ratio ``rho < -0.5``) the step is damped,
+    ``w_{t+1} = w_t + a r_t`` with ``a = 1 / (1 - rho)`` (a 2-cycle of the plain loop,
+    ``rho = -1``, gets ``a = 1/2``, which cancels it), and ``a`` is halved when a step
+    grows (down to 1/64).  A point with ``T(w) = w`` is a fixed point of the damped
+    step for every ``a`` and conversely, so damping changes the path, not the fixed
+    points; the stopping test is the paper's, on the full step, and the returned
+    weights are ``T(w_t)`` itself.  ``damping=False`` runs the paper's plain iteration.
 
     Multi-class data: hits are the samples of the same class, misses all the others
     (the paper's binary formulation with "other class" pooled).
@@ -203,7 +205,7 @@ class Logo(BaseWeighter):
         Stop when the weights change by less than ``tol`` (Euclidean norm); the
         paper's ``theta = 0.01``.
     damping : bool, default=True
-        Damp the outer step while it does not contract (see above).
+        Damp the outer step when it oscillates or grows (see *Step control*).
     inner_tol : float, default=1e-9
         Bound on the projected gradient of the inner problem at its solution.  While
         the weights still move, the inner problem (rebuilt at the next iteration anyway)
@@ -228,9 +230,9 @@ class Logo(BaseWeighter):
     sigma_ : float
         Absolute kernel width of the last outer iteration.
     stop_reason_ : {"converged", "max_iter", "cycle"}
-        ``"cycle"``: stopped at ``max_iter`` with the damping at its floor and the step
-        still not shrinking (the fixed-point iteration oscillates; a larger ``sigma``
-        smooths the neighbourhoods).
+        ``"cycle"``: stopped at ``max_iter`` with the step no smaller than the
+        smallest of the nine before it (the fixed-point iteration oscillates, damping
+        included; a larger ``sigma`` smooths the neighbourhoods).
     metric_ : ``"manhattan"``
 
     Notes
@@ -292,6 +294,25 @@ class Logo(BaseWeighter):
         # the same (uniform) neighbours
         return float(self.sigma) * scale if scale > 0 else float(self.sigma)
 
+    def _step_control(self, r, r_prev, new_step, step, a):
+        """The damping ``a`` of the next step from the last two full steps ``r_prev``, ``r``
+        (``T(w) - w``) and their secant ratio ``rho = r . r_prev / |r_prev|^2``: when ``r``
+        turned back on ``r_prev`` (cosine < -0.5 and ``rho < -0.5``: an oscillation, a
+        2-cycle at ``rho = -1``) ``a = min(a, 1 / (1 - rho))``, the step that cancels that
+        mode; when the step grew, ``a`` is halved.  Never below ``_MIN_DAMPING``."""
+        if not self.damping:
+            return a
+        if r_prev is not None:
+            rr = float(r_prev @ r_prev)
+            nr = float(np.linalg.norm(r)) * np.sqrt(rr)
+            rho = float(r @ r_prev) / rr if rr > 0 else 0.0
+            cos = float(r @ r_prev) / nr if nr > 0 else 0.0
+            if cos < -0.5 and rho < -0.5:
+                return max(min(a, 1.0 / (1.0 - rho)), self._MIN_DAMPING)
+        if new_step > step:
+            a = max(0.5 * a, self._MIN_DAMPING)
+        return a
+
     def _fit(self, X, y):
         X = np.asarray(X, dtype=np.float64)
         # constant features carry no margin (z_nj = 0): start them at 0, where the l1
@@ -307,7 +328,7 @@ class Logo(BaseWeighter):
                   f"{'non-zero':>9} {'sigma':>11} {'Time(s)':>10}")
         step = np.inf
         a = 1.0
-        stalled = False
+        r_prev = None
         self.stop_reason_ = "max_iter"
         for it in range(1, self.max_iter + 1):
             self.n_iter_ = it
@@ -329,13 +350,10 @@ class Logo(BaseWeighter):
                 w = res.x
                 self.stop_reason_ = "converged"
             else:
-                if self.damping and new_step > 0.9 * step:
-                    stalled = a <= self._MIN_DAMPING
-                    a = max(0.5 * a, self._MIN_DAMPING)
-                else:
-                    stalled = False
+                r = res.x - w
+                a, r_prev = self._step_control(r, r_prev, new_step, step, a), r
                 # damped step; the last iteration returns T(w) itself (the paper's output)
-                w = res.x if it == self.max_iter else w + a * (res.x - w)
+                w = res.x if it == self.max_iter else w + a * r
             if self.verbose:
                 print(f"{it:>10d} {res.fun:>20.6e} {new_step:>12.4e} {a:>8.4g} {n_inner:>9d} "
                       f"{np.count_nonzero(w):>9d} {sigma_t:>11.4g} {time.perf_counter() - t0:>10.2f}")
@@ -343,11 +361,12 @@ class Logo(BaseWeighter):
             if self.stop_reason_ == "converged":
                 break
         else:
-            if stalled:
+            recent = self.step_history_[-10:]
+            if len(recent) == 10 and recent[-1] >= min(recent[:-1]):  # the step stopped shrinking
                 self.stop_reason_ = "cycle"
                 warnings.warn(
                     f"{type(self).__name__} stopped at max_iter={self.max_iter}: the fixed-point iteration "
-                    f"oscillates (last change {step:.3g} > tol={self.tol:g} with the smallest damping); a larger "
+                    f"oscillates (the change, {step:.3g} > tol={self.tol:g}, stopped shrinking); a larger "
                     "sigma smooths the neighbourhoods.", ConvergenceWarning, stacklevel=3)
             else:
                 warn_max_iter(self, self.max_iter)
