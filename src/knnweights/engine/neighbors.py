@@ -526,7 +526,7 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
     return SoftMargins(z, ent_h, ent_m, lh, lm)
 
 
-def nca_terms(X, y, w, working_memory=None):
+def nca_terms(X, y, w, working_memory=None, centred=False):
     """Stochastic nearest-neighbour probabilities ``p_i`` and the gradient of ``sum_i p_i``
     in the weights of a squared Euclidean metric (NCA with a diagonal metric), by BLAS.
 
@@ -539,7 +539,8 @@ def nca_terms(X, y, w, working_memory=None):
     of ``C`` sum to 0, so ``sum_ij C_ij (x_i - x_j)**2 = c . X**2 - 2 colsum(X_b * (C X))``
     with ``c`` the column sums of ``C`` (a second BLAS product).  ``4 n^2 d`` flops,
     ``O(block x n + n d)`` memory; float32 ``X`` runs the products and ``C`` in float32 (the
-    sums of each row in float64).  CPU only.
+    sums of each row in float64).  CPU only.  ``centred=True`` skips the centring (a pass
+    over ``X`` per call) for data whose columns are already centred.
 
     Returns
     -------
@@ -553,7 +554,8 @@ def nca_terms(X, y, w, working_memory=None):
     if np.any(w < 0):
         raise ValueError("feature weights must be non-negative")
     # translation changes no difference; centring keeps the expanded squares small
-    X = np.ascontiguousarray(X - X.mean(axis=0, dtype=np.float64).astype(X.dtype))
+    if not centred:
+        X = np.ascontiguousarray(X - X.mean(axis=0, dtype=np.float64).astype(X.dtype))
     Xd, sw_scale = _support_columns(X, np.sqrt(w).astype(X.dtype))
     A = np.ascontiguousarray(Xd * sw_scale)
     sq = np.einsum("ij,ij->i", A, A, dtype=np.float64)

@@ -24,10 +24,11 @@ from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["NCADiagonal", "nca_diagonal_objective"]
 
-# below this n^2 d an objective evaluation is a few milliseconds on one thread: its
-# matrix products run on one BLAS thread (at 500 x 100 on the shared 2-core machine, a fit
-# took 0.17-0.36 s so against 2.3-2.6 s with two threads waiting on each other)
-_ONE_THREAD_WORK = 1e8
+# below this n^2 d an objective evaluation takes at most ~0.1 s on one thread: its matrix
+# products run on one BLAS thread.  On the shared 2-core machine two BLAS threads waiting on
+# each other made fits 4-10x slower (500 x 100: 2.3-2.6 s against 0.17-0.36 s; 200 x 20000:
+# 22-30 s against 5-7 s); above it, threads pay off on an idle multi-core machine.
+_ONE_THREAD_WORK = 1e9
 
 
 def _correct_share_weight(log_hit_mass, log_miss_mass):
@@ -35,7 +36,7 @@ def _correct_share_weight(log_hit_mass, log_miss_mass):
     return np.exp(log_hit_mass + log_miss_mass - 2.0 * np.logaddexp(log_hit_mass, log_miss_mass))
 
 
-def nca_diagonal_objective(w, X, y, working_memory=None):
+def nca_diagonal_objective(w, X, y, working_memory=None, centred=False):
     """NCA objective ``f(w) = sum_i p_i`` and its gradient, for a diagonal metric.
 
     ``p_ij = exp(-d_w(x_i, x_j)) / sum_{k != i} exp(-d_w(x_i, x_k))`` (``p_ii = 0``),
@@ -71,6 +72,8 @@ def nca_diagonal_objective(w, X, y, working_memory=None):
         Integer class codes; every class needs at least two samples.
     working_memory : float, default=None
         MiB per row block (``None``: the global configuration).
+    centred : bool, default=False
+        ``X`` has centred columns already (skips a pass over ``X``; the fit centres once).
 
     Returns
     -------
@@ -82,14 +85,14 @@ def nca_diagonal_objective(w, X, y, working_memory=None):
                           working_memory=working_memory)
         log_p = sm.log_hit_mass - np.logaddexp(sm.log_hit_mass, sm.log_miss_mass)
         return float(np.exp(log_p).sum()), np.asarray(sm.z, dtype=np.float64)
-    p, grad = nca_terms(X, y, w, working_memory=working_memory)
+    p, grad = nca_terms(X, y, w, working_memory=working_memory, centred=centred)
     return float(p.sum()), grad
 
 
 def _negated(w, X, y, counter):
     # L-BFGS-B minimises: -f and -grad f, over w >= 0 (bounds)
     counter[0] += 1
-    f, g = nca_diagonal_objective(w, X, y)
+    f, g = nca_diagonal_objective(w, X, y, centred=True)
     return -f, -g
 
 
@@ -224,7 +227,9 @@ class NCADiagonal(BaseWeighter):
             self.cost_history_ = []
             return np.zeros(d)
         # the constant features do not enter the optimisation (their gradient is 0)
-        Xv = np.ascontiguousarray(X[:, varying]) if not varying.all() else X
+        Xv = X[:, varying] if not varying.all() else X
+        # centred once (no distance changes): the objective evaluations skip it
+        Xv = np.ascontiguousarray(Xv - Xv.mean(axis=0, dtype=np.float64).astype(Xv.dtype))
         dv = Xv.shape[1]
         scale = 1.0
         if self.init == "scaled":
