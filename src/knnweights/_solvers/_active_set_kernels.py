@@ -7,12 +7,21 @@ distances ``D = eps . w``.  One call of :func:`run_steps` performs steps of Algo
 until the local minimum of Theorem 7, the iteration limit, a working-set refresh or a
 full history buffer, with the same pivot rules as the NumPy reference it replaced:
 
-* EQP (4) in null-space form: the multipliers ``(nu, mu_E)`` are the minimum-norm
-  least-squares solution of ``A^T mu = -g_P`` (LAPACK ``gelsd``, relative cut-off
-  ``3e-7``, one refinement pass), ``A = [1; E_P]`` with one tie row
-  ``eps_{i,j} - eps_{i,rep}`` per non-representative ``[=]`` member;
+* EQP (4) in null-space form: the multipliers ``(nu, mu_E)`` are the least-squares
+  solution of ``A^T mu = -g_P``, ``A = [1; E_P]`` with one tie row
+  ``eps_{i,j} - eps_{i,rep}`` per non-representative ``[=]`` member, built on the positive
+  features only: semi-normal equations (the ``m x m`` Gram matrix ``A_P A_P^T`` by one BLAS
+  product, its Cholesky factor, two ``O(p m)`` refinement passes) when the factor shows
+  full rank (``min L_ii > 1e-4 max L_ii``, the thin-QR test it replaces: ``L_ii = |R_ii|``),
+  else the minimum-norm solution of an SVD (relative cut-off ``3e-7``);
+* ``c`` (the TN gradient) updated by ``O(d)`` per changed representative, recomputed every
+  ``_STALE_C`` steps;
 * Lemma 5: one fused pass over the working set computes the directional distances
-  ``eps . dw`` (over the positive features only) and the min-ratio test;
+  ``eps . dw`` (over the positive features only) and the min-ratio test; when the lists
+  hold about half the samples and ``dw`` has many non-zeros (microarrays) the directional
+  distances of all pairs come from one matrix product (:func:`_pair_matrix`); slopes below
+  ``_RT`` times the largest are rounding noise (rows in the span of the active ones) and
+  never block;
 * Lemma 6 / Theorem 7: the releasable constraint with the largest multiplier is
   released (first maximum in the order ``Z``, hits ``[=]->[<]``, hits ``[=]->[>]``,
   misses ``[=]->[<]``, misses ``[=]->[>]``; rows in sample order).
@@ -29,8 +38,10 @@ __all__ = ["run_steps", "candidate_distances"]
 # status codes of run_steps
 CONVERGED, MAX_ITER, REFRESH, BUFFER_FULL = 0, 1, 2, 3
 _RCOND = 3e-7
-_QR_COND = 1e-4  # a thin QR is used when min |R_ii| > this * max |R_ii| (else SVD)
+_QR_COND = 1e-4  # full rank (Cholesky, = |R_ii| of a thin QR) when min L_ii > this * max L_ii (else SVD)
 _TIE = 1e-9  # relative: blocking steps / release multipliers this close count as equal
+_RT = 1e-9  # relative to max |eps . dw|: smaller slopes are EQP rounding noise (rows in the active span)
+_STALE_C = 100  # c is updated per representative change and recomputed after this many steps
 _STALE = 50  # the cached distances are recomputed after this many incremental updates
 
 
@@ -112,22 +123,25 @@ def _n_ties(state):
 
 
 @njit(cache=True, nogil=True)
-def _fill_ties(X, cand, state, rep, E, ii, tt, off):
-    """Tie rows of one side from row ``off`` of ``E``; returns the next free row."""
+def _fill_ties_at(X, cand, state, rep, P, p, AT, ii, tt, off):
+    """Columns ``1 + off, ...`` of ``AT = [1, E_P^T]``: the tie rows of one side restricted to
+    the positive features ``P[:p]`` (column 0 is the all-ones row); returns the next free row."""
     n, K = state.shape
-    d = X.shape[1]
     for i in range(n):
         r = cand[i, rep[i]]
         for k in range(K):
             if state[i, k] == 0 and k != rep[i]:
                 c = cand[i, k]
-                for j in range(d):
+                for q in range(p):
+                    j = P[q]
                     a = X[i, j] - X[c, j]
                     b = X[i, j] - X[r, j]
-                    E[off, j] = a * a - b * b
+                    AT[q, off + 1] = a * a - b * b
                 ii[off] = i
                 tt[off] = k
                 off += 1
+    for q in range(p):
+        AT[q, 0] = 1.0
     return off
 
 
@@ -145,6 +159,21 @@ def _c_vector(X, hc, hrep, mc, mrep, c):
 
 
 @njit(cache=True, nogil=True)
+def _c_update(X, cand, rep, samp, sign, c):
+    """``c += sign (eps_{i,new} - eps_{i,old})`` for every sample whose representative changed."""
+    n, d = X.shape
+    for i in range(n):
+        new = cand[i, rep[i]]
+        old = samp[i]
+        if new != old:
+            for j in range(d):
+                a = X[i, j] - X[new, j]
+                b = X[i, j] - X[old, j]
+                c[j] += sign * (a * a - b * b)
+            samp[i] = new
+
+
+@njit(cache=True, nogil=True)
 def _eqp(g, Z, E, m_ties, dw, mu):
     """Null-space solve of EQP (4): ``dw`` (zero on ``Z``) and ``mu = (nu, mu_E)``."""
     d = g.size
@@ -154,8 +183,69 @@ def _eqp(g, Z, E, m_ties, dw, mu):
         if not Z[j]:
             P[p] = j
             p += 1
+    AT = np.empty((p, m_ties + 1))
+    for q in range(p):
+        j = P[q]
+        AT[q, 0] = 1.0
+        for r in range(m_ties):
+            AT[q, r + 1] = E[r, j]
+    _eqp_at(g, P, p, AT, dw, mu)
+
+
+@njit(cache=True, nogil=True)
+def _chol(M, L):
+    """Cholesky ``M = L L^T`` (lower); returns ``min L_ii / max L_ii`` (0 when a pivot is not positive)."""
+    m = M.shape[0]
+    dmin, dmax = np.inf, 0.0
+    for c in range(m):
+        s = M[c, c]
+        for k in range(c):
+            s -= L[c, k] * L[c, k]
+        if not s > 0.0:
+            return 0.0
+        lc = np.sqrt(s)
+        L[c, c] = lc
+        dmin = min(dmin, lc)
+        dmax = max(dmax, lc)
+        for r in range(c + 1, m):
+            t = M[r, c]
+            for k in range(c):
+                t -= L[r, k] * L[c, k]
+            L[r, c] = t / lc
+    return dmin / dmax
+
+
+@njit(cache=True, nogil=True)
+def _chol_solve(L, b):
+    m = b.size
+    y = np.empty(m)
+    for r in range(m):
+        s = b[r]
+        for k in range(r):
+            s -= L[r, k] * y[k]
+        y[r] = s / L[r, r]
+    for r in range(m - 1, -1, -1):
+        s = y[r]
+        for k in range(r + 1, m):
+            s -= L[k, r] * y[k]
+        y[r] = s / L[r, r]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def _eqp_at(g, P, p, AT, dw, mu):
+    """EQP (4) from its constraint matrix ``AT = [1, E_P^T]`` (``p x m``, rows = positive features ``P``).
+
+    ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``.
+    Full column rank (the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max
+    L_ii``; ``L_ii = |R_ii|`` of the thin QR that this replaces, so the rank test is the
+    same): semi-normal equations ``L L^T mu = -AT^T g_P`` with two refinement passes
+    (each ``O(p m)``), the Gram matrix by one BLAS product. Otherwise the minimum-norm
+    solution from an SVD (cut-off ``_RCOND``) with one refinement pass.
+    """
+    m = AT.shape[1]
     dw[:] = 0.0
-    if m_ties == 0:
+    if m == 1:
         s = 0.0
         for q in range(p):
             s += g[P[q]]
@@ -163,30 +253,28 @@ def _eqp(g, Z, E, m_ties, dw, mu):
         for q in range(p):
             dw[P[q]] = -(g[P[q]] + mu[0])
         return
-    m = m_ties + 1
-    AT = np.empty((p, m))
     gp = np.empty(p)
     for q in range(p):
-        j = P[q]
-        AT[q, 0] = 1.0
-        for r in range(m_ties):
-            AT[q, r + 1] = E[r, j]
-        gp[q] = -g[j]
-    # One factorisation serves the solve and its refinement pass. Full column rank
-    # (R's diagonal well away from zero): the least-squares solution is unique and a
-    # thin QR gives it; otherwise the minimum-norm solution from an SVD with singular
-    # values below _RCOND * the largest dropped (the cut-off of LAPACK gelsd).
-    use_qr = m <= p
-    if use_qr:
-        Q, Rq = np.linalg.qr(AT)
-        dmin, dmax = np.inf, 0.0
+        gp[q] = -g[P[q]]
+    ok = False
+    if m <= p:
+        M = AT.T @ AT
+        L = np.zeros((m, m))
+        ok = _chol(M, L) > _QR_COND
+    if ok:
+        x = _chol_solve(L, AT.T @ gp)
+        res = np.empty(p)
+        for _ in range(2):
+            for q in range(p):
+                s = gp[q]
+                for r in range(m):
+                    s -= AT[q, r] * x[r]
+                res[q] = s
+            x2 = _chol_solve(L, AT.T @ res)
+            for r in range(m):
+                x[r] += x2[r]
         for r in range(m):
-            a = abs(Rq[r, r])
-            dmin = min(dmin, a)
-            dmax = max(dmax, a)
-        use_qr = dmin > _QR_COND * dmax
-    if use_qr:
-        x = _qr_solve(Q, Rq, gp)
+            mu[r] = x[r]
     else:
         U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
         rank = 0
@@ -194,41 +282,20 @@ def _eqp(g, Z, E, m_ties, dw, mu):
             if sv[r] > _RCOND * sv[0]:
                 rank += 1
         x = _svd_solve(U, sv, Vt, rank, gp)
-    res = np.empty(p)
-    for q in range(p):
-        s = g[P[q]]
-        for r in range(m):
-            s += AT[q, r] * x[r]
-        res[q] = -s
-    if use_qr:
-        x2 = _qr_solve(Q, Rq, res)
-    else:
+        res = np.empty(p)
+        for q in range(p):
+            s = g[P[q]]
+            for r in range(m):
+                s += AT[q, r] * x[r]
+            res[q] = -s
         x2 = _svd_solve(U, sv, Vt, rank, res)
-    for r in range(m):
-        mu[r] = x[r] + x2[r]
+        for r in range(m):
+            mu[r] = x[r] + x2[r]
     for q in range(p):
         s = g[P[q]]
         for r in range(m):
             s += AT[q, r] * mu[r]
         dw[P[q]] = -s
-
-
-@njit(cache=True, nogil=True)
-def _qr_solve(Q, R, b):
-    """``R^{-1} Q^T b`` (back substitution)."""
-    p, m = Q.shape
-    y = np.zeros(m)
-    for r in range(m):
-        s = 0.0
-        for q in range(p):
-            s += Q[q, r] * b[q]
-        y[r] = s
-    for r in range(m - 1, -1, -1):
-        s = y[r]
-        for c in range(r + 1, m):
-            s -= R[r, c] * y[c]
-        y[r] = s / R[r, r]
-    return y
 
 
 @njit(cache=True, nogil=True)
@@ -256,11 +323,83 @@ def _block_ratio(D, R, state, i, k, s0, q0, rt):
 
 
 @njit(cache=True, nogil=True)
+def _pair_matrix(X, v, nz, p, out):
+    """``out[i, j] = eps_{i,j} . v`` for every pair, by one BLAS product over the columns ``nz[:p]``.
+
+    ``eps_{i,j} . v = a_i + a_j - 2 (X diag(v) X^T)_{ij}`` with ``a_i = sum_l v_l x_il^2``:
+    ``O(n^2 p)`` in a matrix product instead of ``O(n K p)`` gathered pair loops; it pays off
+    when the candidate lists hold most samples and ``p`` is large (microarrays).
+    """
+    n = X.shape[0]
+    XP = np.empty((n, p))
+    XV = np.empty((n, p))
+    a = np.zeros(n)
+    for i in range(n):
+        s = 0.0
+        for q in range(p):
+            j = nz[q]
+            x = X[i, j]
+            XP[i, q] = x
+            XV[i, q] = x * v[j]
+            s += x * x * v[j]
+        a[i] = s
+    G = XV @ XP.T
+    for i in range(n):
+        out[i, i] = 0.0
+        for j in range(i + 1, n):
+            t = a[i] + a[j] - 2.0 * G[i, j]
+            out[i, j] = t
+            out[j, i] = t
+
+
+@njit(cache=True, nogil=True)
+def _gather_pairs(Rn, cand, R):
+    n, K = cand.shape
+    rmax = 0.0
+    for i in range(n):
+        for k in range(K):
+            c = cand[i, k]
+            s = Rn[i, c] if c >= 0 else 0.0
+            R[i, k] = s
+            rmax = max(rmax, abs(s))
+    return rmax
+
+
+@njit(cache=True, nogil=True)
 def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
     """Directional distances ``R = eps . dw`` and the min-ratio test of one side (Lemma 5)."""
-    n, K = cand.shape
     rmax = _pair_dots(X, cand, dw, nzP, p, R)
-    rt = 1e-12 * (rmax + 1e-300)
+    return _ratio_from(cand, state, rep, D, R, rmax)
+
+
+@njit(cache=True, nogil=True)
+def _use_pair_matrix(n, K, p, gemm_min_p):
+    """The all-pairs product pays off when the lists hold about half the samples or more and ``p`` is large."""
+    return gemm_min_p >= 0 and p >= gemm_min_p and 2 * K >= n
+
+
+@njit(cache=True, nogil=True)
+def _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p, gemm_min_p):
+    """Lemma 5 over both sides: ``(t_hit, i, k, t_miss, i, k)`` with ``Rh``/``Rm`` filled."""
+    n = X.shape[0]
+    if _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
+        Rn = np.empty((n, n))
+        _pair_matrix(X, dw, nzP, p, Rn)
+        rh = _gather_pairs(Rn, hc, Rh)
+        rm = _gather_pairs(Rn, mc, Rm)
+        th, ih, kh = _ratio_from(hc, hs, hrep, Dh, Rh, rh)
+        tm, im, km = _ratio_from(mc, ms, mrep, Dm, Rm, rm)
+    else:
+        th, ih, kh = _side_ratio(X, hc, hs, hrep, Dh, Rh, dw, nzP, p)
+        tm, im, km = _side_ratio(X, mc, ms, mrep, Dm, Rm, dw, nzP, p)
+    return th, ih, kh, tm, im, km
+
+
+@njit(cache=True, nogil=True)
+def _ratio_from(cand, state, rep, D, R, rmax):
+    """The min-ratio test of one side (Lemma 5) from the directional distances ``R``."""
+    n, K = cand.shape
+    rt = _RT * (rmax + 1e-300)
     best = np.inf
     for i in range(n):
         r0 = rep[i]
@@ -354,7 +493,7 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
 
 @njit(cache=True, nogil=True)
 def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, it, max_iter,
-              refresh_every, use_ws, resume, hist, last):
+              refresh_every, use_ws, resume, hist, last, gemm_min_p):
     """Steps of Algorithm 1 at fixed ``theta``; returns ``(status, it, n_steps)``.
 
     ``dinfo = [cache valid, updates since recompute]`` of ``Dh`` / ``Dm``; ``hist``
@@ -373,6 +512,10 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     Rh = np.empty(hc.shape)
     Rm = np.empty(mc.shape)
     nzP = np.empty(d, np.int64)
+    Pcols = np.empty(d, np.int64)
+    hsamp = np.empty(n, np.int64)
+    msamp = np.empty(n, np.int64)
+    c_age = _STALE_C
     nh = 0
     while True:
         if not resume:
@@ -386,7 +529,16 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
         resume = False
         _reps(hs, hrep)
         _reps(ms, mrep)
-        _c_vector(X, hc, hrep, mc, mrep, c)
+        if c_age >= _STALE_C:
+            _c_vector(X, hc, hrep, mc, mrep, c)
+            for i in range(n):
+                hsamp[i] = hc[i, hrep[i]]
+                msamp[i] = mc[i, mrep[i]]
+            c_age = 0
+        else:  # c changes only where a representative changed: O(d) per change
+            _c_update(X, hc, hrep, hsamp, 1.0, c)
+            _c_update(X, mc, mrep, msamp, -1.0, c)
+            c_age += 1
         gmax = 0.0
         for j in range(d):
             g[j] = ton * c[j] + w[j] - w_bar[j]
@@ -395,13 +547,18 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
         mth = _n_ties(hs)
         mtm = _n_ties(ms)
         mt = mth + mtm
-        E = np.empty((mt, d))
         ii = np.empty(mt, np.int64)
         tt = np.empty(mt, np.int64)
-        _fill_ties(X, hc, hs, hrep, E, ii, tt, 0)
-        _fill_ties(X, mc, ms, mrep, E, ii, tt, mth)
+        p = 0
+        for j in range(d):
+            if not Z[j]:
+                Pcols[p] = j
+                p += 1
+        AT = np.empty((p, mt + 1))
+        _fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
+        _fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
         mu = np.empty(mt + 1)
-        _eqp(g, Z, E, mt, dw, mu)
+        _eqp_at(g, Pcols, p, AT, dw, mu)
         dmax = 0.0
         for j in range(d):
             if abs(dw[j]) > dmax:
@@ -430,12 +587,12 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 if dw[j] != 0.0:
                     nzP[p] = j
                     p += 1
-            t, i0, k0 = _side_ratio(X, hc, hs, hrep, Dh, Rh, dw, nzP, p)
+            t, i0, k0, t2, i2, k2 = _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p,
+                                                 gemm_min_p)
             if t < best - _TIE * best:
                 best, kind, wi, wk = t, 2, i0, k0
-            t, i0, k0 = _side_ratio(X, mc, ms, mrep, Dm, Rm, dw, nzP, p)
-            if t < best - _TIE * best:
-                best, kind, wi, wk = t, 3, i0, k0
+            if t2 < best - _TIE * best:
+                best, kind, wi, wk = t2, 3, i2, k2
             tau = best
             neg = False
             for j in range(d):
@@ -483,7 +640,14 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if Z[j]:
                 s = g[j] + nu
                 for r in range(mt):
-                    s += E[r, j] * mu[r + 1]
+                    i = ii[r]
+                    if r < mth:
+                        cc, cr = hc[i, tt[r]], hc[i, hrep[i]]
+                    else:
+                        cc, cr = mc[i, tt[r]], mc[i, mrep[i]]
+                    a = X[i, j] - X[cc, j]
+                    b = X[i, j] - X[cr, j]
+                    s += (a * a - b * b) * mu[r + 1]
                 alpha[j] = -s
                 if -s > amax:
                     amax = -s

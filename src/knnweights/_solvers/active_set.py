@@ -63,6 +63,11 @@ _MESSAGES = {
 #: steps without a decrease of the objective after which a solve stops as cycling (at least)
 STALL_STEPS = 20000
 
+#: the ratio test takes the directional distances of all pairs from one matrix product when
+#: the step direction has at least this many non-zeros and the lists hold about half the
+#: samples (``-1``: never; the gathered pair loop otherwise)
+GEMM_MIN_P = 64
+
 
 def project_simplex(v):
     """Euclidean projection of ``v`` onto the probability simplex ``{w >= 0, sum w = 1}``."""
@@ -276,12 +281,13 @@ class _Problem:
                 best, kind, where = max(tmin, 0.0), "w", int(np.flatnonzero(neg)[j])
         dw = np.ascontiguousarray(dw, dtype=np.float64)
         nz = np.flatnonzero(dw).astype(np.int64)
-        self._R = {}
-        for name, side in (("hit", self.hit), ("miss", self.miss)):
-            D = self.cand_dist(name)
-            R = self._R[name] = np.empty(side.cand.shape)
-            t, i, k = _k._side_ratio(self.X, side.cand, side.state, side.reps().astype(np.int64), D, R, dw, nz,
-                                     nz.size)
+        Dh, Dm = self.cand_dist("hit"), self.cand_dist("miss")
+        self._R = {"hit": np.empty(self.hit.cand.shape), "miss": np.empty(self.miss.cand.shape)}
+        th, ih, kh, tm, im, km = _k._both_ratios(
+            self.X, self.hit.cand, self.hit.state, self.hit.reps().astype(np.int64), Dh, self._R["hit"],
+            self.miss.cand, self.miss.state, self.miss.reps().astype(np.int64), Dm, self._R["miss"], dw, nz,
+            nz.size, GEMM_MIN_P)
+        for name, t, i, k in (("hit", th, ih, kh), ("miss", tm, im, km)):
             if i >= 0 and (t < best - tie * best if kind is not None else t < best):
                 best, kind, where = t, name, (i, k)
         return best, kind, where
@@ -373,7 +379,7 @@ class _Problem:
                 status, it, nh = _k.run_steps(
                     self.X, self.w, self.Z, self.w_bar, self.hit.cand, self.hit.state, self.miss.cand,
                     self.miss.state, self.kappa, self.lambda_, float(theta), self.Dh, self.Dm, self.dinfo, it, mi,
-                    refresh_every, use_ws, resume, buf, history[-1])
+                    refresh_every, use_ws, resume, buf, history[-1], GEMM_MIN_P)
                 history.extend(buf[:nh].tolist())
                 resume = False
                 if verbose and (verbose > 1 or it >= next_report or status in (_k.CONVERGED, _k.MAX_ITER)):
