@@ -637,11 +637,17 @@ def gflip_scan_candidates(D, cols, perm, start, F, current, codes, order, list_d
         lo = col.min()
         hi = col.max()
         total = 0.0
+        cand_work = 0
         for i in range(n):
             u, c = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility, beta,
                               use_list)
             total += u
-            work += c
+            cand_work += c
+        work += cand_work
+        if use_list and 2 * cand_work > n * n:
+            # the lists no longer bound most rows (each ran out and was scanned in full after
+            # it): whole rows are cheaper until the caller rebuilds them; same minima, same bits
+            use_list = False
         if total > thr:
             return q, total, work
         if work >= work_limit:
