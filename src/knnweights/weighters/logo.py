@@ -180,8 +180,9 @@ class Logo(BaseWeighter):
     when the full steps ``r_t = T(w_t) - w_t`` oscillate (``r_t`` turns back on
     ``r_{t-1}``: their secant ratio ``rho < -0.5``) the step is damped,
     ``w_{t+1} = w_t + a r_t`` with ``a = 1 / (1 - rho)`` (a 2-cycle of the plain loop,
-    ``rho = -1``, gets ``a = 1/2``, which cancels it), and ``a`` is halved when a step
-    grows (down to 1/64).  A point with ``T(w) = w`` is a fixed point of the damped
+    ``rho = -1``, gets ``a = 1/2``, which cancels it; never below 1/64).  (Halving ``a``
+    whenever a step grows was tried and dropped: on Leukemia it stalled the damped loop
+    where the plain one converges.)  A point with ``T(w) = w`` is a fixed point of the damped
     step for every ``a`` and conversely, so damping changes the path, not the fixed
     points; the stopping test is the paper's, on the full step, and the returned
     weights are ``T(w_t)`` itself.  ``damping=False`` runs the paper's plain iteration.
@@ -205,7 +206,7 @@ class Logo(BaseWeighter):
         Stop when the weights change by less than ``tol`` (Euclidean norm); the
         paper's ``theta = 0.01``.
     damping : bool, default=True
-        Damp the outer step when it oscillates or grows (see *Step control*).
+        Damp the outer step when it oscillates (see *Step control*).
     inner_tol : float, default=1e-9
         Bound on the projected gradient of the inner problem at its solution.  While
         the weights still move, the inner problem (rebuilt at the next iteration anyway)
@@ -299,7 +300,7 @@ class Logo(BaseWeighter):
         (``T(w) - w``) and their secant ratio ``rho = r . r_prev / |r_prev|^2``: when ``r``
         turned back on ``r_prev`` (cosine < -0.5 and ``rho < -0.5``: an oscillation, a
         2-cycle at ``rho = -1``) ``a = min(a, 1 / (1 - rho))``, the step that cancels that
-        mode; when the step grew, ``a`` is halved.  Never below ``_MIN_DAMPING``."""
+        mode.  Never below ``_MIN_DAMPING``."""
         if not self.damping:
             return a
         if r_prev is not None:
@@ -309,8 +310,6 @@ class Logo(BaseWeighter):
             cos = float(r @ r_prev) / nr if nr > 0 else 0.0
             if cos < -0.5 and rho < -0.5:
                 return max(min(a, 1.0 / (1.0 - rho)), self._MIN_DAMPING)
-        if new_step > step:
-            a = max(0.5 * a, self._MIN_DAMPING)
         return a
 
     def _fit(self, X, y):
