@@ -271,3 +271,33 @@ def test_default_start_recovers_planted_features():
     assert set(np.argsort(-w)[:3]) == {0, 1, 2}
     assert w[:3].min() > 1.5 * w[3:].max()
     assert est.objective_ > nca_diagonal_objective(np.ones(30), X, y)[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_nca_kernels_against_numpy(dtype):
+    # the two compiled steps of nca_terms on a block of rows 5..16 of 30 (row_offset), against NumPy
+    from knnweights.engine import _kernels
+
+    rng = np.random.RandomState(11)
+    A = rng.normal(size=(30, 4)).astype(dtype)
+    y = rng.randint(0, 3, 30).astype(np.int64)
+    sq = np.einsum("ij,ij->i", A, A, dtype=np.float64)
+    s, e = 5, 17
+    G = A[s:e] @ A.T
+    _kernels.nca_shifted_logits(G, sq[s:e], sq, s)
+    D = np.maximum(sq[s:e, None] + sq[None, :] - 2.0 * (A[s:e] @ A.T).astype(np.float64), 0.0)
+    D[np.arange(e - s), np.arange(s, e)] = np.inf
+    ref = D.min(axis=1, keepdims=True) - D
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(G, ref, rtol=rtol, atol=rtol * 10)
+    assert np.all(np.isneginf(G[np.arange(e - s), np.arange(s, e)])) and np.allclose(G.max(axis=1), 0.0)
+    E = np.exp(G)
+    P = E / E.sum(axis=1, keepdims=True)
+    same = y[s:e, None] == y[None, :]
+    p_ref = (P * same).sum(axis=1)
+    C_ref = P * (p_ref[:, None] - same)
+    p = np.empty(e - s)
+    _kernels.nca_coefficients(E, y[s:e], y, p)
+    np.testing.assert_allclose(p, p_ref, rtol=rtol)
+    np.testing.assert_allclose(E, C_ref, rtol=rtol, atol=rtol * 1e-2)
+    np.testing.assert_allclose(E.sum(axis=1), 0.0, atol=1e-6 if dtype == np.float32 else 1e-14)

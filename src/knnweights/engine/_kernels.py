@@ -796,9 +796,9 @@ def nca_shifted_logits(G, sq_rows, sq_cols, row_offset):  # pragma: no cover - c
                 dd = 0.0
             if c == me:
                 dd = np.inf
-            elif dd < dmin:
-                dmin = dd
             G[r, c] = dd
+            if c != me and G[r, c] < dmin:  # the stored (float32: rounded) value, so the top logit is 0
+                dmin = G[r, c]
         if dmin == np.inf:  # no other sample
             dmin = 0.0
         for c in range(nc):
