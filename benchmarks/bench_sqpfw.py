@@ -58,6 +58,7 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
 
+    load_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     SQPFW(theta=1.0).fit(*_synthetic(40, 4))  # compile the kernels outside the timings
     rows = []
 
@@ -88,9 +89,11 @@ def main(argv=None):
             f"41 x 2000 training split, theta 0..100, {len(p)} breakpoints")
     header = ("| case | wall s (median) | steps | us / step | refreshes | non-zero w | target s | notes |\n"
               "|---|---|---|---|---|---|---|---|\n")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     text = (f"# SQP-FW benchmark\n\n`python benchmarks/bench_sqpfw.py {' '.join(argv or sys.argv[1:])}`; "
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared with other jobs "
-            f"while measured).\n\n" + header + "\n".join(rows) + "\n")
+            f"while measured; load average {load_start} at the start, {load} at the end: wall times are "
+            f"inflated by the contention).\n\n" + header + "\n".join(rows) + "\n")
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)

@@ -283,3 +283,95 @@ def test_a_stalled_solve_stops_with_a_warning(monkeypatch):
     assert res.status == 2 and "Stalled" in res.message
     assert any(issubclass(w.category, ConvergenceWarning) and "not decreased" in str(w.message) for w in rec)
     assert np.isclose(res.x.sum(), 1.0) and (res.x >= 0).all()
+
+
+def test_eqp_semi_normal_equations_match_least_squares():
+    """EQP (4) from the Cholesky factor of the Gram matrix (+ refinement) equals an SVD least-squares solve."""
+    from knnweights._solvers import _active_set_kernels as k
+
+    rng = np.random.RandomState(13)
+    d = 40
+    for p, m, rank_loss in ((40, 1, False), (40, 12, False), (25, 25, False), (30, 10, True), (8, 12, False)):
+        g = rng.randn(d)
+        P = np.sort(rng.choice(d, p, replace=False)).astype(np.int64)
+        AT = np.column_stack([np.ones(p), rng.rand(p, m - 1) ** 2 - rng.rand(p, m - 1) ** 2])
+        if rank_loss:  # a tie row in the span of two others (a redundant TN equality)
+            AT[:, -1] = AT[:, 1] - 2 * AT[:, 2]
+        dw, mu = np.zeros(d), np.empty(m)
+        k._eqp_at(g, P, p, np.ascontiguousarray(AT), dw, mu)
+        ref_mu = np.linalg.lstsq(AT, -g[P], rcond=3e-7)[0]
+        ref_dw = np.zeros(d)
+        ref_dw[P] = -(g[P] + AT @ ref_mu)
+        np.testing.assert_allclose(dw, ref_dw, atol=1e-12)
+        np.testing.assert_allclose(mu, ref_mu, atol=1e-9 * (1 + np.abs(ref_mu).max()))
+        assert np.abs(AT.T @ dw[P]).max() < 1e-12 * (1 + np.abs(g).max())  # feasible direction
+        assert np.all(dw[np.setdiff1d(np.arange(d), P)] == 0)
+
+
+def test_pair_matrix_matches_pair_loop():
+    from knnweights._solvers import _active_set_kernels as k
+
+    rng = np.random.RandomState(14)
+    X = rng.randn(30, 120)
+    cand = np.array([np.r_[np.delete(np.arange(30), i), -1] for i in range(30)], dtype=np.int64)
+    v = rng.randn(120) * (rng.rand(120) > 0.3)
+    nz = np.flatnonzero(v).astype(np.int64)
+    ref = np.empty(cand.shape)
+    rmax = k._pair_dots(X, cand, v, nz, nz.size, ref)
+    Rn = np.empty((30, 30))
+    k._pair_matrix(X, v, nz, nz.size, Rn)
+    R = np.empty(cand.shape)
+    assert k._gather_pairs(Rn, cand, R) == pytest.approx(rmax, rel=1e-12)
+    np.testing.assert_allclose(R, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+    np.testing.assert_array_equal(Rn, Rn.T)
+
+
+def test_incremental_c_equals_fresh_c():
+    """``c`` updated per changed representative equals ``c`` recomputed from scratch."""
+    from knnweights._solvers import _active_set_kernels as k
+
+    rng = np.random.RandomState(15)
+    X = rng.randn(25, 7)
+    hc = rng.randint(0, 25, size=(25, 4)).astype(np.int64)
+    mc = rng.randint(0, 25, size=(25, 5)).astype(np.int64)
+    hrep, mrep = np.zeros(25, np.int64), np.zeros(25, np.int64)
+    c = np.empty(7)
+    k._c_vector(X, hc, hrep, mc, mrep, c)
+    hsamp, msamp = hc[:, 0].copy(), mc[:, 0].copy()
+    for _ in range(20):
+        hrep[:] = np.where(rng.rand(25) < 0.3, rng.randint(0, 4, 25), hrep)
+        mrep[:] = np.where(rng.rand(25) < 0.3, rng.randint(0, 5, 25), mrep)
+        k._c_update(X, hc, hrep, hsamp, 1.0, c)
+        k._c_update(X, mc, mrep, msamp, -1.0, c)
+        fresh = np.empty(7)
+        k._c_vector(X, hc, hrep, mc, mrep, fresh)
+        np.testing.assert_allclose(c, fresh, rtol=1e-12, atol=1e-12)
+
+
+def test_all_pairs_product_gives_the_same_steps(monkeypatch):
+    """Microarray shape (d >> n, whole lists): the matrix-product ratio test takes the pair loop's pivots.
+
+    With d >> n the active set meets degenerate points (tie rows in the span of the active
+    ones, slopes at rounding level) where the two summation orders may pick different
+    pivots; before the first one the steps agree, and both runs end at a TN-consistent
+    local minimum (Theorem 7) with a non-increasing objective.
+    """
+    import knnweights._solvers.active_set as aset
+
+    rng = np.random.RandomState(16)
+    X = rng.randn(30, 150)
+    y = (X[:, 0] + X[:, 1] + 0.5 * rng.randn(30) > 0).astype(np.int64)
+    monkeypatch.setattr(aset, "GEMM_MIN_P", -1)
+    loop = sqpfw_active_set(X, y, 3.0)
+    monkeypatch.setattr(aset, "GEMM_MIN_P", 1)
+    gemm = sqpfw_active_set(X, y, 3.0)
+    assert loop.status == gemm.status == 0 and loop.nit > 500
+    np.testing.assert_allclose(gemm.cost_history[:500], loop.cost_history[:500], rtol=1e-10)
+    for r in (loop, gemm):
+        h = r.cost_history
+        assert np.all(np.diff(h) <= 1e-12 * (1 + np.abs(h[:-1])))
+        assert r.fun == pytest.approx(sqpfw_objective(X, y, r.x, 3.0), rel=1e-9)
+        rng2 = np.random.RandomState(0)
+        for _ in range(20):  # local minimality under small simplex moves
+            w2 = project_simplex(r.x + 1e-6 * rng2.randn(r.x.size))
+            assert sqpfw_objective(X, y, w2, 3.0) >= r.fun - 1e-12

@@ -48,7 +48,7 @@ from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
 from ..engine.linalg import single_thread_blas
-from ..engine.neighbors import hard_margin_vectors, indexed_distances, nearest_hits_misses
+from ..engine.neighbors import indexed_distances, nearest_hits_misses
 from . import _active_set_kernels as _k
 
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
@@ -213,27 +213,22 @@ class _Problem:
 
     def c_vector(self):
         """``c = sum_i eps_{i,h_i} - eps_{i,m_i}`` at the representatives (gradient of the TN term / theta*n)."""
-        r = np.arange(self.n)
-        h = self.hit.cand[r, self.hit.reps()][:, None]
-        m = self.miss.cand[r, self.miss.reps()][:, None]
-        if self.n * self.d > 2**16:  # the compiled margin kernel pays off only on large blocks
-            return -hard_margin_vectors(self.X, h, m, _METRIC, np.ones((self.n, 1)), np.ones((self.n, 1)))
-        return ((self.X - self.X[h[:, 0]]) ** 2 - (self.X - self.X[m[:, 0]]) ** 2).sum(axis=0)
+        c = np.empty(self.d)
+        _k._c_vector(self.X, self.hit.cand, self.hit.reps().astype(np.int64), self.miss.cand,
+                     self.miss.reps().astype(np.int64), c)
+        return c
 
     def tie_rows(self):
         """Equality rows ``eps_{i,j} - eps_{i,rep}`` of the non-representative ``[=]`` members."""
-        rows, info = [], []
+        E_parts, info = [], []
         for side in (self.hit, self.miss):
-            rep = side.reps()
-            eq = side.state == 0
-            eq[np.arange(self.n), rep] = False
-            ii, tt = np.nonzero(eq)
-            if ii.size:
-                Xi = self.X[ii]
-                rows.append((Xi - self.X[side.cand[ii, tt]]) ** 2 - (Xi - self.X[side.cand[ii, rep[ii]]]) ** 2)
+            m = int(_k._n_ties(side.state))
+            E = np.empty((m, self.d))
+            ii, tt = np.empty(m, np.int64), np.empty(m, np.int64)
+            _k._fill_tie_rows(self.X, side.cand, side.state, side.reps().astype(np.int64), E, ii, tt, 0)
+            E_parts.append(E)
             info.append((ii, tt))
-        E = np.vstack(rows) if rows else np.zeros((0, self.d))
-        return E, info
+        return np.vstack(E_parts), info
 
     def eqp(self, g, E):
         """Null-space solve of the KKT system of EQP (4): ``dw`` and multipliers ``(nu, mu_E)``."""
