@@ -32,13 +32,21 @@ representative's: ``beta_{i,r} = theta/n - sum_other beta_ih``, ``gamma_{i,s} =
 
 Cost.  The steps run in the compiled loop of :mod:`._active_set_kernels` (array state,
 one fused pass for ``eps . dw`` and the min-ratio test over the candidate lists,
-``O(n K |P|)``; the least-squares solve by a thin QR, or an SVD when the tie rows lose
-rank, ``O(|P| m^2)``, under one BLAS thread).  This driver only refreshes the working
+``O(n K |P|)``, or one ``n x |P| x n`` matrix product for all pairs when the lists hold
+most samples and ``|P| >= GEMM_MIN_P``; the least-squares solve by semi-normal equations
+(a BLAS Gram product, a Cholesky factor, two refinement passes), or an SVD when the tie
+rows lose rank, ``O(|P| m^2)``, under one BLAS thread).  This driver only refreshes the working
 set (one neighbour search every ``refresh_every`` steps and at the end) and rolls back
 to the last checkpoint, dropping the discarded steps from the history, when a refresh
 finds TN consistency broken.  Simultaneous blocks and equal multipliers (within
-``1e-9`` relative) go to the first sample, then the smallest candidate index, so the
-pivot sequence does not depend on rounding or on the order of the candidate lists.
+``1e-9`` relative) go to the first sample, then the smallest candidate index, and slopes
+``eps . dw`` below ``1e-9`` of the largest never block, so the pivot sequence does not
+depend on the order of the candidate lists nor, away from degenerate points, on rounding.
+With ``d >> n`` (microarrays) degenerate points are common (a tie row in the span of the
+active ones, a blocking step of length ~0, rank-deficient EQPs whose minimum-norm
+multipliers pick the release): there the pivot taken depends on rounding, and two
+implementations that differ only in summation order may continue to different local
+minima (Colon, theta = 1: the same 18065 steps, then a different pivot).
 """
 
 import warnings
