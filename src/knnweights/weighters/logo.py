@@ -313,6 +313,14 @@ class Logo(BaseWeighter):
         return a
 
     def _fit(self, X, y):
+        # one BLAS thread for the whole fit, entered once (each entry rescans the loaded
+        # libraries, ~18 ms; the inner solves enter it again, cheaply, when nested): the
+        # inner solves' n x d matrix-vector products gain nothing from threads, and the
+        # soft margins run in compiled kernels with their own threads
+        with single_thread_blas():
+            return self._fit_loop(X, y)
+
+    def _fit_loop(self, X, y):
         X = np.asarray(X, dtype=np.float64)
         # constant features carry no margin (z_nj = 0): start them at 0, where the l1
         # term keeps them
