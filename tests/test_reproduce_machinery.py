@@ -418,7 +418,13 @@ def test_partial_run_is_reported_as_partial(tmp_path):
     word, text = verdict(part)
     assert word == "partial" and "3 / 8 cells done" in text
     again = run_table(spec, cfg)  # resuming computes only the 5 missing cells
-    assert again.cells_run == 5 and not again.partial
+    assert again.cells_run == 5 and not again.partial and again.cells_stale == 0
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    for r in rows[:2]:
+        r["code"] = "0" * 16  # made by other code
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    old = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1, compute=False))
+    assert old.cells_stale == 2 and old.cells_total == 6 and old.partial
 
 
 def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
@@ -453,8 +459,10 @@ def test_committed_report_cells_come_from_the_code_at_head(folder):
 
     Per method, ``report.json`` records the modules its cells depend on and their hash
     (:mod:`knnweights.reproduce._codehash`); a changed weighter, engine or runner fails this
-    test until the report is regenerated (``knnweights reproduce ... --out FOLDER`` recomputes
-    only the stale cells).  Reports made before the per-method record are skipped.
+    test until the report is regenerated: ``knnweights reproduce all --full --out FOLDER
+    --report-only`` (seconds; cells made by other code are then left out and counted as stale)
+    or a resumed run (recomputes them; ``--revalidate N`` keeps them when N recomputed per
+    method and dataset agree).  Reports made before the per-method record are skipped.
     """
     from knnweights.reproduce.report import check_code
 

@@ -239,7 +239,10 @@ def table_markdown(result, mode=None):
         lines += [f"Cells: **{result.cells_total} / {result.cells_expected}**"
                   + (" (partial)" if result.partial else " (complete)")
                   + "; every cell used was computed by the sources of its method as they are now (code hash per "
-                    "method: " + ", ".join(f"{m} `{c['hash']}`" for m, c in code.items()) + ").", ""]
+                    "method: " + ", ".join(f"{m} `{c['hash']}`" for m, c in code.items()) + ")."
+                  + (f" {result.cells_stale} more stored cell(s) were made by other code and are not used (a resumed "
+                     "run recomputes them, or keeps them with `--revalidate N` when N recomputed per method and "
+                     "dataset agree)." if getattr(result, "cells_stale", 0) else ""), ""]
     if not spec.csv:
         lines += ["This table has **no paper numbers**: the paper columns stay empty and nothing is counted in "
                   "the fidelity summary.", ""]
@@ -341,9 +344,12 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
         need = sum(r.cells_expected for r in results if r.cells_expected is not None)
         done += sum(f["cells"]["cells_done"] for f in figures if isinstance(f.get("cells"), dict))
         need += sum(f["cells"]["cells_total"] for f in figures if isinstance(f.get("cells"), dict))
+        stale = sum(getattr(r, "cells_stale", 0) for r in results)
         lines += [f"> **Partial run: {done} / {need} cells done.** The run stopped before the end (it resumes from "
                   "`store/`). Tables and figures marked *partial* show the cells finished so far and are neither "
-                  "judged nor counted in the fidelity below; only finished rows are.", ""]
+                  "judged nor counted in the fidelity below; only finished rows are."
+                  + (f" The store holds {stale} further table cell(s) made by other code than this report's (not "
+                     "used: see each table)." if stale else ""), ""]
     commit = prov["git_commit"]
     lines += [f"Command: `{command}`; papers: {', '.join(papers)}; mode `{cfg.mode}`; wall time {wall:.0f} s; "
               f"cells {cells_total} ({cells_run} computed in this run, {cells_total - cells_run} read from the store).",
@@ -379,7 +385,8 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
         exp = getattr(res, "cells_expected", None)
         summary.append({"table": res.spec.name, "title": res.spec.title, "verdict": word, "measured": text,
                         **fr, "cells": res.cells_total, "cells_expected": exp,
-                        "partial": bool(getattr(res, "partial", False)), "seconds": round(res.seconds, 1)})
+                        "partial": bool(getattr(res, "partial", False)),
+                        "cells_stale": int(getattr(res, "cells_stale", 0)), "seconds": round(res.seconds, 1)})
         count = f"{res.cells_total} / {exp} cells" if exp is not None else f"{res.cells_total} cells"
         lines.append(f"- {res.spec.title}: **{word}** ({text}); {count}; {res.seconds:.0f} s ({files})")
     for f in figures:

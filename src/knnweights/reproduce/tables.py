@@ -125,6 +125,7 @@ class TableResult:
     seconds: float = 0.0
     raw: list = field(default_factory=list)
     cells_expected: int = None  # the cells the protocol asks for (None: not counted, e.g. a custom table)
+    cells_stale: int = 0  # stored cells made by other code, not used (recomputed on resume, or --revalidate)
     code: dict = field(default_factory=dict)  # method label -> {"hash", "modules"} of the code computing its cells
 
     @property
@@ -343,6 +344,12 @@ def run_table(spec, cfg):
                 r["dataset_label"] = lab
             cells[(lab, m)] = rows
             res.raw.extend(rows)
+    done_keys = {(r["method"], r["dataset"], r["repeat"], r["fold"]) for r in res.raw}
+    res.cells_stale = len({(r.get("method"), r.get("dataset"), r.get("repeat"), r.get("fold"))
+                           for r in ResultStore(path).read()
+                           if r.get("method") in res.code and r.get("dataset") in data
+                           and r.get("code") != res.code[r["method"]]["hash"]}
+                          - done_keys)
     # failed / not implemented groups have no cells to wait for
     res.cells_expected = sum(per_ds[d] for (m, d), rows in got.items() if not isinstance(rows, Exception))
     cfg.say(f"  {spec.name}: {res.cells_total} cells ({res.cells_run} run, {res.cells_total - res.cells_run} "
