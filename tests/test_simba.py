@@ -91,3 +91,39 @@ def test_simba_margin_and_verbose(capsys):
     ref = 0.5 * (np.where(~same, D, np.inf).min(axis=1) - np.where(same, D, np.inf).min(axis=1)).sum()
     assert est.margin_ == pytest.approx(ref, rel=1e-9)
     assert np.argmax(w) == 1
+
+
+def test_gflip_batch_scan_switches_to_whole_rows_with_the_same_result():
+    # stale 2-nearest lists after removals (large slack): every row falls back to a full
+    # scan, so the batch kernel switches to whole rows; the accepted candidate and its
+    # value must equal those of whole-row scans from the start
+    from knnweights.engine import _kernels
+
+    rng = np.random.RandomState(5)
+    n, d = 30, 10
+    X = rng.normal(size=(n, d))
+    y = rng.randint(0, 2, n).astype(np.int64)
+    cols = np.ascontiguousarray(X.T)
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    K = 2
+    order = np.zeros((n, K), np.int64)
+    list_d = np.zeros((n, K))
+    sorted_d0 = np.empty((n, K))
+    slack = np.zeros(n)
+    _kernels.gflip_sort_rows(D, order, list_d, sorted_d0, slack)
+    F = np.ones(d, dtype=bool)
+    for j in (0, 1):  # remove two features without rebuilding the lists
+        _kernels.gflip_flip(D, cols[j], -1.0, slack, order, list_d)
+        F[j] = False
+    perm = rng.permutation(d).astype(np.int64)
+    out = np.empty(n)
+    _kernels.gflip_margins(D, cols[0], 0.0, y, 0, 1.0, out)
+    current = out.sum()
+    for start in range(d):
+        a = _kernels.gflip_scan_candidates(D, cols, perm, start, F, current, y, order, list_d, sorted_d0, slack, 0,
+                                           1.0, True, 10**9)
+        b = _kernels.gflip_scan_candidates(D, cols, perm, start, F, current, y, order, list_d, sorted_d0, slack, 0,
+                                           1.0, False, 10**9)
+        assert a[0] == b[0] and (a[1] == b[1] or (np.isnan(a[1]) and np.isnan(b[1])))
+        # whole rows after the first candidate: at most one candidate's list-plus-row work more
+        assert a[2] <= b[2] + n * (K + n)
