@@ -656,21 +656,33 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
         nu = mu[0]
         amax, ja = -np.inf, -1
         alpha = np.full(d, -np.inf)
+        nzc = 0
         for j in range(d):
             if Z[j]:
-                s = g[j] + nu
-                for r in range(mt):
-                    i = ii[r]
-                    if r < mth:
-                        cc, cr = hc[i, tt[r]], hc[i, hrep[i]]
-                    else:
-                        cc, cr = mc[i, tt[r]], mc[i, mrep[i]]
-                    a = X[i, j] - X[cc, j]
-                    b = X[i, j] - X[cr, j]
-                    s += (a * a - b * b) * mu[r + 1]
-                alpha[j] = -s
-                if -s > amax:
-                    amax = -s
+                Pcols[nzc] = j
+                nzc += 1
+        if nzc > 0:
+            # alpha_Z = -(g_Z + nu + E_Z^T mu_E), accumulated row by row (contiguous rows of X)
+            acc = np.zeros(nzc)
+            for r in range(mt):
+                i = ii[r]
+                if r < mth:
+                    cc, cr = hc[i, tt[r]], hc[i, hrep[i]]
+                else:
+                    cc, cr = mc[i, tt[r]], mc[i, mrep[i]]
+                mr = mu[r + 1]
+                xi, xc, xr = X[i], X[cc], X[cr]
+                for q in range(nzc):
+                    j = Pcols[q]
+                    a = xi[j] - xc[j]
+                    b = xi[j] - xr[j]
+                    acc[q] += (a * a - b * b) * mr
+            for q in range(nzc):
+                j = Pcols[q]
+                v = -(g[j] + nu + acc[q])
+                alpha[j] = v
+                if v > amax:
+                    amax = v
         for j in range(d):
             if alpha[j] >= amax - _TIE * abs(amax):
                 ja = j
