@@ -8,11 +8,28 @@ the default threading.
 """
 
 import contextlib
+import sys
 import threading
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 _state = threading.local()
+_controller = {"n_modules": -1, "ctl": None}
+
+
+def _threadpool_controller():
+    """One :class:`threadpoolctl.ThreadpoolController`, rebuilt only when new modules were imported.
+
+    Building a controller scans every loaded shared library (~9 ms here); a method that
+    enters :func:`single_thread_blas` once per inner solve paid that scan each time.  A
+    native library is loaded by an import, so the scan is repeated when ``sys.modules``
+    has grown since the last one.
+    """
+    n_modules = len(sys.modules)
+    if _controller["ctl"] is None or _controller["n_modules"] != n_modules:
+        _controller["ctl"] = ThreadpoolController()
+        _controller["n_modules"] = n_modules
+    return _controller["ctl"]
 
 
 @contextlib.contextmanager
@@ -38,7 +55,7 @@ def single_thread_blas():
         return
     _state.depth = 1
     try:
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _threadpool_controller().limit(limits=1, user_api="blas"):
             yield
     finally:
         _state.depth = 0
