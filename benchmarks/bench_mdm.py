@@ -76,7 +76,8 @@ if cfg.get("method") == "simplex":  # the solver before the interior point: HiGH
     from knnweights._solvers import lp
     mdm_module.solve_mdm = functools.partial(lp.solve_mdm, method="simplex")
     kw = {"n_add": 1}
-MDM(soft=False, lazy=True).fit(X[:30, :20], y[:30])        # warm up numba / imports
+warm = np.concatenate([np.flatnonzero(y == c)[:15] for c in np.unique(y)])  # both classes (sorted labels)
+MDM(soft=False, lazy=True).fit(X[warm, :20], y[warm])        # warm up numba / imports
 t = time.perf_counter()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
