@@ -195,8 +195,9 @@ def _c_update(X, cand, rep, samp, sign, c):
 
 @njit(cache=True, nogil=True)
 def _eqp(g, Z, E, m_ties, dw, mu):
-    """Null-space solve of EQP (4): ``dw`` (zero on ``Z``) and ``mu = (nu, mu_E)``."""
-    d = g.size
+    """Null-space solve of EQP (4) for the rows of ``g`` (2-D, one factorisation):
+    ``dw`` (zero on ``Z``) and ``mu = (nu, mu_E)`` row by row."""
+    d = g.shape[1]
     P = np.empty(d, np.int64)
     p = 0
     for j in range(d):
@@ -209,7 +210,7 @@ def _eqp(g, Z, E, m_ties, dw, mu):
         AT[q, 0] = 1.0
         for r in range(m_ties):
             AT[q, r + 1] = E[r, j]
-    _eqp_at(g, P, p, AT, dw, mu)
+    _eqp_multi(g, P, p, AT, dw, mu)
 
 
 @njit(cache=True, nogil=True)
@@ -263,59 +264,70 @@ def _eqp_at(g, P, p, AT, dw, mu):
     (each ``O(p m)``), the Gram matrix by one BLAS product. Otherwise the minimum-norm
     solution from an SVD (cut-off ``_RCOND``) with one refinement pass.
     """
+    _eqp_multi(g.reshape(1, g.size), P, p, AT, dw.reshape(1, dw.size), mu.reshape(1, mu.size))
+
+
+@njit(cache=True, nogil=True)
+def _eqp_multi(G, P, p, AT, DW, MU):
+    """:func:`_eqp_at` for the rows of ``G`` (one factorisation for every right-hand side)."""
     m = AT.shape[1]
-    dw[:] = 0.0
+    nr = G.shape[0]
+    DW[:] = 0.0
     if m == 1:
-        s = 0.0
-        for q in range(p):
-            s += g[P[q]]
-        mu[0] = -(s / p)
-        for q in range(p):
-            dw[P[q]] = -(g[P[q]] + mu[0])
+        for h in range(nr):
+            s = 0.0
+            for q in range(p):
+                s += G[h, P[q]]
+            MU[h, 0] = -(s / p)
+            for q in range(p):
+                DW[h, P[q]] = -(G[h, P[q]] + MU[h, 0])
         return
-    gp = np.empty(p)
-    for q in range(p):
-        gp[q] = -g[P[q]]
     ok = False
+    L = np.zeros((m, m))
     if m <= p:
         M = AT.T @ AT
-        L = np.zeros((m, m))
         ok = _chol(M, L) > _QR_COND
     if ok:
-        x = _chol_solve(L, AT.T @ gp)
-        res = np.empty(p)
-        for _ in range(2):
-            for q in range(p):
-                s = gp[q]
-                for r in range(m):
-                    s -= AT[q, r] * x[r]
-                res[q] = s
-            x2 = _chol_solve(L, AT.T @ res)
-            for r in range(m):
-                x[r] += x2[r]
-        for r in range(m):
-            mu[r] = x[r]
+        U, sv, Vt, rank = np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), 0
     else:
         U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
         rank = 0
         for r in range(sv.size):
             if sv[r] > _RCOND * sv[0]:
                 rank += 1
-        x = _svd_solve(U, sv, Vt, rank, gp)
-        res = np.empty(p)
+    gp = np.empty(p)
+    res = np.empty(p)
+    for h in range(nr):
         for q in range(p):
-            s = g[P[q]]
+            gp[q] = -G[h, P[q]]
+        if ok:
+            x = _chol_solve(L, AT.T @ gp)
+            for _ in range(2):
+                for q in range(p):
+                    s = gp[q]
+                    for r in range(m):
+                        s -= AT[q, r] * x[r]
+                    res[q] = s
+                x2 = _chol_solve(L, AT.T @ res)
+                for r in range(m):
+                    x[r] += x2[r]
             for r in range(m):
-                s += AT[q, r] * x[r]
-            res[q] = -s
-        x2 = _svd_solve(U, sv, Vt, rank, res)
-        for r in range(m):
-            mu[r] = x[r] + x2[r]
-    for q in range(p):
-        s = g[P[q]]
-        for r in range(m):
-            s += AT[q, r] * mu[r]
-        dw[P[q]] = -s
+                MU[h, r] = x[r]
+        else:
+            x = _svd_solve(U, sv, Vt, rank, gp)
+            for q in range(p):
+                s = G[h, P[q]]
+                for r in range(m):
+                    s += AT[q, r] * x[r]
+                res[q] = -s
+            x2 = _svd_solve(U, sv, Vt, rank, res)
+            for r in range(m):
+                MU[h, r] = x[r] + x2[r]
+        for q in range(p):
+            s = G[h, P[q]]
+            for r in range(m):
+                s += AT[q, r] * MU[h, r]
+            DW[h, P[q]] = -s
 
 
 @njit(cache=True, nogil=True)

@@ -239,11 +239,15 @@ class _Problem:
         return np.vstack(E_parts), info
 
     def eqp(self, g, E):
-        """Null-space solve of the KKT system of EQP (4): ``dw`` and multipliers ``(nu, mu_E)``."""
-        dw = np.zeros(self.d)
-        mu = np.empty(E.shape[0] + 1)
-        _k._eqp(np.ascontiguousarray(g, dtype=np.float64), self.Z, np.ascontiguousarray(E), E.shape[0], dw, mu)
-        return dw, mu
+        """Null-space solve of the KKT system of EQP (4): ``dw`` and multipliers ``(nu, mu_E)``.
+
+        ``g`` of shape ``(k, d)`` solves ``k`` right-hand sides with one factorisation.
+        """
+        G = np.ascontiguousarray(np.atleast_2d(g), dtype=np.float64)
+        dw = np.zeros(G.shape)
+        mu = np.empty((G.shape[0], E.shape[0] + 1))
+        _k._eqp(G, self.Z, np.ascontiguousarray(E), E.shape[0], dw, mu)
+        return (dw[0], mu[0]) if np.ndim(g) == 1 else (dw, mu)
 
     def multipliers(self, g, E, info, mu, theta_over_n):
         """Lagrange multipliers ``alpha`` (Z), ``beta`` (H[=]), ``gamma`` (M[=]) as (n, K) arrays."""
@@ -557,8 +561,8 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         c = prob.c_vector()
         E, info = prob.tie_rows()
         g = theta * inv_n * c + prob.w - prob.w_bar
-        _, mu0 = prob.eqp(g, E)
-        v, mu1 = prob.eqp(inv_n * c, E)  # d(dw)/d(theta) = -(projected c/n): v = -proj(c/n)
+        dws, mus = prob.eqp(np.vstack([g, inv_n * c]), E)  # one factorisation for both
+        mu0, v, mu1 = mus[0], dws[1], mus[1]  # d(dw)/d(theta) = -(projected c/n): v = -proj(c/n)
         alpha0, beta0, gamma0 = prob.multipliers(g, E, info, mu0, theta * inv_n)
         alpha1, beta1, gamma1 = prob.multipliers(inv_n * c, E, info, mu1, inv_n)
         # primal events (Lemma 5 along the theta direction)
