@@ -423,11 +423,11 @@ def render(results, args):
           "- skrebate runs with `n_jobs=-1` (its fastest setting here). metric-learn 0.7.0 (the latest release) "
           "cannot run against scikit-learn 1.9 (`check_X_y(force_all_finite=...)` was removed), so its rows show "
           "the error.",
-          "- scikit-learn's NCA learns a full d x d matrix and evaluates it with BLAS matrix products; "
-          "`NCADiagonal` learns d weights with our compiled kernels and needs more L-BFGS-B iterations to meet "
-          "its tolerance: it is slower at d = 500 and the only one that runs at d = 20000 (sklearn needs > 16 GiB).",
-          "- SQP-FW with the default theta = 1 moves one constraint per active-set step (Lemma 5): on colon "
-          "(2000 features) it needs some 2000 steps at 5-15 ms each, more than the time limit.",
+          "- scikit-learn's NCA learns a full d x d matrix; `NCADiagonal` learns d weights with the same kind of "
+          "BLAS products (`engine.nca_terms`) from a soft start (`init='scaled'`), and is the only one that runs "
+          "at d = 20000 (sklearn needs > 16 GiB).",
+          "- SQP-FW with the default theta = 1 moves one constraint per active-set step (Lemma 5): tens of "
+          "thousands of steps on colon; its per-step cost is in `bench_sqpfw.md`.",
           "- \"error: n_neighbors=10 is larger ...\" is ReliefF refusing a class with fewer than k + 1 samples "
           "(kidney_sueltmann's chRCC), as documented.",
           "- Memory: fits stopped at the time limit report the peak reached until then."]
