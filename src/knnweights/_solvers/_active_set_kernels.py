@@ -525,14 +525,16 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
 
 @njit(cache=True, nogil=True)
 def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, it, max_iter,
-              refresh_every, use_ws, resume, hist, last, gemm_min_p):
+              refresh_every, use_ws, resume, hist, last, gemm_min_p, maint_min_p=-1):
     """Steps of Algorithm 1 at fixed ``theta``; returns ``(status, it, n_steps)``.
 
     ``dinfo = [cache valid, updates since recompute]`` of ``Dh`` / ``Dm``; ``hist``
     receives the objective after every step (``n_steps`` entries; ``last`` is the
     objective before the first). ``max_iter < 0`` is
     no limit. With ``use_ws`` the loop returns ``REFRESH`` before every
-    ``refresh_every``-th step (``resume=True`` continues with that step).
+    ``refresh_every``-th step (``resume=True`` continues with that step). With at least
+    ``maint_min_p >= 0`` positive features (and 16 constraint rows) the EQP goes through the
+    maintained Gram factor (:func:`_eqp_maint`), refactorised every ``_REFACTOR`` steps.
     """
     n, d = X.shape
     ton = theta / n
@@ -549,6 +551,15 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     msamp = np.empty(n, np.int64)
     c_age = _STALE_C
     nh = 0
+    fcap = 0
+    U = np.empty((0, 0))
+    B = np.empty((0, 0))
+    fkey = np.empty((0, 4), np.int64)
+    perm = np.empty(0, np.int64)
+    fst = np.zeros(2, np.int64)
+    fP = np.zeros(d, np.bool_)
+    hpos = np.zeros(hc.shape, np.int64)
+    mpos = np.zeros(mc.shape, np.int64)
     while True:
         if not resume:
             if max_iter >= 0 and it >= max_iter:
@@ -590,7 +601,37 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
         _fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
         _fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
         mu = np.empty(mt + 1)
-        _eqp_at(g, Pcols, p, AT, dw, mu)
+        if maint_min_p >= 0 and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
+            if mt + 1 > fcap:
+                fcap = 2 * (mt + 1)
+                U = np.empty((fcap, fcap))
+                B = np.empty((fcap, d))
+                fkey = np.empty((fcap, 4), np.int64)
+                perm = np.empty(fcap, np.int64)
+                fst[0] = 0
+            skey = np.zeros((mt + 1, 4), np.int64)
+            for r in range(mt):
+                side = 1 if r < mth else 2
+                i = ii[r]
+                skey[r + 1, 0], skey[r + 1, 1], skey[r + 1, 2] = side, i, tt[r]
+                if side == 1:
+                    skey[r + 1, 3] = hrep[i]
+                    hpos[i, tt[r]] = r + 1
+                else:
+                    skey[r + 1, 3] = mrep[i]
+                    mpos[i, tt[r]] = r + 1
+            done = _eqp_maint(X, g, Z, fP, Pcols, p, AT, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst,
+                              perm, B, dw, mu)
+            for r in range(mt):
+                if r < mth:
+                    hpos[ii[r], tt[r]] = 0
+                else:
+                    mpos[ii[r], tt[r]] = 0
+            if not done:
+                _eqp_at(g, Pcols, p, AT, dw, mu)
+        else:
+            fst[0] = 0
+            _eqp_at(g, Pcols, p, AT, dw, mu)
         dmax = 0.0
         for j in range(d):
             if abs(dw[j]) > dmax:
@@ -720,3 +761,241 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             ms[bi, bk] = btarget
         hist[nh] = last
         nh += 1
+
+
+# -- maintained factor of the EQP Gram matrix (run_steps, |P| >= maint_min_p) --------------------
+# ``U`` (upper, row-major, leading ``fm x fm`` block) with ``U^T U = B B^T``, ``B`` the constraint
+# rows (``1`` and the tie rows) restricted to the positive features, in the factor's own column
+# order; ``fkey[f] = (side, i, k, rep k)`` names column ``f`` (side 0: the all-ones row, 1: hit
+# tie, 2: miss tie).  Between refactorisations (every ``_REFACTOR`` steps) the factor follows
+# the active set by column deletions (``O(m^2)``), appends (``O(p m)``) and rank-one updates /
+# downdates for features leaving / entering ``Z`` (``O(m^2)``).
+
+_REFACTOR = 100  # steps between fresh factorisations of the maintained Gram factor
+_MAINT_COND = 1e-3  # the updated factor is used when min U_ii > this * max U_ii (margin over _QR_COND)
+_DOWN_TOL = 1e-12  # a downdate pivot U_kk^2 - x_k^2 below this * U_kk^2 counts as lost definiteness
+
+
+@njit(cache=True, nogil=True)
+def _chol_rank1(U, lo, hi, x, sign):
+    """``U^T U += sign x x^T`` on the block ``[lo, hi)`` (``x`` overwritten); False if a downdate
+    loses positive definiteness."""
+    for k in range(lo, hi):
+        ukk = U[k, k]
+        r2 = ukk * ukk + sign * x[k] * x[k]
+        if sign < 0 and not r2 > _DOWN_TOL * ukk * ukk:
+            return False
+        r = np.sqrt(r2)
+        c = r / ukk
+        s = x[k] / ukk
+        U[k, k] = r
+        for j in range(k + 1, hi):
+            u = (U[k, j] + sign * s * x[j]) / c
+            U[k, j] = u
+            x[j] = c * x[j] - s * u
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _chol_delete(U, fm, f):
+    """Remove column / row ``f`` of the Gram matrix from its factor (leading ``fm x fm`` block)."""
+    x = U[f, f + 1:fm].copy()
+    _chol_rank1(U[f + 1:fm, f + 1:fm], 0, fm - f - 1, x, 1.0)
+    for r in range(f):
+        for j in range(f, fm - 1):
+            U[r, j] = U[r, j + 1]
+    for r in range(f + 1, fm):
+        for j in range(r, fm):
+            U[r - 1, j - 1] = U[r, j]
+
+
+@njit(cache=True, nogil=True)
+def _chol_append(U, fm, b, dd):
+    """Append a column with Gram entries ``b`` (against the ``fm`` columns) and ``dd`` (its own);
+    False when the new pivot is not positive."""
+    l = b[:fm].copy()
+    for r in range(fm):
+        l[r] /= U[r, r]
+        lr = l[r]
+        for j in range(r + 1, fm):
+            l[j] -= lr * U[r, j]
+    t = dd
+    for r in range(fm):
+        t -= l[r] * l[r]
+        U[r, fm] = l[r]
+    if not t > 0.0:
+        return False
+    U[fm, fm] = np.sqrt(t)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _utu_solve(U, fm, b):
+    """``x`` with ``U^T U x = b`` (leading ``fm x fm`` block of ``U``)."""
+    y = b[:fm].copy()
+    for r in range(fm):
+        y[r] /= U[r, r]
+        yr = y[r]
+        for j in range(r + 1, fm):
+            y[j] -= yr * U[r, j]
+    for r in range(fm - 1, -1, -1):
+        s = y[r]
+        for j in range(r + 1, fm):
+            s -= U[r, j] * y[j]
+        y[r] = s / U[r, r]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def _rows_dot(B, fm, p, v):
+    out = np.empty(fm)
+    for f in range(fm):
+        t = 0.0
+        for q in range(p):
+            t += B[f, q] * v[q]
+        out[f] = t
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _factor_solve(g, P, p, B, U, fm, perm, dw, mu):
+    """EQP (4) through the factor ``U^T U = B B^T`` (``B``: ``fm x p``, column ``f`` of the
+    factor is column ``perm[f]`` of ``[1, E_P^T]``): the semi-normal equations with the same
+    two ``O(p m)`` refinement passes as :func:`_eqp_multi`."""
+    gp = np.empty(p)
+    for q in range(p):
+        gp[q] = -g[P[q]]
+    x = _utu_solve(U, fm, _rows_dot(B, fm, p, gp))
+    res = np.empty(p)
+    for _ in range(3):
+        res[:] = gp
+        for f in range(fm):
+            xf = x[f]
+            Bf = B[f]
+            for q in range(p):
+                res[q] -= Bf[q] * xf
+        if _ == 2:
+            break
+        x2 = _utu_solve(U, fm, _rows_dot(B, fm, p, res))
+        for f in range(fm):
+            x[f] += x2[f]
+    dw[:] = 0.0
+    for q in range(p):
+        dw[P[q]] = res[q]
+    for f in range(fm):
+        mu[perm[f]] = x[f]
+
+
+@njit(cache=True, nogil=True)
+def _key_value(X, hc, mc, key, j):
+    """Entry of the constraint column ``key`` at feature ``j``."""
+    side = key[0]
+    if side == 0:
+        return 1.0
+    cand = hc if side == 1 else mc
+    i = key[1]
+    a = X[i, j] - X[cand[i, key[2]], j]
+    b = X[i, j] - X[cand[i, key[3]], j]
+    return a * a - b * b
+
+
+@njit(cache=True, nogil=True)
+def _fresh_factor(AT, p, U, fkey, skey, perm, B):
+    """Factor the Gram matrix of ``AT`` in its own column order; False when it fails the rank test."""
+    m = AT.shape[1]
+    for r in range(m):
+        for q in range(p):
+            B[r, q] = AT[q, r]
+    M = AT.T @ AT
+    L = np.zeros((m, m))
+    if _chol(M, L) <= _QR_COND:
+        return False
+    for r in range(m):
+        perm[r] = r
+        for t in range(4):
+            fkey[r, t] = skey[r, t]
+        for j in range(r, m):
+            U[r, j] = L[j, r]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _eqp_maint(X, g, Z, fP, Pcols, p, AT, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B, dw, mu):
+    """EQP (4) through the maintained factor (see above); False: the caller solves it afresh
+    (rank-deficient constraint rows, the SVD path).  ``fst = [fm, age]``; ``skey`` names the
+    columns of ``AT``; ``hpos`` / ``mpos`` map a tie ``(i, k)`` to its column of ``AT``."""
+    m = AT.shape[1]
+    d = X.shape[1]
+    fm, age = fst[0], fst[1]
+    ok = fm > 0 and age < _REFACTOR
+    if ok:
+        used = np.zeros(m, np.bool_)
+        for f in range(fm):  # match the factor's columns to the current ones
+            s = -1
+            side = fkey[f, 0]
+            if side == 0:
+                s = 0
+            else:
+                i, k, rk = fkey[f, 1], fkey[f, 2], fkey[f, 3]
+                pos, rep = (hpos, hrep) if side == 1 else (mpos, mrep)
+                if rep[i] == rk and pos[i, k] > 0:
+                    s = pos[i, k]
+            perm[f] = s
+            if s >= 0:
+                used[s] = True
+        for f in range(fm - 1, -1, -1):  # columns that left (or whose representative changed)
+            if perm[f] < 0:
+                _chol_delete(U, fm, f)
+                for t in range(f, fm - 1):
+                    perm[t] = perm[t + 1]
+                    for c in range(4):
+                        fkey[t, c] = fkey[t + 1, c]
+                fm -= 1
+        x = np.empty(fm)
+        for j in range(d):  # features that entered Z (downdate) or left it (update)
+            if fP[j] == Z[j]:
+                for f in range(fm):
+                    x[f] = _key_value(X, hc, mc, fkey[f], j)
+                if not _chol_rank1(U, 0, fm, x, -1.0 if Z[j] else 1.0):
+                    ok = False
+                    break
+        if ok:
+            for f in range(fm):
+                for q in range(p):
+                    B[f, q] = AT[q, perm[f]]
+            b = np.empty(m)
+            for s in range(m):  # columns that joined
+                if used[s]:
+                    continue
+                for q in range(p):
+                    B[fm, q] = AT[q, s]
+                for f in range(fm + 1):
+                    t = 0.0
+                    for q in range(p):
+                        t += B[f, q] * B[fm, q]
+                    b[f] = t
+                if not _chol_append(U, fm, b, b[fm]):
+                    ok = False
+                    break
+                perm[fm] = s
+                for c in range(4):
+                    fkey[fm, c] = skey[s, c]
+                fm += 1
+        if ok:
+            dmin, dmax = np.inf, 0.0
+            for f in range(fm):
+                dmin = min(dmin, U[f, f])
+                dmax = max(dmax, U[f, f])
+            ok = dmin > _MAINT_COND * dmax
+        age += 1
+    if not ok:
+        fm, age = 0, 0
+        if _fresh_factor(AT, p, U, fkey, skey, perm, B):
+            fm = m
+    for j in range(d):
+        fP[j] = not Z[j]
+    fst[0], fst[1] = fm, age
+    if fm == 0:
+        return False
+    _factor_solve(g, Pcols, p, B, U, fm, perm, dw, mu)
+    return True

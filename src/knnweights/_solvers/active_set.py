@@ -76,6 +76,12 @@ STALL_STEPS = 20000
 #: samples (``-1``: never; the gathered pair loop otherwise)
 GEMM_MIN_P = 64
 
+#: with at least this many positive features (and at least 16 constraint rows) the steps solve
+#: EQP (4) through a maintained Cholesky factor of its Gram matrix (column deletions / appends
+#: and rank-one row updates as ties and zero weights change, a fresh factor every 100 steps);
+#: ``-1``: always the fresh factorisation
+MAINT_MIN_P = 64
+
 
 def project_simplex(v):
     """Euclidean projection of ``v`` onto the probability simplex ``{w >= 0, sum w = 1}``."""
@@ -386,7 +392,7 @@ class _Problem:
                 status, it, nh = _k.run_steps(
                     self.X, self.w, self.Z, self.w_bar, self.hit.cand, self.hit.state, self.miss.cand,
                     self.miss.state, self.kappa, self.lambda_, float(theta), self.Dh, self.Dm, self.dinfo, it, mi,
-                    refresh_every, use_ws, resume, buf, history[-1], GEMM_MIN_P)
+                    refresh_every, use_ws, resume, buf, history[-1], GEMM_MIN_P, MAINT_MIN_P)
                 history.extend(buf[:nh].tolist())
                 resume = False
                 if verbose and (verbose > 1 or it >= next_report or status in (_k.CONVERGED, _k.MAX_ITER)):
