@@ -428,6 +428,22 @@ def _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p, gemm
 
 
 @njit(cache=True, nogil=True)
+def _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p):
+    """:func:`candidate_distances` of both sides (one all-pairs product when it pays off)."""
+    n, d = X.shape
+    nz = np.empty(d, np.int64)
+    p = _support(w, nz)
+    if _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
+        Rn = np.empty((n, n))
+        _pair_matrix(X, w, nz, p, Rn)
+        _gather_pairs(Rn, hc, Dh)
+        _gather_pairs(Rn, mc, Dm)
+    else:
+        _pair_dots(X, hc, w, nz, p, Dh)
+        _pair_dots(X, mc, w, nz, p, Dm)
+
+
+@njit(cache=True, nogil=True)
 def _ratio_from(cand, state, rep, D, R, rmax):
     """The min-ratio test of one side (Lemma 5) from the directional distances ``R``."""
     n, K = cand.shape
@@ -521,6 +537,34 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
             if bk >= 0:
                 return bv, i, bk
     return bv, -1, -1
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
+    """``acc = E^T mu_E`` over all features: ``sum_r mu_r eps_{i,c_r}`` minus, per sample and
+    side, the sum of its multipliers times ``eps_{i,rep}``."""
+    n, d = X.shape
+    acc[:] = 0.0
+    S = np.zeros((2, n))
+    for r in range(mt):
+        i = ii[r]
+        side = 0 if r < mth else 1
+        cc = hc[i, tt[r]] if side == 0 else mc[i, tt[r]]
+        mr = mu[r + 1]
+        S[side, i] += mr
+        xi, xc = X[i], X[cc]
+        for j in range(d):
+            a = xi[j] - xc[j]
+            acc[j] += a * a * mr
+    for side in range(2):
+        for i in range(n):
+            s = S[side, i]
+            if s != 0.0:
+                cr = hc[i, hrep[i]] if side == 0 else mc[i, mrep[i]]
+                xi, xr = X[i], X[cr]
+                for j in range(d):
+                    b = xi[j] - xr[j]
+                    acc[j] -= b * b * s
 
 
 @njit(cache=True, nogil=True)
@@ -652,8 +696,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if jmin >= 0 and tmin < best:
                 best, kind, wj = max(tmin, 0.0), 1, jmin
             if dinfo[0] == 0 or dinfo[1] >= _STALE:
-                candidate_distances(X, hc, w, Dh)
-                candidate_distances(X, mc, w, Dm)
+                _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p)
                 dinfo[0], dinfo[1] = 1, 0
             p = 0
             for j in range(d):
@@ -694,8 +737,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             elif kind == 3:
                 ms[wi, wk] = 0
             if dinfo[0] == 0 or dinfo[1] >= _STALE:
-                candidate_distances(X, hc, w, Dh)
-                candidate_distances(X, mc, w, Dm)
+                _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p)
                 dinfo[0], dinfo[1] = 1, 0
             _reps(hs, hrep)
             _reps(ms, mrep)
@@ -714,7 +756,18 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if Z[j]:
                 Pcols[nzc] = j
                 nzc += 1
-        if nzc > 0:
+        if nzc > 0 and maint_min_p >= 0 and d >= maint_min_p:
+            # alpha_Z = -(g_Z + nu + E^T mu_E)_Z over all features (contiguous, SIMD), the
+            # representatives' terms once per sample
+            acc = np.empty(d)
+            _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc)
+            for q in range(nzc):
+                j = Pcols[q]
+                v = -(g[j] + nu + acc[j])
+                alpha[j] = v
+                if v > amax:
+                    amax = v
+        elif nzc > 0:
             # alpha_Z = -(g_Z + nu + E_Z^T mu_E), accumulated row by row (contiguous rows of X)
             acc = np.zeros(nzc)
             for r in range(mt):
@@ -776,7 +829,7 @@ _MAINT_COND = 1e-3  # the updated factor is used when min U_ii > this * max U_ii
 _DOWN_TOL = 1e-12  # a downdate pivot U_kk^2 - x_k^2 below this * U_kk^2 counts as lost definiteness
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _chol_rank1(U, lo, hi, x, sign):
     """``U^T U += sign x x^T`` on the block ``[lo, hi)`` (``x`` overwritten); False if a downdate
     loses positive definiteness."""
@@ -788,9 +841,11 @@ def _chol_rank1(U, lo, hi, x, sign):
         r = np.sqrt(r2)
         c = r / ukk
         s = x[k] / ukk
+        ci = 1.0 / c
+        ss = sign * s
         U[k, k] = r
         for j in range(k + 1, hi):
-            u = (U[k, j] + sign * s * x[j]) / c
+            u = (U[k, j] + ss * x[j]) * ci
             U[k, j] = u
             x[j] = c * x[j] - s * u
     return True
@@ -809,7 +864,7 @@ def _chol_delete(U, fm, f):
             U[r - 1, j - 1] = U[r, j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _chol_append(U, fm, b, dd):
     """Append a column with Gram entries ``b`` (against the ``fm`` columns) and ``dd`` (its own);
     False when the new pivot is not positive."""
@@ -829,7 +884,7 @@ def _chol_append(U, fm, b, dd):
     return True
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _utu_solve(U, fm, b):
     """``x`` with ``U^T U x = b`` (leading ``fm x fm`` block of ``U``)."""
     y = b[:fm].copy()
@@ -846,7 +901,7 @@ def _utu_solve(U, fm, b):
     return y
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _rows_dot(B, fm, p, v):
     out = np.empty(fm)
     for f in range(fm):
@@ -857,7 +912,7 @@ def _rows_dot(B, fm, p, v):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _factor_solve(g, P, p, B, U, fm, perm, dw, mu):
     """EQP (4) through the factor ``U^T U = B B^T`` (``B``: ``fm x p``, column ``f`` of the
     factor is column ``perm[f]`` of ``[1, E_P^T]``): the semi-normal equations with the same
