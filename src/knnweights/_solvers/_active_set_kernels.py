@@ -13,7 +13,14 @@ full history buffer, with the same pivot rules as the NumPy reference it replace
   features only: semi-normal equations (the ``m x m`` Gram matrix ``A_P A_P^T`` by one BLAS
   product, its Cholesky factor, two ``O(p m)`` refinement passes) when the factor shows
   full rank (``min L_ii > 1e-4 max L_ii``, the thin-QR test it replaces: ``L_ii = |R_ii|``),
-  else the minimum-norm solution of an SVD (relative cut-off ``3e-7``);
+  else the minimum-norm solution of an SVD (relative cut-off ``3e-7``); with
+  ``|P| >= maint_min_p`` (microarrays) the Cholesky factor is maintained instead of rebuilt:
+  column deletions / appends as tie rows leave / join (``O(m^2)`` / ``O(p m)``), rank-one
+  updates / downdates as features leave / enter ``Z`` (``O(m^2)``), the constraint rows
+  kept over the positive features between steps, a fresh factor every ``_REFACTOR`` steps
+  and whenever a downdate loses definiteness or ``min U_ii <= 1e-3 max U_ii`` (then the
+  fresh path above, SVD included); the same two refinement passes follow, so the solution
+  equals the fresh one to rounding;
 * ``c`` (the TN gradient) updated by ``O(d)`` per changed representative, recomputed every
   ``_STALE_C`` steps;
 * Lemma 5: one fused pass over the working set computes the directional distances
@@ -22,6 +29,8 @@ full history buffer, with the same pivot rules as the NumPy reference it replace
   distances of all pairs come from one matrix product (:func:`_pair_matrix`); slopes below
   ``_RT`` times the largest are rounding noise (rows in the span of the active ones) and
   never block;
+* ``alpha_Z`` (zero steps, ``d >= maint_min_p``): one dense pass over the features per tie
+  and one per representative;
 * Lemma 6 / Theorem 7: the releasable constraint with the largest multiplier is
   released (first maximum in the order ``Z``, hits ``[=]->[<]``, hits ``[=]->[>]``,
   misses ``[=]->[<]``, misses ``[=]->[>]``; rows in sample order).
@@ -600,8 +609,9 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     B = np.empty((0, 0))
     fkey = np.empty((0, 4), np.int64)
     perm = np.empty(0, np.int64)
-    fst = np.zeros(2, np.int64)
-    fP = np.zeros(d, np.bool_)
+    fst = np.zeros(3, np.int64)
+    Pb = np.empty(d, np.int64)
+    posP = np.full(d, -1, np.int64)
     hpos = np.zeros(hc.shape, np.int64)
     mpos = np.zeros(mc.shape, np.int64)
     while True:
@@ -641,10 +651,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if not Z[j]:
                 Pcols[p] = j
                 p += 1
-        AT = np.empty((p, mt + 1))
-        _fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
-        _fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
         mu = np.empty(mt + 1)
+        done = False
         if maint_min_p >= 0 and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
             if mt + 1 > fcap:
                 fcap = 2 * (mt + 1)
@@ -654,27 +662,26 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 perm = np.empty(fcap, np.int64)
                 fst[0] = 0
             skey = np.zeros((mt + 1, 4), np.int64)
+            _tie_keys(hs, hrep, 1, skey, ii, tt, 0)
+            _tie_keys(ms, mrep, 2, skey, ii, tt, mth)
             for r in range(mt):
-                side = 1 if r < mth else 2
-                i = ii[r]
-                skey[r + 1, 0], skey[r + 1, 1], skey[r + 1, 2] = side, i, tt[r]
-                if side == 1:
-                    skey[r + 1, 3] = hrep[i]
-                    hpos[i, tt[r]] = r + 1
+                if r < mth:
+                    hpos[ii[r], tt[r]] = r + 1
                 else:
-                    skey[r + 1, 3] = mrep[i]
-                    mpos[i, tt[r]] = r + 1
-            done = _eqp_maint(X, g, Z, fP, Pcols, p, AT, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst,
-                              perm, B, dw, mu)
+                    mpos[ii[r], tt[r]] = r + 1
+            done = _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B,
+                              Pb, posP, dw, mu)
             for r in range(mt):
                 if r < mth:
                     hpos[ii[r], tt[r]] = 0
                 else:
                     mpos[ii[r], tt[r]] = 0
-            if not done:
-                _eqp_at(g, Pcols, p, AT, dw, mu)
         else:
             fst[0] = 0
+        if not done:
+            AT = np.empty((p, mt + 1))
+            _fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
+            _fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
             _eqp_at(g, Pcols, p, AT, dw, mu)
         dmax = 0.0
         for j in range(d):
@@ -955,33 +962,47 @@ def _key_value(X, hc, mc, key, j):
 
 
 @njit(cache=True, nogil=True)
-def _fresh_factor(AT, p, U, fkey, skey, perm, B):
-    """Factor the Gram matrix of ``AT`` in its own column order; False when it fails the rank test."""
-    m = AT.shape[1]
-    for r in range(m):
-        for q in range(p):
-            B[r, q] = AT[q, r]
-    M = AT.T @ AT
-    L = np.zeros((m, m))
-    if _chol(M, L) <= _QR_COND:
-        return False
-    for r in range(m):
-        perm[r] = r
-        for t in range(4):
-            fkey[r, t] = skey[r, t]
-        for j in range(r, m):
-            U[r, j] = L[j, r]
-    return True
+def _tie_keys(state, rep, side, skey, ii, tt, off):
+    """``ii`` / ``tt`` of the tie rows of one side (as :func:`_fill_ties_at`) and their keys
+    ``(side, i, k, rep k)`` in rows ``1 + off, ...`` of ``skey`` (row 0: the all-ones row)."""
+    n, K = state.shape
+    for i in range(n):
+        for k in range(K):
+            if state[i, k] == 0 and k != rep[i]:
+                ii[off] = i
+                tt[off] = k
+                skey[off + 1, 0], skey[off + 1, 1], skey[off + 1, 2], skey[off + 1, 3] = side, i, k, rep[i]
+                off += 1
+    return off
 
 
 @njit(cache=True, nogil=True)
-def _eqp_maint(X, g, Z, fP, Pcols, p, AT, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B, dw, mu):
+def _key_row(X, hc, mc, key, Pb, pb, out):
+    """Constraint row ``key`` over the features ``Pb[:pb]``."""
+    if key[0] == 0:
+        out[:pb] = 1.0
+        return
+    cand = hc if key[0] == 1 else mc
+    i = key[1]
+    xi, xc, xr = X[i], X[cand[i, key[2]]], X[cand[i, key[3]]]
+    for q in range(pb):
+        j = Pb[q]
+        a = xi[j] - xc[j]
+        b = xi[j] - xr[j]
+        out[q] = a * a - b * b
+
+
+@njit(cache=True, nogil=True)
+def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B, Pb, posP, dw, mu):
     """EQP (4) through the maintained factor (see above); False: the caller solves it afresh
-    (rank-deficient constraint rows, the SVD path).  ``fst = [fm, age]``; ``skey`` names the
-    columns of ``AT``; ``hpos`` / ``mpos`` map a tie ``(i, k)`` to its column of ``AT``."""
-    m = AT.shape[1]
+    (rank-deficient constraint rows, the SVD path).  ``fst = [fm, age, pb]``; ``B`` holds the
+    factor's constraint rows over the features ``Pb[:pb]`` (``posP`` their positions), kept
+    from step to step: a feature entering / leaving ``Z`` changes one column, a tie one row.
+    ``skey`` names the current constraint rows; ``hpos`` / ``mpos`` map a tie ``(i, k)`` to
+    its row of ``skey``."""
+    m = skey.shape[0]
     d = X.shape[1]
-    fm, age = fst[0], fst[1]
+    fm, age, pb = fst[0], fst[1], fst[2]
     ok = fm > 0 and age < _REFACTOR
     if ok:
         used = np.zeros(m, np.bool_)
@@ -1005,28 +1026,43 @@ def _eqp_maint(X, g, Z, fP, Pcols, p, AT, skey, hc, hrep, hpos, mc, mrep, mpos, 
                     perm[t] = perm[t + 1]
                     for c in range(4):
                         fkey[t, c] = fkey[t + 1, c]
+                    for q in range(pb):
+                        B[t, q] = B[t + 1, q]
                 fm -= 1
         x = np.empty(fm)
         for j in range(d):  # features that entered Z (downdate) or left it (update)
-            if fP[j] == Z[j]:
+            qj = posP[j]
+            if qj >= 0 and Z[j]:
                 for f in range(fm):
-                    x[f] = _key_value(X, hc, mc, fkey[f], j)
-                if not _chol_rank1(U, 0, fm, x, -1.0 if Z[j] else 1.0):
+                    x[f] = B[f, qj]
+                if not _chol_rank1(U, 0, fm, x, -1.0):
                     ok = False
                     break
+                last = pb - 1
+                for f in range(fm):
+                    B[f, qj] = B[f, last]
+                Pb[qj] = Pb[last]
+                posP[Pb[qj]] = qj
+                posP[j] = -1
+                pb -= 1
+            elif qj < 0 and not Z[j]:
+                for f in range(fm):
+                    v = _key_value(X, hc, mc, fkey[f], j)
+                    B[f, pb] = v
+                    x[f] = v
+                Pb[pb] = j
+                posP[j] = pb
+                pb += 1
+                _chol_rank1(U, 0, fm, x, 1.0)
         if ok:
-            for f in range(fm):
-                for q in range(p):
-                    B[f, q] = AT[q, perm[f]]
             b = np.empty(m)
             for s in range(m):  # columns that joined
                 if used[s]:
                     continue
-                for q in range(p):
-                    B[fm, q] = AT[q, s]
+                _key_row(X, hc, mc, skey[s], Pb, pb, B[fm])
                 for f in range(fm + 1):
                     t = 0.0
-                    for q in range(p):
+                    for q in range(pb):
                         t += B[f, q] * B[fm, q]
                     b[f] = t
                 if not _chol_append(U, fm, b, b[fm]):
@@ -1043,14 +1079,28 @@ def _eqp_maint(X, g, Z, fP, Pcols, p, AT, skey, hc, hrep, hpos, mc, mrep, mpos, 
                 dmax = max(dmax, U[f, f])
             ok = dmin > _MAINT_COND * dmax
         age += 1
-    if not ok:
+    if not ok:  # a fresh factor, columns in the current order (as the fresh solve)
         fm, age = 0, 0
-        if _fresh_factor(AT, p, U, fkey, skey, perm, B):
+        posP[:] = -1
+        for q in range(p):
+            Pb[q] = Pcols[q]
+            posP[Pcols[q]] = q
+        pb = p
+        for r in range(m):
+            _key_row(X, hc, mc, skey[r], Pb, pb, B[r])
+            perm[r] = r
+            for c in range(4):
+                fkey[r, c] = skey[r, c]
+        Bc = np.ascontiguousarray(B[:m, :p])
+        M = Bc @ Bc.T
+        L = np.zeros((m, m))
+        if _chol(M, L) > _QR_COND:
+            for r in range(m):
+                for j in range(r, m):
+                    U[r, j] = L[j, r]
             fm = m
-    for j in range(d):
-        fP[j] = not Z[j]
-    fst[0], fst[1] = fm, age
+    fst[0], fst[1], fst[2] = fm, age, pb
     if fm == 0:
         return False
-    _factor_solve(g, Pcols, p, B, U, fm, perm, dw, mu)
+    _factor_solve(g, Pb, pb, B, U, fm, perm, dw, mu)
     return True

@@ -35,9 +35,12 @@ one fused pass for ``eps . dw`` and the min-ratio test over the candidate lists,
 ``O(n K |P|)``, or one ``n x |P| x n`` matrix product for all pairs when the lists hold
 most samples and ``|P| >= GEMM_MIN_P``; the least-squares solve by semi-normal equations
 (a BLAS Gram product, a Cholesky factor, two refinement passes), or an SVD when the tie
-rows lose rank, ``O(|P| m^2)``, under one BLAS thread).  This driver only refreshes the working
-set (one neighbour search every ``refresh_every`` steps and at the end) and rolls back
-to the last checkpoint, dropping the discarded steps from the history, when a refresh
+rows lose rank, ``O(|P| m^2)``, under one BLAS thread; with ``|P| >= MAINT_MIN_P`` the
+Cholesky factor is maintained across steps by column appends / deletions and rank-one
+row updates / downdates, ``O(m^2 + |P| m)`` per step, refactorised every 100 steps).
+This driver only refreshes the working set (one neighbour search every ``refresh_every``
+steps and at the end) and rolls back to the last checkpoint, dropping the discarded steps from
+the history, when a refresh
 finds TN consistency broken.  Simultaneous blocks and equal multipliers (within
 ``1e-9`` relative) go to the first sample, then the smallest candidate index, and slopes
 ``eps . dw`` below ``1e-9`` of the largest never block, so the pivot sequence does not
@@ -46,7 +49,8 @@ With ``d >> n`` (microarrays) degenerate points are common (a tie row in the spa
 active ones, a blocking step of length ~0, rank-deficient EQPs whose minimum-norm
 multipliers pick the release): there the pivot taken depends on rounding, and two
 implementations that differ only in summation order may continue to different local
-minima (Colon, theta = 1: the same 18065 steps, then a different pivot).
+minima (Colon, theta = 1: the same 18065 steps, then a different pivot; the maintained
+Gram factor against the fresh one: 38749 against 38751 steps, the same weights to 1e-13).
 """
 
 import warnings
