@@ -39,10 +39,9 @@ rows lose rank, ``O(|P| m^2)``, under one BLAS thread; with ``|P| >= MAINT_MIN_P
 Cholesky factor is maintained across steps by column appends / deletions and rank-one
 row updates / downdates, ``O(m^2 + |P| m)`` per step, refactorised every 100 steps).
 This driver only refreshes the working set (one neighbour search every ``refresh_every``
-steps and at the end) and rolls back to the last checkpoint, dropping the discarded steps from
-the history, when a refresh
-finds TN consistency broken.  Simultaneous blocks and equal multipliers (within
-``1e-9`` relative) go to the first sample, then the smallest candidate index, and slopes
+steps and at the end) and rolls back to the last checkpoint, dropping the discarded steps
+from the history, when a refresh finds TN consistency broken.  Simultaneous blocks and
+equal multipliers (within ``1e-9`` relative) go to the first sample, then the smallest candidate index, and slopes
 ``eps . dw`` below ``1e-9`` of the largest never block, so the pivot sequence does not
 depend on the order of the candidate lists nor, away from degenerate points, on rounding.
 With ``d >> n`` (microarrays) degenerate points are common (a tie row in the span of the
