@@ -43,7 +43,8 @@ def _baseline(name, **kw):
             params["n_init"] = cfg.pick(1, 2, 5)  # best of 5 random starts by training error (paper)
         if name == "NCADiagonal":
             params["max_iter"] = cfg.pick(20, 50, 100)
-        grid = {"n_neighbors": [1, 3, 5], "weighter__share": [s for s in share_grid(cfg.pick(0.5, 0.1, 0.01)) if s <= 0.99]}
+        shares = [s for s in share_grid(cfg.pick(0.5, 0.1, 0.01)) if s <= 0.99]
+        grid = {"n_neighbors": [1, 3, 5], "weighter__share": shares}
         return Tuned(weighted_knn(cls(**params)), grid)
 
     return build
@@ -60,13 +61,14 @@ def table1():
     ds = []
     for lab, key, name in _T1:
         if name is None:
-            ds.append(DatasetSpec(lab, key, None, reason="Breast Cancer Wisconsin (Diagnostic) is not among the bundled "
-                                                         "datasets"))
+            ds.append(DatasetSpec(lab, key, None,
+                                  reason="Breast Cancer Wisconsin (Diagnostic) is not among the bundled datasets"))
         else:
             note = "constant features dropped, standardised"
             if name == "wine_quality":
                 note += "; quality 9 (5 samples) dropped: a third of it cannot give each sample a hit"
-            ds.append(DatasetSpec(lab, key, loader(name, std=True, const=True, max_rows=_ROWS, min_class=10), note=note))
+            load = loader(name, std=True, const=True, max_rows=_ROWS, min_class=10)
+            ds.append(DatasetSpec(lab, key, load, note=note))
     methods = [MethodSpec("Relief", _baseline("Relief", random_state=0), stand_in="knnweights Relief + kNN"),
                MethodSpec("Simba", _baseline("Simba", random_state=0), stand_in="knnweights Simba + kNN"),
                MethodSpec("MulRel", _baseline("MulRel"), stand_in="knnweights MulRel + kNN"),
@@ -157,7 +159,8 @@ def table2():
           DatasetSpec("Kidney Cancer [17]", "kidney_sueltmann", loader("kidney_sueltmann", max_features=_FEATS)),
           DatasetSpec("Leukemia [18]", "leukemia_golub1999", loader("leukemia_golub", max_features=_FEATS)),
           DatasetSpec("Prostate Cancer [19]", "prostate_singh2002_102",
-                      loader("prostate_singh", rows=102, max_features=_FEATS), note="first 102 samples (Singh's training set)")]
+                      loader("prostate_singh", rows=102, max_features=_FEATS),
+                      note="first 102 samples (Singh's training set)")]
     methods = [MethodSpec("Standard 1NN", lambda cfg: KNeighborsClassifier(1), stand_in="sklearn 1-NN, Euclidean"),
                MethodSpec("Weighted 1NN with SQP-FW",
                           lambda cfg: _SQPFWPathKNN(_thetas(cfg), ks=(1,), tns=(1,), cv=cfg.pick(2, 3, 10)),
@@ -209,4 +212,5 @@ def figures(cfg, out):
              "claim": "at theta = 0 the solution is the uniform w_bar; the path is piecewise linear in theta while the "
                       "target neighbours stay fixed, and more weights reach zero as theta grows (sparse weights).",
              "ours": f"{len(res['thetas'])} breakpoints up to theta = {res['thetas'][-1]:.3g}; non-zero weights "
-                     f"{int(np.count_nonzero(W[0] > 0))} at theta = 0 -> {int(np.count_nonzero(W[-1] > 0))} at the end."}]
+                     f"{int(np.count_nonzero(W[0] > 0))} at theta = 0 -> "
+                     f"{int(np.count_nonzero(W[-1] > 0))} at the end."}]
