@@ -29,7 +29,7 @@ full history buffer, with the same pivot rules as the NumPy reference it replace
   distances of all pairs come from one matrix product (:func:`_pair_matrix`); slopes below
   ``_RT`` times the largest are rounding noise (rows in the span of the active ones) and
   never block;
-* ``alpha_Z`` (zero steps, ``d >= maint_min_p``): one dense pass over the features per tie
+* ``alpha_Z`` (zero steps, ``d >= maint_min_p``, ``|Z| > d / 2``): one dense pass over the features per tie
   and one per representative;
 * Lemma 6 / Theorem 7: the releasable constraint with the largest multiplier is
   released (first maximum in the order ``Z``, hits ``[=]->[<]``, hits ``[=]->[>]``,
@@ -763,7 +763,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if Z[j]:
                 Pcols[nzc] = j
                 nzc += 1
-        if nzc > 0 and maint_min_p >= 0 and d >= maint_min_p:
+        if 2 * nzc > d and maint_min_p >= 0 and d >= maint_min_p:
             # alpha_Z = -(g_Z + nu + E^T mu_E)_Z over all features (contiguous, SIMD), the
             # representatives' terms once per sample
             acc = np.empty(d)
