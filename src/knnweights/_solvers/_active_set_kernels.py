@@ -132,26 +132,6 @@ def _n_ties(state):
 
 
 @njit(cache=True, nogil=True)
-def _fill_tie_rows(X, cand, state, rep, E, ii, tt, off):
-    """Rows ``off, ...`` of ``E``: ``eps_{i,j} - eps_{i,rep}`` of the non-representative ``[=]`` members."""
-    n, K = state.shape
-    d = X.shape[1]
-    for i in range(n):
-        r = cand[i, rep[i]]
-        for k in range(K):
-            if state[i, k] == 0 and k != rep[i]:
-                c = cand[i, k]
-                for j in range(d):
-                    a = X[i, j] - X[c, j]
-                    b = X[i, j] - X[r, j]
-                    E[off, j] = a * a - b * b
-                ii[off] = i
-                tt[off] = k
-                off += 1
-    return off
-
-
-@njit(cache=True, nogil=True)
 def _fill_ties_at(X, cand, state, rep, P, p, AT, ii, tt, off):
     """Columns ``1 + off, ...`` of ``AT = [1, E_P^T]``: the tie rows of one side restricted to
     the positive features ``P[:p]`` (column 0 is the all-ones row); returns the next free row."""

@@ -238,12 +238,14 @@ class _Problem:
     def tie_rows(self):
         """Equality rows ``eps_{i,j} - eps_{i,rep}`` of the non-representative ``[=]`` members."""
         E_parts, info = [], []
+        every_feature = np.arange(self.d, dtype=np.int64)
         for side in (self.hit, self.miss):
             m = int(_k._n_ties(side.state))
-            E = np.empty((m, self.d))
+            AT = np.empty((self.d, m + 1))  # the compiled loop's layout: column 1 + r is tie row r
             ii, tt = np.empty(m, np.int64), np.empty(m, np.int64)
-            _k._fill_tie_rows(self.X, side.cand, side.state, side.reps().astype(np.int64), E, ii, tt, 0)
-            E_parts.append(E)
+            _k._fill_ties_at(self.X, side.cand, side.state, side.reps().astype(np.int64), every_feature, self.d, AT,
+                             ii, tt, 0)
+            E_parts.append(AT[:, 1:].T)
             info.append((ii, tt))
         return np.vstack(E_parts), info
 
