@@ -137,3 +137,20 @@ def test_cli_end_to_end(tmp_path, capsys):
     assert {r["method"] for r in rows if r["status"] == "ok"} >= {"1-NN (Euclidean)", "soft MDM + 1-NN"}
     assert "OURS, not the paper's" in (out / "report.md").read_text()
     assert "fidelity" in capsys.readouterr().err
+
+
+def test_figure_verdicts_judge_the_claims_on_the_numbers():
+    """The SQP-FW path and EFW Fig. 2 verdicts follow from the values, not from a fixed string."""
+    from knnweights.reproduce.efw import _fig2_verdict
+    from knnweights.reproduce.sqpfw import _path_verdict
+
+    thetas = np.array([0.0, 1.0, 10.0])
+    W = np.array([[0.25] * 4, [0.4, 0.3, 0.3, 0.0], [0.6, 0.4, 0.0, 0.0]])
+    assert _path_verdict(thetas, W).startswith("reproduced")
+    W_bad = W.copy()
+    W_bad[0] = [0.4, 0.2, 0.2, 0.2]
+    assert _path_verdict(thetas, W_bad).startswith("partly reproduced")
+    W_flat = np.array([[0.4, 0.2, 0.2, 0.2]] * 3)
+    assert _path_verdict(thetas, W_flat).startswith("not reproduced")
+    assert _fig2_verdict(4, 7).startswith("partly reproduced")
+    assert _fig2_verdict(3, 7).startswith("not reproduced")
