@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+from knnweights._solvers import lp
 from knnweights._solvers.lp import _DenseRelaxation, _IPMState, _vertex, dense_ipm, solve_mdm
 from knnweights.engine.linalg import single_thread_blas
 
@@ -57,15 +58,18 @@ def test_vertex_refuses_a_wrong_partition():
         assert c @ x == pytest.approx(ref.fun, rel=1e-9)
 
 
-def test_degenerate_optimum_goes_to_a_vertex_through_the_simplex():
+@pytest.mark.parametrize("window", [0, 3])
+def test_degenerate_optimum_goes_to_a_vertex_through_the_simplex_or_the_window(window, monkeypatch):
     # min x1 + x2  s.t.  x1 + x2 >= 1: every point of the segment is optimal; the interior point converges
-    # to its middle (2 basic columns, 1 active row), so the exact vertex needs the simplex fallback
+    # to its middle (2 basic columns, 1 active row): the ratio partition is not square, so the exact vertex
+    # needs the simplex fallback (window 0) or a square partition of the k most clearly basic (window 3)
+    monkeypatch.setattr(lp, "_VERTEX_WINDOW", window)
     relax = _DenseRelaxation(np.array([1.0, 1.0]))
     relax.loose = False
     relax.add_rows(np.array([[-1.0, -1.0], [1.0, -2.0]]), np.array([-1.0, 5.0]))
     status, x, lam, fun, _ = relax.solve()
     assert status == "optimal" and fun == pytest.approx(1.0, abs=1e-12)
-    assert relax.crossovers == 1
+    assert relax.crossovers == (1 if window == 0 else 0)
     assert np.count_nonzero(x) == 1  # a vertex, not the middle of the segment
     assert lam[0] == pytest.approx(1.0) and lam[1] == pytest.approx(0.0, abs=1e-12)
 

@@ -245,6 +245,16 @@ _IPM_TOL_ROUND = 1e-8
 _IPM_TOL_FINAL = 1e-10
 _IPM_WARM_GROWTH = 1.0  # warm start when the LP grew by at most this fraction (at most doubled)
 _IPM_WARM_GAP = 1e-1
+_IPM_WARM_FACTOR = 1.0
+_IPM_TOL_FIRST = 1e-3
+_IPM_CORRECTORS = 2
+_IPM_TOL_RATE = 1.0
+_PRUNE = False
+_PRUNE_TOL = 1e-4  # prune after rounds solved to at least this tolerance
+_VERTEX_WINDOW = 3  # the final vertex also tries the square partitions of the k most clearly basic, k +- 3
+#: between rounds, rows with ``lam / s`` and feature columns with ``x / z`` below this (clearly inactive / zero
+#: at the relaxation's optimum) leave the LP, each at most once (a pair or feature that comes back stays)
+_PRUNE_RATIO = 1e-3
 
 
 def _syrk(F, trans):
@@ -267,6 +277,50 @@ def _cholesky(M):
             delta = max(delta * 100.0, 1e-13 * scale)
             M[np.diag_indices_from(M)] = diag + delta
     raise np.linalg.LinAlgError("the interior-point normal matrix is singular")
+
+
+def _factor(A, D, E, rowspace):
+    """Cholesky factor of the normal matrix ``A D A^T + E`` (row space) or ``A^T E^-1 A + D^-1`` (column space)."""
+    if rowspace:
+        M = _syrk(A * np.sqrt(D), trans=False)
+        M[np.diag_indices(A.shape[0])] += E
+    else:
+        M = _syrk(A / np.sqrt(E)[:, None], trans=True)
+        M[np.diag_indices(A.shape[1])] += 1.0 / D
+    return _cholesky(M)
+
+
+def _starting_point(A, b, c, rowspace):
+    """Mehrotra's starting point (Wright 1997, ch. 10) for ``A x + s = b``, ``x, s >= 0``.
+
+    The least-norm ``(x, s)`` of ``A x + s = b`` and the least-squares multipliers of ``A^T lam - z = -c``,
+    ``lam - t = 0`` (one factorisation of ``A A^T + I``), shifted to be positive and then balanced so that the
+    products ``x z``, ``s lam`` are comparable.
+    """
+    m, nc = A.shape
+    L = _factor(A, np.ones(nc), np.ones(m), rowspace)
+    # least-norm primal: min |x|^2 + |s|^2 s.t. A x + s = b  ->  x = A^T y, s = y, (A A^T + I) y = b
+    if rowspace:
+        y = sla.cho_solve(L, b, check_finite=False)
+        x, s = A.T @ y, y
+        yd = sla.cho_solve(L, -(A @ c), check_finite=False)
+    else:  # (A^T A + I)^-1 through the push-through identity: (A A^T + I)^-1 b = b - A (A^T A + I)^-1 A^T b
+        y = b - A @ sla.cho_solve(L, A.T @ b, check_finite=False)
+        x, s = A.T @ y, y
+        Ac = A @ c
+        yd = -(Ac - A @ sla.cho_solve(L, A.T @ Ac, check_finite=False))
+    # least-squares dual: min |z|^2 + |t|^2 with z = c + A^T lam, t = lam  ->  (A A^T + I) lam = -A c
+    lam = yd
+    z = c + A.T @ lam
+    dp = max(-1.5 * min(x.min(), s.min()), 0.0)
+    dd = max(-1.5 * min(z.min(), lam.min()), 0.0)
+    x, s, z, lam = x + dp, s + dp, z + dd, lam + dd
+    xz = x @ z + s @ lam
+    dp2 = 0.5 * xz / max(z.sum() + lam.sum(), np.finfo(float).tiny)
+    dd2 = 0.5 * xz / max(x.sum() + s.sum(), np.finfo(float).tiny)
+    x, s, z, lam = x + dp2, s + dp2, z + dd2, lam + dd2
+    floor = 1e-8 * max(1.0, float(np.abs(b).max()), float(np.abs(c).max()))
+    return np.maximum(x, floor), np.maximum(s, floor), np.maximum(lam, floor), np.maximum(z, floor)
 
 
 class _IPMState:
@@ -302,7 +356,8 @@ def _step(v, dv):
     return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
 
 
-def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None):
+def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None,
+              correctors=_IPM_CORRECTORS):
     """Mehrotra predictor-corrector interior point for ``min c.x  s.t.  A x <= b, x >= 0`` with a dense ``A``.
 
     Each iteration forms the normal matrix in the smaller space (``A D A^T + S / Lambda``, ``m x m``, or
@@ -321,10 +376,7 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     bn = 1.0 + np.linalg.norm(b)
     cn = 1.0 + np.linalg.norm(c)
     if state is None:
-        x = np.ones(nc)
-        s = np.maximum(b - A @ x, 1.0)
-        lam = np.ones(m)
-        z = np.ones(nc)
+        x, s, lam, z = _starting_point(A, b, c, rowspace)
     else:
         x, s, lam, z = state.x, state.s, state.lam, state.z
     status = "max_iter"
@@ -348,14 +400,7 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
         mu = (x @ z + s @ lam) / (nc + m)
         D = x / z
         E = s / lam
-        if rowspace:
-            M = _syrk(A * np.sqrt(D), trans=False)
-            M[np.diag_indices(m)] += E
-        else:
-            M = _syrk(A / np.sqrt(E)[:, None], trans=True)
-            M[np.diag_indices(nc)] += 1.0 / D
-        L = _cholesky(M)
-        del M
+        L = _factor(A, D, E, rowspace)
 
         cur = (A, L, rowspace, x, s, lam, z, rp, rd, D, E)
         dx, ds, dl, dz = _newton(*cur, x * z, s * lam)
@@ -364,8 +409,31 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
         mu_aff = ((x + ap * dx) @ (z + ad * dz) + (s + ap * ds) @ (lam + ad * dl)) / (nc + m)
         sigma = (mu_aff / mu) ** 3
         dx, ds, dl, dz = _newton(*cur, x * z + dx * dz - sigma * mu, s * lam + ds * dl - sigma * mu)
-        ap = 0.995 * min(_step(x, dx), _step(s, ds))
-        ad = 0.995 * min(_step(z, dz), _step(lam, dl))
+        ap = min(_step(x, dx), _step(s, ds))
+        ad = min(_step(z, dz), _step(lam, dl))
+        # Gondzio's multiple centrality correctors: cheap (one more pair of triangular solves each) next to the
+        # factorisation, they lengthen the steps of a badly centred iterate
+        for _ in range(correctors):
+            if min(ap, ad) >= 1.0:
+                break
+            tp = min(1.0, 1.5 * ap + 0.1)
+            td = min(1.0, 1.5 * ad + 0.1)
+            vx = (x + tp * dx) * (z + td * dz)
+            vs = (s + tp * ds) * (lam + td * dl)
+            target = sigma * mu
+            cx = np.clip(vx, 0.1 * target, 10.0 * target) - vx
+            cs = np.clip(vs, 0.1 * target, 10.0 * target) - vs
+            cx = np.maximum(cx, -10.0 * target)
+            cs = np.maximum(cs, -10.0 * target)
+            ex, es, el, ez = _newton(A, L, rowspace, x, s, lam, z, np.zeros(m), np.zeros(nc), D, E, -cx, -cs)
+            nx, ns, nl, nz = dx + ex, ds + es, dl + el, dz + ez
+            ap2 = min(_step(x, nx), _step(s, ns))
+            ad2 = min(_step(z, nz), _step(lam, nl))
+            if ap2 + ad2 < 1.01 * (ap + ad) + 0.02:
+                break
+            dx, ds, dl, dz, ap, ad = nx, ns, nl, nz, ap2, ad2
+        ap *= 0.995
+        ad *= 0.995
         x = x + ap * dx
         s = s + ap * ds
         lam = lam + ad * dl
@@ -375,7 +443,7 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     return out, status, it
 
 
-def _vertex(A, b, c, st, ftol=1e-9):
+def _vertex(A, b, c, st, ftol=1e-9, window=0):
     """The optimal vertex next to a nearly optimal interior-point iterate ``st``, or ``None``.
 
     Columns with ``x_j > z_j`` are basic (``B``), rows with ``lam_i > s_i`` active (``act``).  When there are
@@ -391,11 +459,18 @@ def _vertex(A, b, c, st, ftol=1e-9):
     act = np.flatnonzero(row_ratio > 1.0)
     tries = [(B, act)]
     # a variable near its bound (x_j and z_j both ~ sqrt(mu)) can fall on the wrong side of the ratio 1:
-    # also try the square partitions made of the most clearly basic columns and active rows
+    # also try the square partitions made of the k most clearly basic columns and active rows, k near the counts
+    # (genes 80 x 3000 at gap 1e-8: 1 198 columns and rows by the ratio 1, the vertex has 1 199)
+    col_order = np.argsort(-col_ratio, kind="stable")
+    row_order = np.argsort(-row_ratio, kind="stable")
     if B.size < act.size:
-        tries.append((np.sort(np.argsort(-col_ratio, kind="stable")[:act.size]), act))
+        tries.append((np.sort(col_order[:act.size]), act))
     elif B.size > act.size:
-        tries.append((B, np.sort(np.argsort(-row_ratio, kind="stable")[:B.size])))
+        tries.append((B, np.sort(row_order[:B.size])))
+    k0 = max(B.size, act.size)
+    for k in sorted({k0 + dk for dk in range(-window, window + 1)} - {k0}, key=lambda k: (abs(k - k0), -k)):
+        if 0 < k <= min(A.shape):
+            tries.append((np.sort(col_order[:k]), np.sort(row_order[:k])))
     for B, act in tries:
         out = _vertex_from(A, b, c, st, B, act, ftol)
         if out is not None:
@@ -502,7 +577,9 @@ class _DenseRelaxation:
         self.n_cols = self.n_tail
         self.crossovers = 0
         self.loose = True
+        self.tol = _IPM_TOL_ROUND  # the stopping tolerance while :attr:`loose`
         self.last_exact = False  # whether the last solve returned a certified vertex
+        self.ratios = None  # (lam / s per row, x / z per column) of the last interior iterate
         self._state = None  # the last iterate, to continue while the LP is unchanged
         self._warm = None  # a well-centred iterate of the last solve, extended to new rows / columns
         self._warm_base = (0, 0)  # the LP's shape when it was saved
@@ -533,6 +610,18 @@ class _DenseRelaxation:
             w.x = np.concatenate([w.x, mu / z_new])
         self._state = None
 
+    def keep(self, rows, cols):
+        """Keep only the rows ``rows`` and the columns ``cols`` (sorted indices; the tail columns must be kept)."""
+        self._A = self._A[np.ix_(rows, cols)]
+        self._b = self._b[rows]
+        self._c = self._c[cols]
+        self.n_rows, self.n_cols = self._A.shape
+        w = self._warm
+        if w is not None:
+            w.x, w.z, w.s, w.lam = w.x[cols], w.z[cols], w.s[rows], w.lam[rows]
+            self._warm_base = self._A.shape
+        self._state = None
+
     def solve(self, time_limit=None):
         """Same contract as :meth:`_Relaxation.solve`: ``(status, x, dual, objective, iterations)``.
 
@@ -553,15 +642,20 @@ class _DenseRelaxation:
             small = (self._warm is not None and A.shape[0] - m0 <= _IPM_WARM_GROWTH * m0
                      and A.shape[1] - n0 <= _IPM_WARM_GROWTH * n0)
             start = self._state if self._state is not None else (self._warm if small else None)
-            st, status, iters = dense_ipm(A, b, c, tol=_IPM_TOL_ROUND, deadline=deadline, state=start,
-                                          save_gap=_IPM_WARM_GAP if self._state is None else None)
+            tol = self.tol if self.loose else _IPM_TOL_ROUND
+            st, status, iters = dense_ipm(A, b, c, tol=tol, deadline=deadline, state=start,
+                                          save_gap=max(_IPM_WARM_GAP, tol * _IPM_WARM_FACTOR)
+                                          if self._state is None else None)
             self._state = st if status == "optimal" else None
             if st.saved is not None:
                 self._warm = st.saved
                 self._warm_base = A.shape
             if status == "time_limit":
                 return "time_limit", None, None, np.nan, iters
-            vert = _vertex(A, b, c, st) if status == "optimal" else None
+            self.ratios = (st.lam / st.s, st.x / st.z)
+            vert = None
+            if status == "optimal" and tol <= _IPM_TOL_ROUND:
+                vert = _vertex(A, b, c, st, window=0 if self.loose else _VERTEX_WINDOW)
             if vert is None and self.loose and status == "optimal":
                 x = np.maximum(st.x, 0.0)
                 self.last_exact = False
@@ -572,7 +666,8 @@ class _DenseRelaxation:
                 self._state = st if status == "optimal" else None
                 if status == "time_limit":
                     return "time_limit", None, None, np.nan, iters
-                vert = _vertex(A, b, c, st) if status == "optimal" else None
+                self.ratios = (st.lam / st.s, st.x / st.z)
+                vert = _vertex(A, b, c, st, window=_VERTEX_WINDOW) if status == "optimal" else None
         self.last_exact = True
         if vert is None:
             self.crossovers += 1
@@ -584,6 +679,40 @@ class _DenseRelaxation:
         else:
             x, lam = vert
         return "optimal", x, lam, float(c @ x), iters
+
+
+def _prune(relax, I, J, kind, features, dual, n, n_tail, dropped_keys, dropped_features, X, d):
+    """Drop the rows and feature columns that are clearly inactive at the last relaxation's optimum.
+
+    A row with ``lam_i / s_i < _PRUNE_RATIO`` (zero multiplier, positive slack) and a feature column with
+    ``x_j / z_j < _PRUNE_RATIO`` (zero weight, positive reduced cost) do not change that optimum when left out;
+    the scan of every pair and the pricing of every feature bring them back if they are needed later, and then
+    they stay (each is pruned at most once, so the rounds still end).  Updates ``dropped_features`` in place.
+    Returns ``(I, J, kind, features, dual, revive, dropped_keys)``: ``revive`` are features to add back so that
+    every separation row keeps a nonzero entry, ``dropped_keys`` the keys of every pair pruned so far.
+    """
+    rr, cr = relax.ratios
+    keys = _keys(I, J, kind, n)
+    drop_r = (rr < _PRUNE_RATIO) & ~np.isin(keys, dropped_keys)
+    fr = cr[n_tail:]
+    drop_c = (fr < _PRUNE_RATIO) & ~dropped_features[features]
+    revive = np.empty(0, np.int64)
+    if not (drop_r.any() or drop_c.any()):
+        return I, J, kind, features, dual, revive, dropped_keys
+    dropped_keys = np.concatenate([dropped_keys, keys[drop_r]])
+    dropped_features[features[drop_c]] = True
+    rows = np.flatnonzero(~drop_r)
+    cols = np.concatenate([np.arange(n_tail), n_tail + np.flatnonzero(~drop_c)])
+    relax.keep(rows, cols)
+    I, J, kind, features = I[rows], J[rows], kind[rows], features[~drop_c]
+    if dual is not None:
+        dual = dual[rows]
+    # a separation row left with no nonzero feature entry would make the LP infeasible: bring one back
+    sep = kind == SEPARATION
+    dead = sep & ~(relax._A[:, n_tail:] != 0).any(axis=1)
+    if dead.any():
+        revive = _cover(X, I[dead], J[dead], kind[dead], features, d)
+    return I, J, kind, features, dual, revive, dropped_keys
 
 
 def _scan(Xs, codes, w, k, miss_limit, hit_base, hit_limit, working_memory=None):
@@ -913,8 +1042,14 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     relax.add_rows(*_rows(X, I, J, kind, lp_soft, features, n_tail))
     max_violation = np.inf
     dual = None
+    prune = isinstance(relax, _DenseRelaxation)
+    do_prune = prune and _PRUNE
+    dropped_keys = np.empty(0, np.int64)  # pairs and features pruned once: never pruned again
+    dropped_features = np.zeros(d, bool)
     it_name = "IPM iterations" if isinstance(relax, _DenseRelaxation) else "simplex iterations"
     for rnd in range(1, max_rounds + 1):
+        if prune:
+            relax.tol = max(_IPM_TOL_ROUND, _IPM_TOL_FIRST * _IPM_TOL_RATE ** (rnd - 1))
         status, x, dual_new, fun, iters, t_lp = lp_solve(
             f"lazy round {rnd}, {I.size} constraints, {features.size} features")
         if status == "time_limit":
@@ -936,12 +1071,12 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         first = first[~np.isin(nkeys, _keys(I, J, kind, n))]
         nI, nJ, nkind = nI[first], nJ[first], nkind[first]
         new_F = np.empty(0, np.int64)
-        if col_lazy:
+        if col_lazy or dropped_features.any():  # price the features left out (never added, or pruned)
             g = _reduced_costs(X, I, J, kind, dual)
             g[features] = np.inf
             g[const] = np.inf
             cand = np.flatnonzero(g < -tol)
-            new_F = cand[np.argsort(g[cand], kind="stable")[:max(feature_block, features.size)]]
+            new_F = cand[np.argsort(g[cand], kind="stable")[:max(feature_block or d, features.size)]]
             max_violation = max(max_violation, float(-g[cand].min()) if cand.size else 0.0)
         if verbose:
             print(f"MDM round {rnd:3d}: {I.size:6d} rows, {n_tail + features.size:6d} columns, objective "
@@ -959,6 +1094,10 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         if left is not None and left <= 0:
             return give_up(I, J, kind, dual, features, rnd, max_violation, 2,
                            f"time_limit={time_limit} s reached after round {rnd}")
+        if do_prune and relax.ratios is not None and relax.tol <= _PRUNE_TOL:
+            I, J, kind, features, dual, revive, dropped_keys = _prune(
+                relax, I, J, kind, features, dual, n, n_tail, dropped_keys, dropped_features, X, d)
+            new_F = np.union1d(new_F, revive)
         if col_lazy and nI.size:
             new_F = np.union1d(new_F, _cover(X, nI, nJ, nkind, np.union1d(features, new_F), d))
         if new_F.size:
