@@ -183,26 +183,6 @@ def _c_update(X, cand, rep, samp, sign, c):
 
 
 @njit(cache=True, nogil=True)
-def _eqp(g, Z, E, m_ties, dw, mu):
-    """Null-space solve of EQP (4) for the rows of ``g`` (2-D, one factorisation):
-    ``dw`` (zero on ``Z``) and ``mu = (nu, mu_E)`` row by row."""
-    d = g.shape[1]
-    P = np.empty(d, np.int64)
-    p = 0
-    for j in range(d):
-        if not Z[j]:
-            P[p] = j
-            p += 1
-    AT = np.empty((p, m_ties + 1))
-    for q in range(p):
-        j = P[q]
-        AT[q, 0] = 1.0
-        for r in range(m_ties):
-            AT[q, r + 1] = E[r, j]
-    _eqp_multi(g, P, p, AT, dw, mu)
-
-
-@njit(cache=True, nogil=True)
 def _chol(M, L):
     """Cholesky ``M = L L^T`` (lower); returns ``min L_ii / max L_ii`` (0 when a pivot is not positive)."""
     m = M.shape[0]
@@ -1084,3 +1064,159 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
         return False
     _factor_solve(g, Pb, pb, B, U, fm, perm, dw, mu)
     return True
+
+
+# -- regularisation path (one breakpoint of active_set._path) ---------------------------------
+
+
+@njit(cache=True, nogil=True)
+def _fill_ties_cols(X, cand, state, rep, cols, nc, ET, off):
+    """``ET[q, off + r] = (eps_{i,c} - eps_{i,rep})_{cols[q]}`` for the tie rows ``r`` of one side
+    (:func:`_fill_ties_at` without the all-ones column); returns the next free row."""
+    n, K = state.shape
+    for i in range(n):
+        r = cand[i, rep[i]]
+        for k in range(K):
+            if state[i, k] == 0 and k != rep[i]:
+                c = cand[i, k]
+                for q in range(nc):
+                    j = cols[q]
+                    a = X[i, j] - X[c, j]
+                    b = X[i, j] - X[r, j]
+                    ET[q, off] = a * a - b * b
+                off += 1
+    return off
+
+
+@njit(cache=True, nogil=True)
+def _path_eqp(X, hc, hs, mc, ms, Z, G):
+    """EQP (4) of a path breakpoint for the rows of ``G`` (one factorisation), the fresh solve
+    of :func:`_eqp_multi`: ``(dw, mu)`` row by row, the tie rows over ``Z`` (``EZT``, ``|Z| x m``, the
+    layout of ``E[:, Z].T``), the ties' ``(ii, tt)`` and the number of hit ties."""
+    n, d = X.shape
+    hrep = np.empty(n, np.int64)
+    mrep = np.empty(n, np.int64)
+    _reps(hs, hrep)
+    _reps(ms, mrep)
+    mth = _n_ties(hs)
+    mt = mth + _n_ties(ms)
+    ii = np.empty(mt, np.int64)
+    tt = np.empty(mt, np.int64)
+    P = np.empty(d, np.int64)
+    C = np.empty(d, np.int64)
+    p = 0
+    nc = 0
+    for j in range(d):
+        if Z[j]:
+            C[nc] = j
+            nc += 1
+        else:
+            P[p] = j
+            p += 1
+    AT = np.empty((p, mt + 1))
+    _fill_ties_at(X, hc, hs, hrep, P, p, AT, ii, tt, 0)
+    _fill_ties_at(X, mc, ms, mrep, P, p, AT, ii, tt, mth)
+    EZT = np.empty((nc, mt))
+    _fill_ties_cols(X, hc, hs, hrep, C, nc, EZT, 0)
+    _fill_ties_cols(X, mc, ms, mrep, C, nc, EZT, mth)
+    dw = np.zeros(G.shape)
+    mu = np.empty((G.shape[0], mt + 1))
+    _eqp_multi(G, P, p, AT, dw, mu)
+    return dw, mu, EZT, ii, tt, mth
+
+
+@njit(cache=True, nogil=True)
+def _release_mults(state, rep, ii, tt, lo, hi, muE, total):
+    """``(n, K)`` multipliers of one side's ``[=]`` members (``multipliers`` of the path): the
+    ties' from ``muE``, the representative's ``total`` minus the sum of the others'."""
+    n, K = state.shape
+    B = np.zeros((n, K))
+    s = np.zeros(n)
+    for r in range(lo, hi):
+        B[ii[r], tt[r]] = muE[r]
+        s[ii[r]] += muE[r]
+    for i in range(n):
+        B[i, rep[i]] = total - s[i]
+    return B
+
+
+@njit(cache=True, nogil=True)
+def _nan_max0(x):
+    """``np.maximum(x, 0.0)``."""
+    return x if (x >= 0.0 or x != x) else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _path_dual_events(Z, alpha0, alpha1, hc, hs, mc, ms, kappa, lam, ii, tt, mth, mu0, mu1, ton, inv_n, dt):
+    """Dual events of a path breakpoint: the first multiplier that reaches its release sign
+    before ``dt`` (the primal event's step), checked as the path's NumPy reference did (``Z``,
+    hits ``[=]->[<]``, hits ``[=]->[>]``, misses ``[=]->[<]``, misses ``[=]->[>]``, the first
+    minimum of each in C order; a NaN ends a group without an event, as ``np.argmin`` finds it
+    first).  Returns ``(dt, kind, i, k, target)``, ``kind`` 0 (none), 1 (``w``, ``i`` = feature),
+    2 (hit), 3 (miss)."""
+    n = hs.shape[0]
+    d = Z.size
+    kind, ei, ek, et = 0, -1, -1, 0
+    anyz = False
+    for j in range(d):
+        if Z[j]:
+            anyz = True
+            break
+    if anyz:
+        bt, bj, nan = np.inf, 0, False
+        for j in range(d):
+            t = np.inf
+            if Z[j] and alpha1[j] > 1e-15 and np.isfinite(alpha1[j]):
+                t = _nan_max0(-alpha0[j] / alpha1[j])
+            if t != t:
+                bj, nan = j, True
+                break
+            if t < bt:
+                bt, bj = t, j
+        if not nan and bt < dt:
+            dt, kind, ei = bt, 1, bj
+    hrep = np.empty(n, np.int64)
+    mrep = np.empty(n, np.int64)
+    _reps(hs, hrep)
+    _reps(ms, mrep)
+    mt = ii.size
+    for side in range(2):
+        state, rep, krank = (hs, hrep, kappa) if side == 0 else (ms, mrep, lam)
+        lo, hi = (0, mth) if side == 0 else (mth, mt)
+        sgn = 1.0 if side == 0 else -1.0
+        M0 = _release_mults(state, rep, ii, tt, lo, hi, mu0[1:], sgn * ton)
+        M1 = _release_mults(state, rep, ii, tt, lo, hi, mu1[1:], sgn * inv_n)
+        K = state.shape[1]
+        less = np.zeros(n, np.bool_)
+        more = np.zeros(n, np.bool_)
+        for i in range(n):
+            nl, ne = 0, 0
+            for k in range(K):
+                if state[i, k] == -1:
+                    nl += 1
+                elif state[i, k] == 0:
+                    ne += 1
+            less[i] = ne >= 2 and nl <= krank - 2
+            more[i] = ne >= 2 and nl + ne > krank
+        for target in (-1, 1):
+            sign = float(target)
+            rows = less if target == -1 else more
+            bt, bi, bk, found, nan = np.inf, 0, 0, False, False
+            for i in range(n):
+                if nan:
+                    break
+                for k in range(K):
+                    t = np.inf
+                    if rows[i] and state[i, k] == 0:
+                        m1 = sign * M1[i, k]
+                        if m1 > 1e-15:
+                            found = True
+                            t = _nan_max0(-(sign * M0[i, k]) / m1)
+                    if t != t:
+                        nan = True
+                        break
+                    if t < bt:
+                        bt, bi, bk = t, i, k
+            if found and not nan and bt < dt:
+                dt, kind, ei, ek, et = bt, 2 + side, bi, bk, target
+    return dt, kind, ei, ek, et

@@ -235,56 +235,12 @@ class _Problem:
                      self.miss.reps().astype(np.int64), c)
         return c
 
-    def tie_rows(self):
-        """Equality rows ``eps_{i,j} - eps_{i,rep}`` of the non-representative ``[=]`` members."""
-        E_parts, info = [], []
-        every_feature = np.arange(self.d, dtype=np.int64)
-        for side in (self.hit, self.miss):
-            m = int(_k._n_ties(side.state))
-            AT = np.empty((self.d, m + 1))  # the compiled loop's layout: column 1 + r is tie row r
-            ii, tt = np.empty(m, np.int64), np.empty(m, np.int64)
-            _k._fill_ties_at(self.X, side.cand, side.state, side.reps().astype(np.int64), every_feature, self.d, AT,
-                             ii, tt, 0)
-            E_parts.append(AT[:, 1:].T)
-            info.append((ii, tt))
-        return np.vstack(E_parts), info
-
-    def eqp(self, g, E):
-        """Null-space solve of the KKT system of EQP (4): ``dw`` and multipliers ``(nu, mu_E)``.
-
-        ``g`` of shape ``(k, d)`` solves ``k`` right-hand sides with one factorisation.
-        """
-        G = np.ascontiguousarray(np.atleast_2d(g), dtype=np.float64)
-        dw = np.zeros(G.shape)
-        mu = np.empty((G.shape[0], E.shape[0] + 1))
-        _k._eqp(G, self.Z, np.ascontiguousarray(E), E.shape[0], dw, mu)
-        return (dw[0], mu[0]) if np.ndim(g) == 1 else (dw, mu)
-
-    def multipliers(self, g, E, info, mu, theta_over_n):
-        """Lagrange multipliers ``alpha`` (Z), ``beta`` (H[=]), ``gamma`` (M[=]) as (n, K) arrays."""
-        nu, muE = mu[0], mu[1:]
+    def alpha(self, g, EZT, mu):
+        """Multipliers ``alpha`` of ``w_j = 0`` (``j`` in ``Z``; ``-inf`` elsewhere) from the tie
+        rows over ``Z`` in the layout of ``E[:, Z].T`` (the same product, the same rounding)."""
         alpha = np.full(self.d, -np.inf)
-        alpha[self.Z] = -(g[self.Z] + nu + E[:, self.Z].T @ muE)
-        out = []
-        off = 0
-        for s, side in enumerate((self.hit, self.miss)):
-            ii, tt = info[s]
-            B = np.zeros(side.state.shape)
-            B[ii, tt] = muE[off:off + ii.size]
-            off += ii.size
-            rep = side.reps()
-            total = theta_over_n if s == 0 else -theta_over_n
-            B[np.arange(self.n), rep] = total - np.bincount(ii, muE[off - ii.size:off], self.n) if ii.size else total
-            out.append(B)
-        return alpha, out[0], out[1]
-
-    def releasable(self, side):
-        """Masks of ``[=]`` members that Lemma 6 allows to move to ``[<]`` and to ``[>]``."""
-        nl, ne = side.n_less(), side.n_eq()
-        to_less = (ne >= 2) & (nl <= side.k - 2)
-        to_more = (ne >= 2) & (nl + ne > side.k)
-        eq = side.state == 0
-        return eq & to_less[:, None], eq & to_more[:, None]
+        alpha[self.Z] = -(g[self.Z] + mu[0] + EZT @ mu[1:])
+        return alpha
 
     def ratio(self, dw, limit):
         """Longest step (Lemma 5): ``(tau, kind, where)`` with kind 'w', 'hit', 'miss' or None."""
@@ -351,31 +307,6 @@ class _Problem:
         self.w, self.Z, self.hit, self.miss = cp[0].copy(), cp[1].copy(), cp[2].copy(), cp[3].copy()
         del history[cp[4]:]
         self.forget()
-
-    def best_release(self, alpha, beta, gamma, mtol):
-        """The release of Lemma 6 with the largest |multiplier|, or None (Theorem 7)."""
-        cands = []
-        if self.Z.any():
-            j = int(np.argmax(alpha))
-            if alpha[j] > mtol:
-                cands.append((alpha[j], "w", j, None))
-        for name, side, M in (("hit", self.hit, beta), ("miss", self.miss, gamma)):
-            less, more = self.releasable(side)
-            for mask, sign, target in ((less, -1.0, -1), (more, 1.0, 1)):
-                val = np.where(mask, sign * M, -np.inf)
-                f = int(np.argmax(val))
-                if val.flat[f] > mtol:
-                    cands.append((val.flat[f], name, np.unravel_index(f, M.shape), target))
-        if not cands:
-            return None
-        return max(cands, key=lambda c: c[0])
-
-    def release(self, rel):
-        _, kind, where, target = rel
-        if kind == "w":
-            self.Z[where] = False
-        else:
-            getattr(self, kind).state[where] = target
 
     def solve(self, theta, max_iter, refresh_every, history, verbose=0):
         """Algorithm 1 from the current state at fixed theta; returns (status, n_kept_steps).
@@ -570,33 +501,27 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
     inv_n = 1.0 / prob.n
     for _ in range(max_breakpoints):
         c = prob.c_vector()
-        E, info = prob.tie_rows()
         g = theta * inv_n * c + prob.w - prob.w_bar
-        dws, mus = prob.eqp(np.vstack([g, inv_n * c]), E)  # one factorisation for both
+        gc = inv_n * c
+        # EQP (4) for g and for c/n with one factorisation (the compiled fresh solve), the tie
+        # rows over Z for the multipliers alpha
+        dws, mus, EZT, ii, tt, mth = _k._path_eqp(prob.X, prob.hit.cand, prob.hit.state, prob.miss.cand,
+                                                  prob.miss.state, prob.Z, np.vstack([g, gc]))
         mu0, v, mu1 = mus[0], dws[1], mus[1]  # d(dw)/d(theta) = -(projected c/n): v = -proj(c/n)
-        alpha0, beta0, gamma0 = prob.multipliers(g, E, info, mu0, theta * inv_n)
-        alpha1, beta1, gamma1 = prob.multipliers(inv_n * c, E, info, mu1, inv_n)
+        alpha0 = prob.alpha(g, EZT, mu0)
+        alpha1 = prob.alpha(gc, EZT, mu1)
         # primal events (Lemma 5 along the theta direction)
         dt, kind, where = prob.ratio(v, theta_max - theta)
         event = (kind, where, None)
-        # dual events: a releasable multiplier reaching its release sign
-        if prob.Z.any():
-            a1 = np.where(prob.Z & (alpha1 > 1e-15), alpha1, np.nan)
-            t = np.where(np.isfinite(a1), np.maximum(-alpha0 / a1, 0.0), np.inf)
-            j = int(np.argmin(t))
-            if t[j] < dt:
-                dt, event = t[j], ("w", j, "release")
-        for name, side, M0, M1 in (("hit", prob.hit, beta0, beta1), ("miss", prob.miss, gamma0, gamma1)):
-            less, more = prob.releasable(side)
-            for mask, sign, target in ((less, -1.0, -1), (more, 1.0, 1)):
-                m1 = sign * M1
-                ok = mask & (m1 > 1e-15)
-                if ok.any():
-                    t = np.full(M1.shape, np.inf)
-                    t[ok] = np.maximum(-(sign * M0[ok]) / m1[ok], 0.0)
-                    f = int(np.argmin(t))
-                    if t.flat[f] < dt:
-                        dt, event = t.flat[f], (name, np.unravel_index(f, t.shape), target)
+        # dual events: a releasable multiplier reaching its release sign (beta / gamma of
+        # Lemma 6 from mu0 + theta' mu1)
+        dt, dk, ei, ek, et = _k._path_dual_events(prob.Z, alpha0, alpha1, prob.hit.cand, prob.hit.state,
+                                                  prob.miss.cand, prob.miss.state, prob.kappa, prob.lambda_, ii,
+                                                  tt, mth, mu0, mu1, theta * inv_n, inv_n, dt)
+        if dk == 1:
+            event = ("w", ei, "release")
+        elif dk > 1:
+            event = ("hit" if dk == 2 else "miss", (ei, ek), et)
         theta = min(theta + dt, theta_max)
         w_new = prob.w + dt * v
         if (w_new < 0).any():
