@@ -237,6 +237,23 @@ def _eqp_at(g, P, p, AT, dw, mu):
 
 
 @njit(cache=True, nogil=True)
+def _acc_rows(A, p, m, x, t, subtract):
+    """``t[q] -= A[r, q] x[r]`` (``subtract``) or ``t[q] += A[r, q] x[r]`` for ``r = 0, ..., m - 1``
+    in that order, every ``q < p`` (``A = AT^T``, contiguous rows): each ``t[q]`` sees the
+    operations of the row-by-row loop it replaces in the same order, the rows run side by
+    side (independent chains, SIMD)."""
+    for r in range(m):
+        xr = x[r]
+        Ar = A[r]
+        if subtract:
+            for q in range(p):
+                t[q] = t[q] - Ar[q] * xr
+        else:
+            for q in range(p):
+                t[q] = t[q] + Ar[q] * xr
+
+
+@njit(cache=True, nogil=True)
 def _eqp_multi(G, P, p, AT, DW, MU):
     """:func:`_eqp_at` for the rows of ``G`` (one factorisation for every right-hand side)."""
     m = AT.shape[1]
@@ -266,17 +283,15 @@ def _eqp_multi(G, P, p, AT, DW, MU):
                 rank += 1
     gp = np.empty(p)
     res = np.empty(p)
+    A = np.ascontiguousarray(AT.T)  # the residual passes run along its rows
     for h in range(nr):
         for q in range(p):
             gp[q] = -G[h, P[q]]
         if ok:
             x = _chol_solve(L, AT.T @ gp)
             for _ in range(2):
-                for q in range(p):
-                    s = gp[q]
-                    for r in range(m):
-                        s -= AT[q, r] * x[r]
-                    res[q] = s
+                res[:] = gp
+                _acc_rows(A, p, m, x, res, True)
                 x2 = _chol_solve(L, AT.T @ res)
                 for r in range(m):
                     x[r] += x2[r]
@@ -285,18 +300,18 @@ def _eqp_multi(G, P, p, AT, DW, MU):
         else:
             x = _svd_solve(U, sv, Vt, rank, gp)
             for q in range(p):
-                s = G[h, P[q]]
-                for r in range(m):
-                    s += AT[q, r] * x[r]
-                res[q] = -s
+                res[q] = G[h, P[q]]
+            _acc_rows(A, p, m, x, res, False)
+            for q in range(p):
+                res[q] = -res[q]
             x2 = _svd_solve(U, sv, Vt, rank, res)
             for r in range(m):
                 MU[h, r] = x[r] + x2[r]
         for q in range(p):
-            s = G[h, P[q]]
-            for r in range(m):
-                s += AT[q, r] * MU[h, r]
-            DW[h, P[q]] = -s
+            res[q] = G[h, P[q]]
+        _acc_rows(A, p, m, MU[h], res, False)
+        for q in range(p):
+            DW[h, P[q]] = -res[q]
 
 
 @njit(cache=True, nogil=True)
@@ -1070,21 +1085,33 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
 
 
 @njit(cache=True, nogil=True)
-def _fill_ties_cols(X, cand, state, rep, cols, nc, ET, off):
-    """``ET[q, off + r] = (eps_{i,c} - eps_{i,rep})_{cols[q]}`` for the tie rows ``r`` of one side
-    (:func:`_fill_ties_at` without the all-ones column); returns the next free row."""
+def _fill_ties_split(X, cand, state, rep, P, p, AT, ii, tt, C, nc, ET, off):
+    """The tie rows of one side over all features (contiguous, the arithmetic of
+    :func:`_fill_ties_at`), scattered to ``AT[q, 1 + off + r]`` over the positive features
+    ``P[:p]`` (``AT[:, 0] = 1``) and to ``ET[q, off + r]`` over the zero ones ``C[:nc]``;
+    returns the next free row."""
     n, K = state.shape
+    d = X.shape[1]
+    row = np.empty(d)
     for i in range(n):
         r = cand[i, rep[i]]
+        xi, xr = X[i], X[r]
         for k in range(K):
             if state[i, k] == 0 and k != rep[i]:
-                c = cand[i, k]
+                xc = X[cand[i, k]]
+                for j in range(d):
+                    a = xi[j] - xc[j]
+                    b = xi[j] - xr[j]
+                    row[j] = a * a - b * b
+                for q in range(p):
+                    AT[q, off + 1] = row[P[q]]
                 for q in range(nc):
-                    j = cols[q]
-                    a = X[i, j] - X[c, j]
-                    b = X[i, j] - X[r, j]
-                    ET[q, off] = a * a - b * b
+                    ET[q, off] = row[C[q]]
+                ii[off] = i
+                tt[off] = k
                 off += 1
+    for q in range(p):
+        AT[q, 0] = 1.0
     return off
 
 
@@ -1114,11 +1141,9 @@ def _path_eqp(X, hc, hs, mc, ms, Z, G):
             P[p] = j
             p += 1
     AT = np.empty((p, mt + 1))
-    _fill_ties_at(X, hc, hs, hrep, P, p, AT, ii, tt, 0)
-    _fill_ties_at(X, mc, ms, mrep, P, p, AT, ii, tt, mth)
     EZT = np.empty((nc, mt))
-    _fill_ties_cols(X, hc, hs, hrep, C, nc, EZT, 0)
-    _fill_ties_cols(X, mc, ms, mrep, C, nc, EZT, mth)
+    _fill_ties_split(X, hc, hs, hrep, P, p, AT, ii, tt, C, nc, EZT, 0)
+    _fill_ties_split(X, mc, ms, mrep, P, p, AT, ii, tt, C, nc, EZT, mth)
     dw = np.zeros(G.shape)
     mu = np.empty((G.shape[0], mt + 1))
     _eqp_multi(G, P, p, AT, dw, mu)
