@@ -968,6 +968,18 @@ def _key_row(X, hc, mc, key, Pb, pb, out):
 
 
 @njit(cache=True, nogil=True)
+def _key_row_full(X, hc, mc, key, out):
+    """Constraint row ``key`` (a tie row) over every feature: the arithmetic of :func:`_key_row`."""
+    cand = hc if key[0] == 1 else mc
+    i = key[1]
+    xi, xc, xr = X[i], X[cand[i, key[2]]], X[cand[i, key[3]]]
+    for j in range(xi.size):
+        a = xi[j] - xc[j]
+        b = xi[j] - xr[j]
+        out[j] = a * a - b * b
+
+
+@njit(cache=True, nogil=True)
 def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B, Pb, posP, dw, mu):
     """EQP (4) through the maintained factor (see above); False: the caller solves it afresh
     (rank-deficient constraint rows, the SVD path).  ``fst = [fm, age, pb]``; ``B`` holds the
@@ -1061,8 +1073,15 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
             Pb[q] = Pcols[q]
             posP[Pcols[q]] = q
         pb = p
+        full = np.empty(d) if 4 * pb > d else np.empty(0)
         for r in range(m):
-            _key_row(X, hc, mc, skey[r], Pb, pb, B[r])
+            if 4 * pb > d and skey[r, 0] != 0:  # most features: the whole row (contiguous), then gathered
+                _key_row_full(X, hc, mc, skey[r], full)
+                Br = B[r]
+                for q in range(pb):
+                    Br[q] = full[Pb[q]]
+            else:
+                _key_row(X, hc, mc, skey[r], Pb, pb, B[r])
             perm[r] = r
             for c in range(4):
                 fkey[r, c] = skey[r, c]

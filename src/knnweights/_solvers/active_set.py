@@ -452,7 +452,9 @@ class SQPFWPath:
 
     def __init__(self, thetas, weights, n_steps):
         self.thetas_ = np.asarray(thetas, dtype=np.float64)
-        self.weights_ = np.asarray(weights, dtype=np.float64)
+        # a list of rows (the path's breakpoints) is stacked by one copy
+        self.weights_ = (np.vstack(weights).astype(np.float64, copy=False) if isinstance(weights, list)
+                         else np.asarray(weights, dtype=np.float64))
         self.n_steps_ = n_steps
 
     def __call__(self, theta):

@@ -196,8 +196,11 @@ class SQPFW(BaseWeighter):
             return SQPFWPath([0.0, theta_max], np.zeros((2, d)), 0)
         p = sqpfw_path(X[:, active], codes, theta_max, self.kappa, self.lambda_, w_bar, working_set=ws,
                        refresh_every=self._refresh_every(X), max_iter=self.max_iter, verbose=self.verbose)
-        W = np.zeros((len(p.thetas_), d))
-        W[:, active] = p.weights_
+        if active.all():
+            W = p.weights_
+        else:
+            W = np.zeros((len(p.thetas_), d))
+            W[:, active] = p.weights_
         return SQPFWPath(p.thetas_, W, p.n_steps_)
 
     @classmethod
