@@ -22,13 +22,14 @@ def _random_lp(m, n, seed):
     return A, b, c
 
 
+@pytest.mark.parametrize("correctors", [0, 2])
 @pytest.mark.parametrize("m,n,seed", [(40, 15, 0), (15, 40, 1), (60, 60, 2)])  # column space, row space, square
-def test_dense_ipm_and_vertex_match_highs_simplex(m, n, seed):
+def test_dense_ipm_and_vertex_match_highs_simplex(m, n, seed, correctors):
     A, b, c = _random_lp(m, n, seed)
     ref = linprog(c, A_ub=A, b_ub=b, bounds=(0, None), method="highs-ds")
     assert ref.status == 0
     with single_thread_blas():
-        st, status, iters = dense_ipm(A, b, c, tol=1e-10)
+        st, status, iters = dense_ipm(A, b, c, tol=1e-10, correctors=correctors)
     assert status == "optimal" and iters < 60
     assert c @ st.x == pytest.approx(ref.fun, rel=1e-8, abs=1e-10)
     vert = _vertex(A, b, c, st)
@@ -110,3 +111,32 @@ def test_interior_point_lazy_equals_simplex_lazy_and_full_lp_on_wide_dense_data(
     # the multipliers certify it: sum of the separation multipliers = objective (hard LP, b = -1 there)
     if not soft:
         assert ipm.dual[ipm.kind == 0].sum() == pytest.approx(ipm.fun, rel=1e-7)
+
+
+def test_loose_rounds_then_exact_last_round_equal_tight_rounds_and_full_lp(monkeypatch):
+    # rounds before the last stop the interior point at gap 1e-3; the last one is exact (vertex, KKT-checked)
+    # and every pair and feature is checked at it: same optimum as tight rounds and as the full LP
+    X, y = _genes(40, 120, 6, seed=5)
+    full = solve_mdm(X, y, soft=False, lazy=False)
+    calls = []
+    orig = lp.dense_ipm
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("tol"))
+        return orig(*args, **kwargs)
+
+    monkeypatch.setattr(lp, "dense_ipm", spy)
+    loose = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2, feature_block=30)
+    loose_tols = list(calls)
+    loose_tol = lp._IPM_TOL_FIRST
+    monkeypatch.setattr(lp, "_IPM_TOL_FIRST", lp._IPM_TOL_ROUND)
+    calls.clear()
+    tight = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2, feature_block=30)
+    assert loose_tol > 1e-6 and loose_tol not in calls  # really tight rounds this time
+    assert loose_tols.count(loose_tol) >= 2 and loose.n_rounds >= 3  # really loose rounds before the last
+    assert np.count_nonzero(full.w) > 20  # a dense optimum
+    for res in (loose, tight):
+        assert res.status == 0 and res.converged
+        assert abs(res.fun - full.fun) <= 1e-9 * max(1.0, abs(full.fun))
+        np.testing.assert_allclose(res.w, full.w, rtol=1e-6, atol=1e-9)
+    assert loose.history[-1] == loose.fun

@@ -238,25 +238,24 @@ class _Relaxation:
 
 # -- dense primal-dual interior point, exact vertex recovery ---------------------------------------------------------
 
-#: the IPM stops a relaxation that is not the last one at this relative gap / infeasibility: its weights only
-#: serve to find violated pairs and priced-in features; the last relaxation is solved to ``_IPM_TOL_FINAL`` and
-#: then moved to its exact vertex (square solve, KKT-checked).
+#: rounds of the lazy solver before the last one stop the IPM at relative gap / infeasibility ``_IPM_TOL_FIRST``
+#: (times ``_IPM_TOL_RATE`` per round, never below ``_IPM_TOL_ROUND``): their weights only serve to find violated
+#: pairs and priced-in features (genes 80 x 3000: 7-9 iterations per round instead of 15-33).  Once such a loose
+#: point violates nothing, the same LP is solved on to ``_IPM_TOL_ROUND`` (``_IPM_TOL_FINAL`` if needed) and
+#: moved to its exact vertex (square solve, KKT-checked), and every pair and feature is checked again.
+_IPM_TOL_FIRST = 1e-3
+_IPM_TOL_RATE = 1.0
 _IPM_TOL_ROUND = 1e-8
 _IPM_TOL_FINAL = 1e-10
+#: Gondzio's multiple centrality correctors per iteration (cold solve of the genes 80 x 3000 final LP, 2152 x 2220:
+#: 18 iterations with none, 14 with 2; each costs two triangular solves next to one factorisation)
+_IPM_CORRECTORS = 2
 #: warm start only when the LP grew by at most this fraction: after larger changes Mehrotra's cold start needs
 #: fewer iterations (genes 80 x 3000, rounds to gap 1e-3: 7-9 cold vs 15-19 warm)
 _IPM_WARM_GROWTH = 0.05
-_IPM_WARM_GAP = 1e-1
+_IPM_WARM_GAP = 1e-1  # the warm start: the first iterate of the last solve below max(this, tol * _IPM_WARM_FACTOR)
 _IPM_WARM_FACTOR = 1.0
-_IPM_TOL_FIRST = 1e-3
-_IPM_CORRECTORS = 2
-_IPM_TOL_RATE = 1.0
-_PRUNE = False
-_PRUNE_TOL = 1e-4  # prune after rounds solved to at least this tolerance
 _VERTEX_WINDOW = 3  # the final vertex also tries the square partitions of the k most clearly basic, k +- 3
-#: between rounds, rows with ``lam / s`` and feature columns with ``x / z`` below this (clearly inactive / zero
-#: at the relaxation's optimum) leave the LP, each at most once (a pair or feature that comes back stays)
-_PRUNE_RATIO = 1e-3
 
 
 def _syrk(F, trans):
@@ -374,7 +373,10 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
 
     Each iteration forms the normal matrix in the smaller space (``A D A^T + S / Lambda``, ``m x m``, or
     ``A^T (Lambda / S) A + Z / X``, ``n x n``) with one ``dsyrk`` and factors it by Cholesky
-    (Wright, *Primal-dual interior-point methods*, SIAM 1997, ch. 10-11).  Stops when the relative primal and
+    (Wright, *Primal-dual interior-point methods*, SIAM 1997, ch. 10-11).  A cold start is Mehrotra's starting
+    point (:func:`_starting_point`); each iteration adds up to ``correctors`` of Gondzio's multiple centrality
+    correctors (Gondzio, *Comput. Optim. Appl.* 6, 1996) to the predictor-corrector direction, kept only while
+    they lengthen the steps.  Stops when the relative primal and
     dual infeasibilities and the relative duality gap are all below ``tol``; ``state`` continues from a previous
     iterate of the same LP (e.g. to tighten ``tol``).
 
@@ -591,7 +593,6 @@ class _DenseRelaxation:
         self.loose = True
         self.tol = _IPM_TOL_ROUND  # the stopping tolerance while :attr:`loose`
         self.last_exact = False  # whether the last solve returned a certified vertex
-        self.ratios = None  # (lam / s per row, x / z per column) of the last interior iterate
         self._state = None  # the last iterate, to continue while the LP is unchanged
         self._warm = None  # a well-centred iterate of the last solve, extended to new rows / columns
         self._warm_base = (0, 0)  # the LP's shape when it was saved
@@ -622,26 +623,16 @@ class _DenseRelaxation:
             w.x = np.concatenate([w.x, mu / z_new])
         self._state = None
 
-    def keep(self, rows, cols):
-        """Keep only the rows ``rows`` and the columns ``cols`` (sorted indices; the tail columns must be kept)."""
-        self._A = self._A[np.ix_(rows, cols)]
-        self._b = self._b[rows]
-        self._c = self._c[cols]
-        self.n_rows, self.n_cols = self._A.shape
-        w = self._warm
-        if w is not None:
-            w.x, w.z, w.s, w.lam = w.x[cols], w.z[cols], w.s[rows], w.lam[rows]
-            self._warm_base = self._A.shape
-        self._state = None
-
     def solve(self, time_limit=None):
         """Same contract as :meth:`_Relaxation.solve`: ``(status, x, dual, objective, iterations)``.
 
-        The interior point stops at ``_IPM_TOL_ROUND``; :func:`_vertex` (an exact KKT test) then usually gives
-        the vertex.  When it does not and :attr:`loose` is set, the nearly optimal (not basic) iterate is
+        While :attr:`loose` is set, the interior point stops at :attr:`tol` (the caller's schedule, from
+        ``_IPM_TOL_FIRST``) and, at ``_IPM_TOL_ROUND``, tries :func:`_vertex` (an exact KKT test).  Without a
+        certified vertex and with :attr:`loose` set, the nearly optimal (not basic) iterate is
         returned and :attr:`last_exact` is cleared: the caller clears :attr:`loose` and solves again once no
-        pair is violated.  Otherwise the interior point goes on to ``_IPM_TOL_FINAL``, then HiGHS' simplex
-        starts from the basis the iterate suggests.
+        pair is violated.  Otherwise it solves to ``_IPM_TOL_ROUND``, tries the vertex (with the square
+        partitions of the ``k +- _VERTEX_WINDOW`` most clearly basic columns and active rows), goes on to
+        ``_IPM_TOL_FINAL`` if needed, and last HiGHS' simplex starts from the basis the iterate suggests.
         """
         A, b, c = self._A, self._b, self._c
         deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -665,7 +656,6 @@ class _DenseRelaxation:
                 self._warm_base = A.shape
             if status == "time_limit":
                 return "time_limit", None, None, np.nan, iters
-            self.ratios = (st.lam / st.s, st.x / st.z)
             vert = None
             if status == "optimal" and tol <= _IPM_TOL_ROUND:
                 vert = _vertex(A, b, c, st, window=0 if self.loose else _VERTEX_WINDOW)
@@ -679,7 +669,6 @@ class _DenseRelaxation:
                 self._state = st if status == "optimal" else None
                 if status == "time_limit":
                     return "time_limit", None, None, np.nan, iters
-                self.ratios = (st.lam / st.s, st.x / st.z)
                 vert = _vertex(A, b, c, st, window=_VERTEX_WINDOW) if status == "optimal" else None
         self.last_exact = True
         if vert is None:
@@ -692,40 +681,6 @@ class _DenseRelaxation:
         else:
             x, lam = vert
         return "optimal", x, lam, float(c @ x), iters
-
-
-def _prune(relax, I, J, kind, features, dual, n, n_tail, dropped_keys, dropped_features, X, d):
-    """Drop the rows and feature columns that are clearly inactive at the last relaxation's optimum.
-
-    A row with ``lam_i / s_i < _PRUNE_RATIO`` (zero multiplier, positive slack) and a feature column with
-    ``x_j / z_j < _PRUNE_RATIO`` (zero weight, positive reduced cost) do not change that optimum when left out;
-    the scan of every pair and the pricing of every feature bring them back if they are needed later, and then
-    they stay (each is pruned at most once, so the rounds still end).  Updates ``dropped_features`` in place.
-    Returns ``(I, J, kind, features, dual, revive, dropped_keys)``: ``revive`` are features to add back so that
-    every separation row keeps a nonzero entry, ``dropped_keys`` the keys of every pair pruned so far.
-    """
-    rr, cr = relax.ratios
-    keys = _keys(I, J, kind, n)
-    drop_r = (rr < _PRUNE_RATIO) & ~np.isin(keys, dropped_keys)
-    fr = cr[n_tail:]
-    drop_c = (fr < _PRUNE_RATIO) & ~dropped_features[features]
-    revive = np.empty(0, np.int64)
-    if not (drop_r.any() or drop_c.any()):
-        return I, J, kind, features, dual, revive, dropped_keys
-    dropped_keys = np.concatenate([dropped_keys, keys[drop_r]])
-    dropped_features[features[drop_c]] = True
-    rows = np.flatnonzero(~drop_r)
-    cols = np.concatenate([np.arange(n_tail), n_tail + np.flatnonzero(~drop_c)])
-    relax.keep(rows, cols)
-    I, J, kind, features = I[rows], J[rows], kind[rows], features[~drop_c]
-    if dual is not None:
-        dual = dual[rows]
-    # a separation row left with no nonzero feature entry would make the LP infeasible: bring one back
-    sep = kind == SEPARATION
-    dead = sep & ~(relax._A[:, n_tail:] != 0).any(axis=1)
-    if dead.any():
-        revive = _cover(X, I[dead], J[dead], kind[dead], features, d)
-    return I, J, kind, features, dual, revive, dropped_keys
 
 
 def _scan(Xs, codes, w, k, miss_limit, hit_base, hit_limit, working_memory=None):
@@ -1055,13 +1010,9 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     relax.add_rows(*_rows(X, I, J, kind, lp_soft, features, n_tail))
     max_violation = np.inf
     dual = None
-    prune = isinstance(relax, _DenseRelaxation)
-    do_prune = prune and _PRUNE
-    dropped_keys = np.empty(0, np.int64)  # pairs and features pruned once: never pruned again
-    dropped_features = np.zeros(d, bool)
     it_name = "IPM iterations" if isinstance(relax, _DenseRelaxation) else "simplex iterations"
     for rnd in range(1, max_rounds + 1):
-        if prune:
+        if isinstance(relax, _DenseRelaxation):  # rounds before the last: loose (see _IPM_TOL_FIRST)
             relax.tol = max(_IPM_TOL_ROUND, _IPM_TOL_FIRST * _IPM_TOL_RATE ** (rnd - 1))
         status, x, dual_new, fun, iters, t_lp = lp_solve(
             f"lazy round {rnd}, {I.size} constraints, {features.size} features")
@@ -1084,12 +1035,12 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         first = first[~np.isin(nkeys, _keys(I, J, kind, n))]
         nI, nJ, nkind = nI[first], nJ[first], nkind[first]
         new_F = np.empty(0, np.int64)
-        if col_lazy or dropped_features.any():  # price the features left out (never added, or pruned)
+        if col_lazy:
             g = _reduced_costs(X, I, J, kind, dual)
             g[features] = np.inf
             g[const] = np.inf
             cand = np.flatnonzero(g < -tol)
-            new_F = cand[np.argsort(g[cand], kind="stable")[:max(feature_block or d, features.size)]]
+            new_F = cand[np.argsort(g[cand], kind="stable")[:max(feature_block, features.size)]]
             max_violation = max(max_violation, float(-g[cand].min()) if cand.size else 0.0)
         if verbose:
             print(f"MDM round {rnd:3d}: {I.size:6d} rows, {n_tail + features.size:6d} columns, objective "
@@ -1107,10 +1058,6 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         if left is not None and left <= 0:
             return give_up(I, J, kind, dual, features, rnd, max_violation, 2,
                            f"time_limit={time_limit} s reached after round {rnd}")
-        if do_prune and relax.ratios is not None and relax.tol <= _PRUNE_TOL:
-            I, J, kind, features, dual, revive, dropped_keys = _prune(
-                relax, I, J, kind, features, dual, n, n_tail, dropped_keys, dropped_features, X, d)
-            new_F = np.union1d(new_F, revive)
         if col_lazy and nI.size:
             new_F = np.union1d(new_F, _cover(X, nI, nJ, nkind, np.union1d(features, new_F), d))
         if new_F.size:
