@@ -526,29 +526,51 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
     """``acc = E^T mu_E`` over all features: ``sum_r mu_r eps_{i,c_r}`` minus, per sample and
-    side, the sum of its multipliers times ``eps_{i,rep}``."""
+    side, the sum of its multipliers times ``eps_{i,rep}``.  The rows go four at a time (one
+    pass over ``acc`` per four rows).  Only the choice of the released constraint reads
+    ``alpha`` (the largest, within ``_TIE``), never the weights."""
     n, d = X.shape
-    acc[:] = 0.0
     S = np.zeros((2, n))
+    nr = mt + 2 * n
+    ri = np.empty(nr, np.int64)
+    rc = np.empty(nr, np.int64)
+    rw = np.empty(nr)
     for r in range(mt):
         i = ii[r]
         side = 0 if r < mth else 1
-        cc = hc[i, tt[r]] if side == 0 else mc[i, tt[r]]
-        mr = mu[r + 1]
-        S[side, i] += mr
-        xi, xc = X[i], X[cc]
-        for j in range(d):
-            a = xi[j] - xc[j]
-            acc[j] += a * a * mr
+        ri[r] = i
+        rc[r] = hc[i, tt[r]] if side == 0 else mc[i, tt[r]]
+        rw[r] = mu[r + 1]
+        S[side, i] += mu[r + 1]
+    m = mt
     for side in range(2):
         for i in range(n):
             s = S[side, i]
             if s != 0.0:
-                cr = hc[i, hrep[i]] if side == 0 else mc[i, mrep[i]]
-                xi, xr = X[i], X[cr]
-                for j in range(d):
-                    b = xi[j] - xr[j]
-                    acc[j] -= b * b * s
+                ri[m] = i
+                rc[m] = hc[i, hrep[i]] if side == 0 else mc[i, mrep[i]]
+                rw[m] = -s
+                m += 1
+    acc[:] = 0.0
+    r = 0
+    while r + 4 <= m:
+        x0, c0, w0 = X[ri[r]], X[rc[r]], rw[r]
+        x1, c1, w1 = X[ri[r + 1]], X[rc[r + 1]], rw[r + 1]
+        x2, c2, w2 = X[ri[r + 2]], X[rc[r + 2]], rw[r + 2]
+        x3, c3, w3 = X[ri[r + 3]], X[rc[r + 3]], rw[r + 3]
+        for j in range(d):
+            a0 = x0[j] - c0[j]
+            a1 = x1[j] - c1[j]
+            a2 = x2[j] - c2[j]
+            a3 = x3[j] - c3[j]
+            acc[j] += (a0 * a0 * w0 + a1 * a1 * w1) + (a2 * a2 * w2 + a3 * a3 * w3)
+        r += 4
+    while r < m:
+        x0, c0, w0 = X[ri[r]], X[rc[r]], rw[r]
+        for j in range(d):
+            a0 = x0[j] - c0[j]
+            acc[j] += a0 * a0 * w0
+        r += 1
 
 
 @njit(cache=True, nogil=True)
