@@ -140,3 +140,24 @@ def test_loose_rounds_then_exact_last_round_equal_tight_rounds_and_full_lp(monke
         assert abs(res.fun - full.fun) <= 1e-9 * max(1.0, abs(full.fun))
         np.testing.assert_allclose(res.w, full.w, rtol=1e-6, atol=1e-9)
     assert loose.history[-1] == loose.fun
+
+
+@pytest.mark.parametrize("age", [1, 2])
+def test_pruned_rows_still_give_the_full_lp_optimum(age, monkeypatch):
+    # rows inactive at the last `age` relaxations leave the LP (at most once each); the scan of every pair
+    # brings back any that is violated later, so the optimum is still the full LP's
+    X, y = _genes(50, 40, 4, seed=7)
+    full = solve_mdm(X, y, soft=False, lazy=False)
+    monkeypatch.setattr(lp, "_PRUNE_AGE", 0)
+    plain = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2)
+    monkeypatch.setattr(lp, "_PRUNE_AGE", age)
+    pruned = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2)
+    assert plain.n_pruned == 0 and pruned.n_pruned > 0
+    assert pruned.n_constraints < plain.n_constraints
+    for res in (plain, pruned):
+        assert res.status == 0 and res.converged
+        assert abs(res.fun - full.fun) <= 1e-9 * max(1.0, abs(full.fun))
+        np.testing.assert_allclose(res.w, full.w, rtol=1e-6, atol=1e-9)
+    # the returned pairs and multipliers still certify the optimum: separation multipliers sum to the objective
+    assert pruned.dual.shape == (pruned.n_constraints,)
+    assert pruned.dual[pruned.kind == 0].sum() == pytest.approx(pruned.fun, rel=1e-7)

@@ -346,3 +346,14 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+def test_auto_n_add_adds_about_1600_pairs_per_round_for_small_n_and_3_per_sample_above():
+    from knnweights.weighters.mdm import _auto_n_add
+
+    assert [_auto_n_add(n) for n in (2, 5, 62, 80, 200, 266, 267, 5000)] == [1, 4, 12, 10, 4, 3, 3, 3]
+    X, y = _data(60, d=6, seed=3, shift=2.0)
+    auto = MDM(soft=False, lazy=True).fit(X, y)
+    explicit = MDM(soft=False, lazy=True, n_add=13).fit(X, y)  # 800 // 60 = 13
+    np.testing.assert_array_equal(auto.constraint_pairs_, explicit.constraint_pairs_)
+    assert auto.objective_ == explicit.objective_

@@ -54,11 +54,16 @@ class MDM(BaseWeighter):
     until none is violated.  MDM's rows are dense (``d`` nonzeros per pair) and so are its
     optima on gene-expression-like data (hundreds of nonzero weights), where HiGHS' simplex
     needs thousands of slow pivots; each relaxation is therefore solved by a Mehrotra
-    interior point (normal equations in the smaller of the two dimensions, one BLAS thread,
-    warm-started after small changes), and its optimal vertex is recovered exactly: the
-    basic columns and active rows read off the iterate give a square system whose solution
-    is kept only if it passes the KKT conditions (feasibility, ``lambda >= 0``, reduced
-    costs ``>= 0``); otherwise HiGHS' primal simplex starts from that basis.
+    interior point (Mehrotra's starting point, Gondzio's centrality correctors, normal
+    equations in the smaller of the two dimensions, one BLAS thread, warm-started after
+    small changes).  Rounds before the last stop at relative gap ``1e-3`` (their weights
+    only find violated pairs); once such a point violates nothing, the same LP is solved
+    on and its optimal vertex is recovered exactly: the basic columns and active rows
+    read off the iterate give a square system whose solution is kept only if it passes
+    the KKT conditions (feasibility, ``lambda >= 0``, reduced costs ``>= 0``); otherwise
+    HiGHS' primal simplex starts from that basis.  Every pair and feature is checked
+    again at that vertex.  Rows inactive at two successive relaxations leave the LP (each
+    pair at most once; the scan brings back any that is violated later).
     A solution of a relaxation that satisfies every constraint is optimal for the full
     LP, so the result is the full LP's optimum (and the duals of the working set, padded
     with zeros, are an optimality certificate for the full LP).
@@ -93,8 +98,8 @@ class MDM(BaseWeighter):
         Most violated pairs of each kind added per sample and round.  ``"auto"``:
         ``max(3, 800 // n)`` (at most ``n``), i.e. about 1 600 pairs per round for small ``n``,
         where a round (an interior-point solve of a dense LP) costs much more than its size
-        grows (lognormal 80 x 3000: 8 rounds with 10, 11 with 3, 94 vs 148 interior-point
-        iterations), and 3 per sample for ``n >= 267``.
+        grows (lognormal 80 x 3000: 10 rounds and 64-68 interior-point iterations with 10,
+        12 rounds and 85 iterations with 3), and 3 per sample for ``n >= 267``.
     tol : float, default=1e-8
         Violation tolerance of the lazy form, in the LP's distance units (the smallest
         between-class distance is 1).
@@ -218,7 +223,8 @@ class MDM(BaseWeighter):
         Xs = (X - X.mean(axis=0)) / scale
         lazy = self.lazy if self.lazy != "auto" else n * (n - 1) // 2 > _AUTO_FULL_MAX_PAIRS
         res = solve_mdm(Xs, y, soft=bool(self.soft), C=float(self.C), lazy=bool(lazy), max_rounds=self.max_rounds,
-                        n_init=self.n_init, n_add=_auto_n_add(n) if self.n_add == "auto" else self.n_add, tol=self.tol,
+                        n_init=self.n_init, n_add=_auto_n_add(n) if self.n_add == "auto" else self.n_add,
+                        tol=self.tol,
                         feature_block=_FEATURE_BLOCK if X.shape[1] > 2 * _FEATURE_BLOCK else None,
                         time_limit=self.time_limit, verbose=int(self.verbose))
         if res.status == 1:
