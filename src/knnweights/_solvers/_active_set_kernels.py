@@ -888,15 +888,63 @@ def _chol_append(U, fm, b, dd):
     return True
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _utu_solve(U, fm, b):
-    """``x`` with ``U^T U x = b`` (leading ``fm x fm`` block of ``U``)."""
-    y = b[:fm].copy()
-    for r in range(fm):
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _forward_solve(U, fm, y):
+    """``y <- U^{-T} y`` by rows of ``U``, four rows per pass over ``y``: each ``y[j]`` sees the
+    multiply-subtracts of rows ``0, 1, ...`` in order and its division, as the row-at-a-time
+    loop (no reassociation: the same bits)."""
+    r0 = 0
+    while r0 + 4 <= fm:
+        for r in range(r0, r0 + 4):  # the 4 x 4 triangle
+            y[r] /= U[r, r]
+            yr = y[r]
+            for j in range(r + 1, r0 + 4):
+                y[j] -= yr * U[r, j]
+        y0, y1, y2, y3 = y[r0], y[r0 + 1], y[r0 + 2], y[r0 + 3]
+        U0, U1, U2, U3 = U[r0], U[r0 + 1], U[r0 + 2], U[r0 + 3]
+        for j in range(r0 + 4, fm):
+            t = y[j]
+            t = t - y0 * U0[j]
+            t = t - y1 * U1[j]
+            t = t - y2 * U2[j]
+            t = t - y3 * U3[j]
+            y[j] = t
+        r0 += 4
+    for r in range(r0, fm):
         y[r] /= U[r, r]
         yr = y[r]
         for j in range(r + 1, fm):
             y[j] -= yr * U[r, j]
+
+
+@njit(cache=True, nogil=True, fastmath={"contract"})
+def _sub_rows(B, fm, p, x, res):
+    """``res[q] -= B[f, q] x[f]`` for ``f = 0, ..., fm - 1`` in order, four rows per pass over
+    ``res`` (each element the same fused multiply-subtracts in the same order)."""
+    f = 0
+    while f + 4 <= fm:
+        B0, B1, B2, B3 = B[f], B[f + 1], B[f + 2], B[f + 3]
+        x0, x1, x2, x3 = x[f], x[f + 1], x[f + 2], x[f + 3]
+        for q in range(p):
+            t = res[q]
+            t = t - B0[q] * x0
+            t = t - B1[q] * x1
+            t = t - B2[q] * x2
+            t = t - B3[q] * x3
+            res[q] = t
+        f += 4
+    while f < fm:
+        Bf, xf = B[f], x[f]
+        for q in range(p):
+            res[q] -= Bf[q] * xf
+        f += 1
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _utu_solve(U, fm, b):
+    """``x`` with ``U^T U x = b`` (leading ``fm x fm`` block of ``U``)."""
+    y = b[:fm].copy()
+    _forward_solve(U, fm, y)
     for r in range(fm - 1, -1, -1):
         s = y[r]
         for j in range(r + 1, fm):
@@ -928,11 +976,7 @@ def _factor_solve(g, P, p, B, U, fm, perm, dw, mu):
     res = np.empty(p)
     for _ in range(3):
         res[:] = gp
-        for f in range(fm):
-            xf = x[f]
-            Bf = B[f]
-            for q in range(p):
-                res[q] -= Bf[q] * xf
+        _sub_rows(B, fm, p, x, res)
         if _ == 2:
             break
         x2 = _utu_solve(U, fm, _rows_dot(B, fm, p, res))
