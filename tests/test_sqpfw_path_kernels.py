@@ -144,3 +144,41 @@ def test_residual_pass_matches_row_by_row_loop(p, m):
         K._acc_rows(np.ascontiguousarray(AT.T), p, m, x, a, subtract)
         _row_by_row(AT, p, m, x, b, subtract)
         assert np.array_equal(a, b)
+
+
+@njit(cache=False, fastmath={"contract"})
+def _forward_row_by_row(U, fm, y):
+    for r in range(fm):
+        y[r] /= U[r, r]
+        yr = y[r]
+        for j in range(r + 1, fm):
+            y[j] -= yr * U[r, j]
+
+
+@njit(cache=False, fastmath={"contract"})
+def _sub_row_by_row(B, fm, p, x, res):
+    for f in range(fm):
+        xf = x[f]
+        for q in range(p):
+            res[q] -= B[f, q] * xf
+
+
+@pytest.mark.parametrize("fm", [1, 3, 4, 9, 130])
+def test_four_row_passes_match_row_at_a_time(fm):
+    """Forward substitution and residual passes of the maintained-factor solve, four rows per
+    pass, give the row-at-a-time loops' bits (fused multiply-subtracts in the same order)."""
+    rng = np.random.RandomState(fm)
+    A = rng.randn(fm, fm + 5)
+    U = np.linalg.cholesky(A @ A.T).T.copy()
+    b = rng.randn(fm)
+    y1, y2 = b.copy(), b.copy()
+    K._forward_solve(U, fm, y1)
+    _forward_row_by_row(U, fm, y2)
+    assert np.array_equal(y1, y2)
+    assert np.allclose(U.T @ y1, b)  # and it solves U^T y = b
+    p = 37
+    B, x, r0 = rng.randn(fm, p), rng.randn(fm), rng.randn(p)
+    r1, r2 = r0.copy(), r0.copy()
+    K._sub_rows(B, fm, p, x, r1)
+    _sub_row_by_row(B, fm, p, x, r2)
+    assert np.array_equal(r1, r2)
