@@ -161,3 +161,19 @@ def test_pruned_rows_still_give_the_full_lp_optimum(age, monkeypatch):
     # the returned pairs and multipliers still certify the optimum: separation multipliers sum to the objective
     assert pruned.dual.shape == (pruned.n_constraints,)
     assert pruned.dual[pruned.kind == 0].sum() == pytest.approx(pruned.fun, rel=1e-7)
+
+
+@pytest.mark.parametrize("share", [0.02, 0.4])  # fewer active pairs than samples (direct), more (pair matrix)
+def test_reduced_costs_equal_the_brute_force_sum_over_active_pairs(share):
+    rng = np.random.default_rng(11)
+    n, d = 30, 60
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10.0, size=d)
+    I, J = np.triu_indices(n, 1)
+    kind = (rng.random(I.size) < 0.5).astype(np.int8)
+    dual = np.where(rng.random(I.size) < share, rng.random(I.size), 0.0)
+    assert (np.count_nonzero(dual) >= n) == (share > 0.1)
+    ref = np.zeros(d)
+    for i, j, k, lam in zip(I, J, kind, dual, strict=True):  # the definition, one pair at a time
+        ref += lam * (1.0 if k == lp.COMPACTNESS else -1.0) * (X[i] - X[j]) ** 2
+    got = lp._reduced_costs(X, I, J, kind, dual)
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())

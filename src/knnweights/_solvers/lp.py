@@ -854,16 +854,30 @@ def _cover(X, I, J, kind, F, d):
     return np.unique(np.argmax(eps[dead], axis=1)) if dead.any() else np.empty(0, np.int64)
 
 
-def _reduced_costs(X, I, J, kind, dual):
-    """``(A^T lambda)_j`` over all feature columns (their cost is 0), from the rows with ``lambda > 0``."""
+def _reduced_costs(X, I, J, kind, dual, X2=None):
+    """``(A^T lambda)_j`` over all feature columns (their cost is 0), from the rows with ``lambda > 0``.
+
+    With ``c_p = +-lambda_p`` per pair ``p = (i, j)`` this is ``sum_p c_p (x_i - x_j)^2`` per feature, i.e.
+    ``deg . X^2 - sum_i x_i * (S X)_i`` with the ``n x n`` pair matrix ``S`` (``c_p`` at ``(i, j)`` and ``(j, i)``)
+    and ``deg = S 1``: one ``n x n`` by ``n x d`` product instead of ``(x_i - x_j)^2`` for every active pair and
+    feature (breast_vantveer, 78 x 24 481: 11 s of a 39 s fit), used when there are at least ``n`` active pairs.
+    """
     act = np.flatnonzero(dual > 0)
     g = np.zeros(X.shape[1])
-    if act.size:
-        eps = _eps_rows(X, I[act], J[act])
-        sign = np.where(kind[act] == SEPARATION, -1.0, 1.0)
-        with single_thread_blas():  # a small matrix-vector product: thread start-up would dominate
-            g = (dual[act] * sign) @ eps
-    return g
+    if act.size == 0:
+        return g
+    cvals = dual[act] * np.where(kind[act] == SEPARATION, -1.0, 1.0)
+    n = X.shape[0]
+    with single_thread_blas():  # small products: thread start-up would dominate
+        if act.size >= n:
+            S = np.zeros((n, n))
+            np.add.at(S, (I[act], J[act]), cvals)
+            S += S.T
+            deg = S.sum(axis=1)
+            if X2 is None:
+                X2 = X * X
+            return deg @ X2 - np.einsum("ij,ij->j", X, S @ X)
+        return cvals @ _eps_rows(X, I[act], J[act])
 
 
 def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n_add=1, tol=1e-8,
@@ -1025,6 +1039,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         return result(w, r, xi, fun, I, J, kind, dual, features, 1, True, 0.0, 0, "full LP solved")
 
     col_lazy = feature_block is not None and d > feature_block
+    X2 = X * X if col_lazy else None  # for the reduced costs of the features left out
     if col_lazy:
         scores = np.where(const, -np.inf, _feature_scores(X, codes))
         features = np.sort(np.argsort(-scores, kind="stable")[:min(feature_block, nonconst.size)])
@@ -1070,7 +1085,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         nI, nJ, nkind = nI[first], nJ[first], nkind[first]
         new_F = np.empty(0, np.int64)
         if col_lazy:
-            g = _reduced_costs(X, I, J, kind, dual)
+            g = _reduced_costs(X, I, J, kind, dual, X2)
             g[features] = np.inf
             g[const] = np.inf
             cand = np.flatnonzero(g < -tol)
