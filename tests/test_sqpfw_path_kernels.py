@@ -140,10 +140,11 @@ def test_residual_pass_matches_row_by_row_loop(p, m):
     x = rng.randn(m)
     for subtract in (True, False):
         t0 = rng.randn(p)
-        a, b = t0.copy(), t0.copy()
-        K._acc_rows(np.ascontiguousarray(AT.T), p, m, x, a, subtract)
+        a, b, c = t0.copy(), t0.copy(), t0.copy()
+        K._acc_rows(AT, np.ascontiguousarray(AT.T), p, m, x, a, subtract)  # along the rows of AT^T
+        K._acc_rows(AT, np.empty((0, 0)), p, m, x, c, subtract)  # the small-system loop
         _row_by_row(AT, p, m, x, b, subtract)
-        assert np.array_equal(a, b)
+        assert np.array_equal(a, b) and np.array_equal(c, b)
 
 
 @njit(cache=False, fastmath={"contract"})

@@ -237,11 +237,22 @@ def _eqp_at(g, P, p, AT, dw, mu):
 
 
 @njit(cache=True, nogil=True)
-def _acc_rows(A, p, m, x, t, subtract):
-    """``t[q] -= A[r, q] x[r]`` (``subtract``) or ``t[q] += A[r, q] x[r]`` for ``r = 0, ..., m - 1``
-    in that order, every ``q < p`` (``A = AT^T``, contiguous rows): each ``t[q]`` sees the
-    operations of the row-by-row loop it replaces in the same order, the rows run side by
-    side (independent chains, SIMD)."""
+def _acc_rows(AT, A, p, m, x, t, subtract):
+    """``t[q] -= AT[q, r] x[r]`` (``subtract``) or ``t[q] += AT[q, r] x[r]`` for ``r = 0, ..., m - 1``
+    in that order, every ``q < p``.  With ``A = AT^T`` (contiguous rows; empty for small
+    systems, where the row-by-row loop is cheaper) the rows run side by side (independent
+    chains, SIMD): each ``t[q]`` sees the same operations in the same order either way."""
+    if A.shape[0] == 0:
+        for q in range(p):
+            s = t[q]
+            if subtract:
+                for r in range(m):
+                    s -= AT[q, r] * x[r]
+            else:
+                for r in range(m):
+                    s += AT[q, r] * x[r]
+            t[q] = s
+        return
     for r in range(m):
         xr = x[r]
         Ar = A[r]
@@ -283,7 +294,8 @@ def _eqp_multi(G, P, p, AT, DW, MU):
                 rank += 1
     gp = np.empty(p)
     res = np.empty(p)
-    A = np.ascontiguousarray(AT.T)  # the residual passes run along its rows
+    # the residual passes run along the rows of AT^T for larger systems
+    A = np.ascontiguousarray(AT.T) if p * m >= 1024 else np.empty((0, 0))
     for h in range(nr):
         for q in range(p):
             gp[q] = -G[h, P[q]]
@@ -291,7 +303,7 @@ def _eqp_multi(G, P, p, AT, DW, MU):
             x = _chol_solve(L, AT.T @ gp)
             for _ in range(2):
                 res[:] = gp
-                _acc_rows(A, p, m, x, res, True)
+                _acc_rows(AT, A, p, m, x, res, True)
                 x2 = _chol_solve(L, AT.T @ res)
                 for r in range(m):
                     x[r] += x2[r]
@@ -301,7 +313,7 @@ def _eqp_multi(G, P, p, AT, DW, MU):
             x = _svd_solve(U, sv, Vt, rank, gp)
             for q in range(p):
                 res[q] = G[h, P[q]]
-            _acc_rows(A, p, m, x, res, False)
+            _acc_rows(AT, A, p, m, x, res, False)
             for q in range(p):
                 res[q] = -res[q]
             x2 = _svd_solve(U, sv, Vt, rank, res)
@@ -309,7 +321,7 @@ def _eqp_multi(G, P, p, AT, DW, MU):
                 MU[h, r] = x[r] + x2[r]
         for q in range(p):
             res[q] = G[h, P[q]]
-        _acc_rows(A, p, m, MU[h], res, False)
+        _acc_rows(AT, A, p, m, MU[h], res, False)
         for q in range(p):
             DW[h, P[q]] = -res[q]
 
