@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses, soft_margins
 from ._base import BaseWeighter
 from .relief import Relief
@@ -191,7 +192,83 @@ def _start(Z, mask):
     return v / np.linalg.norm(v)
 
 
-def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
+class _MemberLoss:
+    """``L(E)`` (eq. 1 with eqs. 2 and 4) in two passes: its value, then its gradient on demand.
+
+    The same function as :func:`efw_objective`, arranged for speed on wide data: the members'
+    margins ``U = W Z^T`` are products over the support of ``W`` only (a rejected trial step of
+    the line search needs the value alone, and the members are sparse after a few steps), and
+    the gradient is one matrix product ``C Z`` for all members, where ``C`` holds each
+    member's logistic weights on its own subsample (0 elsewhere).  ``Z`` is shared by all
+    members (``rows[k]`` indexes member ``k``'s samples) or one array per member.
+    """
+
+    def __init__(self, Z, rows, scale, gamma):
+        self.scale, self.gamma = float(scale), float(gamma)
+        self.m = len(rows)
+        if isinstance(Z, np.ndarray):  # shared margins: one (n, d) array, members are row subsets
+            self.Z = [np.ascontiguousarray(Z, dtype=np.float64)]
+            mask = np.zeros((self.m, Z.shape[0]))
+            for k, idx in enumerate(rows):
+                mask[k, idx] = 1.0
+            self.mask = [mask]
+            self.groups = [np.arange(self.m)]
+        else:  # one margin array per member
+            self.Z = [np.ascontiguousarray(Zk, dtype=np.float64) for Zk in Z]
+            self.mask = [np.ones((1, Zk.shape[0])) for Zk in Z]
+            self.groups = [np.array([k]) for k in range(self.m)]
+        self.Zt = [np.ascontiguousarray(Zk.T) for Zk in self.Z]
+
+    def value(self, W):
+        """``(L(W), state)``; ``state`` is what :meth:`grad` needs."""
+        loss = 0.0
+        Us = []
+        for Zt, mask, ks in zip(self.Zt, self.mask, self.groups, strict=True):
+            Wg = W[ks]
+            on = np.flatnonzero(np.any(Wg != 0, axis=0))
+            if on.size < 0.7 * Zt.shape[0]:  # margins over the support of the members only
+                U = self.scale * (Wg[:, on] @ Zt[on])
+            else:
+                U = self.scale * (Wg @ Zt)
+            loss += float(np.sum(np.logaddexp(0.0, -U), where=mask > 0))  # rows outside the member: none
+            Us.append(U)
+        m = self.m
+        if self.gamma > 0 and m > 1:
+            c = self.gamma / (m * (m - 1))
+            S = W.sum(axis=0)
+            # sum_{k<k'} ||w_k + w_k'||^2 = (m - 2) sum_k ||w_k||^2 + ||sum_k w_k||^2
+            loss += c * ((m - 2) * np.sum(W * W) + S @ S)
+        return loss, Us
+
+    def grad(self, W, Us):
+        """The gradient at ``W`` (eqs. 6-9, exact for ``L``), from :meth:`value`'s state."""
+        G = np.empty_like(W)
+        for Z, mask, ks, U in zip(self.Z, self.mask, self.groups, Us, strict=True):
+            G[ks] = (-self.scale * expit(-U) * mask) @ Z
+        m = self.m
+        if self.gamma > 0 and m > 1:
+            c = self.gamma / (m * (m - 1))
+            G += 2.0 * c * ((m - 2) * W + W.sum(axis=0)[None, :])
+        return G
+
+    def __call__(self, W):
+        f, Us = self.value(W)
+        return f, self.grad(W, Us)
+
+    def member(self, k, scale):
+        """Member ``k``'s logistic term alone with its own ``scale`` (no diversity term), as
+        the ``(1, d)`` problem of step 3; shares the arrays."""
+        out = object.__new__(_MemberLoss)
+        out.scale, out.gamma, out.m = float(scale), 0.0, 1
+        for g, (Z, Zt, mask, ks) in enumerate(zip(self.Z, self.Zt, self.mask, self.groups, strict=True)):
+            if k in ks:
+                out.Z, out.Zt, out.mask = [Z], [Zt], [mask[np.flatnonzero(ks == k)]]
+                out.groups = [np.array([0])]
+                return out
+        raise IndexError(k)
+
+
+def projected_gradient(fun, W0, max_iter=1000, tol=1e-6, verbose=0, label="EFW"):
     """Minimise ``fun`` on ``{w_k >= 0, ||w_k|| = 1}`` by projected gradient descent.
 
     Steps ``W <- P(W - t G)`` (``P``: :func:`project_sphere_orthant`) with a backtracking
@@ -206,14 +283,28 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
     ``"stalled"``, e.g. when the logistic loss saturates on large margins (its gradient
     underflows) and the descent cannot move.
 
+    ``fun(W)`` returns ``(L, G)``; or pass an object with ``value(W) -> (L, state)`` and
+    ``grad(W, state) -> G`` (as :class:`_MemberLoss`): the gradient is then computed only
+    at accepted steps (the iterates are the same).
+
     Returns
     -------
     dict with ``x`` (m, d), ``fun``, ``nit``, ``history`` (``L`` per iteration, the start
     first), ``converged``, ``residual``, ``reason`` (``"converged"``, ``"stalled"`` or
-    ``"max_iter"``).
+    ``"max_iter"``), ``nfev`` (evaluations of ``L``).
     """
+    if hasattr(fun, "value"):
+        value, grad = fun.value, fun.grad
+    else:
+        def value(W):
+            return fun(W)
+
+        def grad(W, G):
+            return G
     W = project_sphere_orthant(W0)
-    f, G = fun(W)
+    f, state = value(W)
+    G = grad(W, state)
+    nfev = 1
     history = [f]
     t = 1.0 / max(np.abs(G).max(), 1e-12)
     converged = False
@@ -227,16 +318,20 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
         nit += 1
         for _ in range(200):  # backtracking; bounded even when the loss is flat to round-off
             Wn = project_sphere_orthant(W - t * G)
-            fn, Gn = fun(Wn)
+            fn, state = value(Wn)
+            nfev += 1
             step = np.sum((Wn - W) ** 2)
             if fn <= f - 1e-4 * step / t or t < 1e-20:
                 break
             t *= 0.5
+        Gn = grad(Wn, state)
         stalled = abs(f - fn) <= 1e-15 * max(1.0, abs(f))
         sy = np.sum((Wn - W) * (Gn - G))
         W, f, G = Wn, fn, Gn
         history.append(f)
         res = stationarity_residual(W, G).max()
+        if verbose > 1 or (verbose and nit % 100 == 0):
+            print(f"[{label}] iter {nit:5d}  L {f:.10g}  residual {res:.3e}  step {t:.3g}  nfev {nfev}")
         if res <= tol:
             converged, reason = True, "converged"
             break
@@ -247,8 +342,10 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6):
         t = step / sy if sy > 0 else 2.0 * t
         # margins at 1e-300 scale make sy subnormal and the BB step overflow: keep it finite
         t = min(t, 1e12 / max(np.abs(G).max(), 1e-300)) if np.isfinite(t) else 1.0 / max(np.abs(G).max(), 1e-12)
+    if verbose:
+        print(f"[{label}] {reason} after {nit} iterations  L {f:.10g}  residual {res:.3e}  nfev {nfev}")
     return {"x": W, "fun": f, "nit": nit, "history": np.asarray(history), "converged": converged,
-            "residual": res, "reason": reason}
+            "residual": res, "reason": reason, "nfev": nfev}
 
 
 # --- estimators ----------------------------------------------------------------------
@@ -311,6 +408,9 @@ class EFW(BaseWeighter):
         every member is at most ``tol``.
     random_state : int, RandomState or None
         Draws the subsamples (same seed, same subsamples as :class:`ERelief`).
+    verbose : int, default=0
+        Print each descent's outcome (iterations, ``L``, residual); every 100th iteration
+        with ``verbose=1``, every iteration with ``verbose > 1``.
 
     Attributes
     ----------
@@ -368,10 +468,11 @@ class EFW(BaseWeighter):
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, n_estimators=5, subsample=0.9, gamma=0.001, neighbors="full", sigma=1.0, max_iter=2000,
-                 tol=1e-6, random_state=None):
+                 tol=1e-6, random_state=None, verbose=0):
         self.n_estimators = n_estimators
         self.subsample = subsample
         self.gamma = gamma
@@ -380,36 +481,40 @@ class EFW(BaseWeighter):
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
+        self.verbose = verbose
 
     def _fit(self, X, y):
         m, d = self.n_estimators, X.shape[1]
         self.subsamples_ = ensemble_subsamples(y, m, self.subsample, self.random_state)
         margins = getattr(self, "_given_margins", None)
         if margins is not None:  # the caller's margins (e.g. NH / NM found on a larger reference set)
-            Zs = [margins[idx] for idx in self.subsamples_]
+            Z = margins
         elif self.neighbors == "full":  # NH / NM found once on the whole training set, reused
             Z = base_margins(X, y)
-            Zs = [Z[idx] for idx in self.subsamples_]
         elif self.neighbors == "soft":  # kernel-soft NH / NM (LOGO's), on the whole training set
             Z = soft_base_margins(X, y, self.sigma)
-            Zs = [Z[idx] for idx in self.subsamples_]
         else:  # NH / NM searched inside each subsample
+            Z = None
             Zs = [base_margins(X[idx], y[idx]) for idx in self.subsamples_]
+        if Z is not None:
+            Zs = [Z[idx] for idx in self.subsamples_]
         varying = np.ptp(X, axis=0) > 0
         if not varying.any():
             self.estimator_weights_ = self.initial_weights_ = np.zeros((m, d))
             self.n_iter_, self.cost_history_, self.residual_ = 0, np.zeros(1), 0.0
             self.stop_reason_ = "converged"
             return np.zeros(d)
-        reasons = []
-        W0 = np.empty((m, d))
-        for k, Zk in enumerate(Zs):  # step 3: each member alone, unscaled loss
-            res = projected_gradient(lambda w, Zk=Zk: _single(Zk, w, 1.0), _start(Zk, varying)[None, :],
-                                     self.max_iter, self.tol)
-            W0[k] = res["x"][0]
-            reasons.append((res["reason"], res["residual"]))
-        self.initial_weights_ = W0
-        res = projected_gradient(lambda W: efw_objective(W, Zs, self.gamma), W0, self.max_iter, self.tol)
+        with single_thread_blas():  # matrix-vector products of a few hundred rows: one thread is faster
+            loss = _MemberLoss(Z if Z is not None else Zs, self.subsamples_, 1.0 / m, self.gamma)
+            reasons = []
+            W0 = np.empty((m, d))
+            for k, Zk in enumerate(Zs):  # step 3: each member alone, unscaled loss
+                res = projected_gradient(loss.member(k, 1.0), _start(Zk, varying)[None, :], self.max_iter,
+                                         self.tol, self.verbose, f"EFW member {k}")
+                W0[k] = res["x"][0]
+                reasons.append((res["reason"], res["residual"]))
+            self.initial_weights_ = W0
+            res = projected_gradient(loss, W0, self.max_iter, self.tol, self.verbose, "EFW joint")
         reasons.append((res["reason"], res["residual"]))
         self.stop_reason_ = res["reason"]
         stalled = [r for why, r in reasons if why == "stalled"]
