@@ -198,8 +198,8 @@ def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, com
             f.write("# MDM fit times (benchmarks/bench_mdm.py)\n\n")
             f.write(f"MDM() defaults (soft, C = 1: the hard LP; lazy rows, and feature columns above 2048 "
                     f"features; n_add = 'auto' (max(3, 800 // n)); each relaxation by the dense interior point "
-                    f"(Mehrotra start, Gondzio correctors; rounds before the last to gap 1e-3), then the last one "
-                    f"to its exact vertex), "
+                    f"(Mehrotra start, Gondzio correctors; rounds before the last to gap 1e-3; rows inactive at two "
+                    f"successive relaxations pruned), then the last one to its exact vertex), "
                     f"time_limit = {time_limit:g} s, each fit in a fresh process (median of {repeats}); "
                     f"{platform.processor() or platform.machine()}, cpu_count {os.cpu_count()}, machine shared "
                     f"with other helpers' jobs (load average {load}); LP "
@@ -211,8 +211,7 @@ def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, com
                         "highspy model across rounds, dual simplex warm-started, n_add = 1), same limit; ")
             else:
                 f.write(f"\n'before': the 'fit (s)' column of the previous table ({os.path.basename(before_path)} "
-                        "before this run: the interior-point solver before Mehrotra's start, Gondzio's correctors, "
-                        "loose rounds and n_add='auto'), measured in an earlier run on the same shared machine; ")
+                        "before this run), measured in an earlier run on the same shared machine; ")
             f.write("TL = stopped at the time limit with the best feasible point, not the optimum. "
                     "Before issue 20 (one `linprog` per round, rebuilt from scratch): genes 80 x 300 5.8 s, "
                     "80 x 1000 204 s, 80 x 3000 killed after 19 min; RESULTS.md: > 90 s at 2000 x 500, 1000 x 5000 "
