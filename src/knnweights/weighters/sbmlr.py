@@ -122,6 +122,8 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200):
     W1, resid = _polish(X, T, A, alpha, W, value, grad, tol, min(max_iter, 30 if W0 is not None else 100))
     if resid <= tol:
         return (sparsest_representative(W1) if np.all(alpha == alpha[0]) else W1), resid
+    if value(W1)[0] < value(W)[0]:  # L-BFGS-B from where the polish got to (a convex problem)
+        W = W1
     v0 = np.concatenate([np.maximum(W, 0).ravel(), np.maximum(-W, 0).ravel()])
     res = minimize(split_fun, v0, jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * p * c),
                    options={"maxiter": 5000, "ftol": 1e-10, "gtol": 1e-6 * alpha.min(), "maxcor": 20})
