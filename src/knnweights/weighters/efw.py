@@ -260,7 +260,7 @@ class _MemberLoss:
         the ``(1, d)`` problem of step 3; shares the arrays."""
         out = object.__new__(_MemberLoss)
         out.scale, out.gamma, out.m = float(scale), 0.0, 1
-        for g, (Z, Zt, mask, ks) in enumerate(zip(self.Z, self.Zt, self.mask, self.groups, strict=True)):
+        for Z, Zt, mask, ks in zip(self.Z, self.Zt, self.mask, self.groups, strict=True):
             if k in ks:
                 out.Z, out.Zt, out.mask = [Z], [Zt], [mask[np.flatnonzero(ks == k)]]
                 out.groups = [np.array([0])]
