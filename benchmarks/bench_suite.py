@@ -345,9 +345,16 @@ def render(results, args):
          f"Run on {m['started']} UTC: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
          f"Python {platform.python_version()}, load average {m['load_start']:.1f} at the start and "
          f"{m['load_end']:.1f} at the end (the machine is shared: ratios measured in the same run are "
-         f"what to quote). Versions: {_versions()}."]
-    for sec, when in results.get("remeasured", {}).items():
-        L.append(f"The {sec} section was measured again on {when} UTC (same code).")
+         f"what to quote). Versions: {m.get('versions') or _versions()}."]
+    for sec, runs in results.get("remeasured", {}).items():
+        for r in runs if isinstance(runs, list) else [runs]:
+            if isinstance(r, str):  # an older results.json: the date only
+                L.append(f"The {sec} section was measured again on {r} UTC.")
+                continue
+            who = f" ({', '.join(r['weighters'])})" if r.get("weighters") else ""
+            L.append(f"The {sec} section{who} was measured again on {r['when']} UTC at commit {r['commit']}, load "
+                     f"average {r['load_start']:.1f} at the start and {r['load_end']:.1f} at the end; versions: "
+                     f"{r['versions']}.")
     L.append("")
     if "kernels" in results:
         k = results["kernels"]
@@ -434,6 +441,20 @@ def render(results, args):
     return "\n".join(L) + "\n"
 
 
+def _commit():
+    """The short commit of HEAD, with '+' when the working tree has uncommitted changes."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
+
+
 def _versions():
     out = []
     for mod in ("knnweights", "numpy", "numba", "sklearn", "skrebate", "metric_learn", "torch"):
@@ -494,10 +515,15 @@ def main(argv=None):
             results["gpu"] = gpu_section(a.repeat)
     if a.only and "meta" in results:
         for sec in a.only:
-            results.setdefault("remeasured", {})[sec] = f"{started:%Y-%m-%d %H:%M}"
+            runs = results.setdefault("remeasured", {}).get(sec)
+            runs = [] if runs is None else runs if isinstance(runs, list) else [runs]
+            runs.append({"when": f"{started:%Y-%m-%d %H:%M}", "commit": _commit(), "load_start": load_start,
+                         "load_end": os.getloadavg()[0], "versions": _versions(),
+                         "weighters": a.weighters if sec in ("fits", "memory") else None})
+            results["remeasured"][sec] = runs
     else:
         results["meta"] = {"started": f"{started:%Y-%m-%d %H:%M}", "load_start": load_start,
-                           "load_end": os.getloadavg()[0]}
+                           "load_end": os.getloadavg()[0], "versions": _versions(), "commit": _commit()}
     text = render(results, a)
     with open(a.out, "w") as fh:
         fh.write(text)
