@@ -196,8 +196,8 @@ class _MemberLoss:
     """``L(E)`` (eq. 1 with eqs. 2 and 4) in two passes: its value, then its gradient on demand.
 
     The same function as :func:`efw_objective`, arranged for speed on wide data: the members'
-    margins ``U = W Z^T`` are products over the support of ``W`` only (a rejected trial step of
-    the line search needs the value alone, and the members are sparse after a few steps), and
+    margins ``U = W Z^T`` are one matrix product (over each member's support only when the
+    members are sparse; a rejected trial step of the line search needs the value alone), and
     the gradient is one matrix product ``C Z`` for all members, where ``C`` holds each
     member's logistic weights on its own subsample (0 elsewhere).  ``Z`` is shared by all
     members (``rows[k]`` indexes member ``k``'s samples) or one array per member.
@@ -224,12 +224,14 @@ class _MemberLoss:
         loss = 0.0
         Us = []
         for Zt, mask, ks in zip(self.Zt, self.mask, self.groups, strict=True):
-            Wg = W[ks]
-            on = np.flatnonzero(np.any(Wg != 0, axis=0))
-            if on.size < 0.7 * Zt.shape[0]:  # margins over the support of the members only
-                U = self.scale * (Wg[:, on] @ Zt[on])
+            ons = [np.flatnonzero(W[k]) for k in ks]
+            if sum(on.size for on in ons) < 0.2 * ks.size * Zt.shape[0]:
+                # sparse members: margins over each member's support only (gathering rows of Z^T
+                # costs more than the full product above ~20 % support, measured on Prostate)
+                U = np.vstack([W[k, on] @ Zt[on] for k, on in zip(ks, ons, strict=True)])
             else:
-                U = self.scale * (Wg @ Zt)
+                U = W[ks] @ Zt
+            U *= self.scale
             loss += float(np.sum(np.logaddexp(0.0, -U), where=mask > 0))  # rows outside the member: none
             Us.append(U)
         m = self.m
