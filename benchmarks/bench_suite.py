@@ -355,7 +355,18 @@ def render(results, args):
             L.append(f"The {sec} section{who} was measured again on {r['when']} UTC at commit {r['commit']}, load "
                      f"average {r['load_start']:.1f} at the start and {r['load_end']:.1f} at the end; versions: "
                      f"{r['versions']}.")
-    L.append("")
+    L += ["", "## Per-method benchmarks", "",
+          "Each of these scripts measures one method family against its earlier code and its targets, in one run "
+          "(their tables say the commit, the command and the load):", "",
+          "| method | script | table |", "| --- | --- | --- |",
+          "| SQPFW (cold fits at theta = 1, the Colon path, per-step cost) | `bench_sqpfw.py` | "
+          "[bench_sqpfw.md](bench_sqpfw.md) |",
+          "| MDM (lazy LP: rounds, rows, IPM iterations) | `bench_mdm.py` | [bench_mdm.md](bench_mdm.md) |",
+          "| NCADiagonal against scikit-learn's NCA | `bench_nca.py` | [bench_nca.md](bench_nca.md) |",
+          "| Logo, GFlip, SVMRFE, IRelief, LHRelief | `bench_iterative.py` | [bench_iterative.md](bench_iterative.md) |",
+          "| EFW, SBMLR | `bench_efw_sbmlr.py` | [bench_efw_sbmlr.md](bench_efw_sbmlr.md) |",
+          "| Relief family with missing values | `bench_relief_missing.py` | "
+          "[bench_relief_missing.md](bench_relief_missing.md) |", ""]
     if "kernels" in results:
         k = results["kernels"]
         lim = k["limit"]
