@@ -80,3 +80,28 @@ def test_secant_fixed_point_equals_the_plain_iteration(seed):
     assert est.alpha_ == pytest.approx(est.n_nonzero_ / np.abs(W).sum(), rel=1e-9)
     assert est.kkt_residual_ <= 1e-7
     assert est.n_iter_ <= 20  # the plain iteration converges linearly (~0.86 per step on Leukemia)
+
+
+def test_working_set_solve_meets_the_whole_problems_optimality_conditions_from_a_poor_start():
+    # 3 classes, 1200 columns: the polish alone fails from this start (many wrong non-zero
+    # weights), so the working-set loop runs; its result must meet the KKT conditions of the
+    # WHOLE problem (columns never in the working set included) and equal the full L-BFGS-B path
+    rng = np.random.RandomState(3)
+    n, d = 60, 1200
+    X = rng.randn(n, d)
+    y = np.argmax(X[:, :3] + 0.5 * rng.randn(n, 3), axis=1)
+    Xa = np.hstack([X, np.ones((n, 1))])
+    T = _T(y, 3)
+    _, G0 = multinomial_loss_grad(np.zeros((Xa.shape[1], 3)), Xa, T)
+    alpha = 0.08 * np.abs(G0).max()
+    W0 = 0.05 * rng.randn(Xa.shape[1], 3) * (rng.rand(Xa.shape[1], 1) < 0.3)
+    W, resid = solve_l1_multinomial(Xa, T, alpha, W0=W0, tol=1e-9, max_iter=5)
+    _, G = multinomial_loss_grad(W, Xa, T)
+    assert resid <= 1e-9 and l1_kkt_residual(W, G, alpha) <= 1e-9
+    W_full, resid_full = solve_l1_multinomial(Xa, T, alpha, W0=W0, tol=1e-9, max_iter=5, working_set=False)
+    assert resid_full <= 1e-9
+    f = multinomial_loss_grad(W, Xa, T)[0] + alpha * np.abs(W).sum()
+    f_full = multinomial_loss_grad(W_full, Xa, T)[0] + alpha * np.abs(W_full).sum()
+    assert abs(f - f_full) <= 1e-9 * abs(f_full)
+    # identical up to the per-feature shift over classes that leaves E_D unchanged
+    np.testing.assert_allclose(W - W.mean(1, keepdims=True), W_full - W_full.mean(1, keepdims=True), atol=1e-5)
