@@ -224,7 +224,7 @@ def _fit_context(name):
 
 def _rank_table(names, X, y, args):
     """Fit each method on all rows; the table, fitted weighters and the methods that could run."""
-    from .evaluation.compare import rank_methods
+    from .evaluation.compare import rank_methods, sort_by_mean_rank
 
     weighters, table, fitted, seconds, warn = {}, None, {}, {}, []
     for name in names:
@@ -252,13 +252,7 @@ def _rank_table(names, X, y, args):
         table = cols if table is None else table.merge(cols, on="feature", how="left", sort=False)
     if table is None:
         raise UsageError("no method could be fitted (see the lines above).")
-    rank_cols = [f"{m}_rank" for m in kept]
-    if len(rank_cols) > 1:
-        table["mean_rank"] = table[rank_cols].mean(axis=1)
-        table = table.sort_values(["mean_rank", rank_cols[0]], kind="stable")
-    else:
-        table = table.sort_values(rank_cols[0], kind="stable")
-    return table.reset_index(drop=True), fitted, kept, warn
+    return sort_by_mean_rank(table, kept), fitted, kept, warn
 
 
 def _write_table(table, path):

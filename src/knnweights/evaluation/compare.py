@@ -245,13 +245,22 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
         fitted[name] = est
     # the fitted weighters are used as they are: weight, signed score and ranking_ per method
     df = rank_table(fitted, A, y, feature_names=feature_names)
-    rank_cols = [f"{m}_rank" for m in weighters]
+    return sort_by_mean_rank(df, weighters), fitted, caught, seconds
+
+
+def sort_by_mean_rank(table, methods):
+    """Order a ranking table (columns ``<method>_rank``) by the methods' mean rank.
+
+    With several methods a ``mean_rank`` column is added and ties are broken by the
+    first method's rank; with one, its rank alone orders the rows.
+    """
+    rank_cols = [f"{m}_rank" for m in methods]
     if len(rank_cols) > 1:
-        df["mean_rank"] = df[rank_cols].mean(axis=1)
-        df = df.sort_values(["mean_rank", rank_cols[0]], kind="stable")
+        table["mean_rank"] = table[rank_cols].mean(axis=1)
+        table = table.sort_values(["mean_rank", rank_cols[0]], kind="stable")
     else:
-        df = df.sort_values(rank_cols[0], kind="stable")
-    return df.reset_index(drop=True), fitted, caught, seconds
+        table = table.sort_values(rank_cols[0], kind="stable")
+    return table.reset_index(drop=True)
 
 
 def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5, scale="standard",
