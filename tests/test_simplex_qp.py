@@ -143,3 +143,24 @@ def test_bad_shapes_raise():
         solve_simplex_qp(np.zeros((3, 2, 3)))
     with pytest.raises(ValueError, match="b must"):
         solve_simplex_qp(np.zeros((3, 2, 2)), np.zeros((3, 3)))
+
+
+def test_hull_projections_reuses_the_rows_of_x_for_a_multiple_of_its_rows():
+    # the hits' and the misses' hulls of the same samples in one batch (LH-RELIEF) without
+    # stacking X twice: the same coefficients and projections as with X stacked, bit for bit
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 41))
+    w = rng.random(41)
+    idx = rng.integers(0, 30, size=(60, 4))
+    a1, p1, _ = hull_projections(X, X, idx, w)
+    a2, p2, _ = hull_projections(np.vstack([X, X]), X, idx, w)
+    np.testing.assert_array_equal(a1, a2)
+    np.testing.assert_array_equal(p1, p2)
+    # and the Gram entries agree with a plain NumPy evaluation
+    D = X[idx] - np.vstack([X, X])[:, None, :]
+    Q = np.einsum("skf,f,slf->skl", D, w, D)
+    ref = np.einsum("sk,skl,sl->s", a1, Q, a1)
+    dist = np.einsum("sf,f,sf->s", p1 - np.vstack([X, X]), w, p1 - np.vstack([X, X]))
+    np.testing.assert_allclose(dist, ref, rtol=1e-10)
+    with pytest.raises(ValueError, match="multiple"):
+        hull_projections(X, X, idx[:45], w)

@@ -271,32 +271,53 @@ def simplex_least_squares(x, H, w=None, tol=1e-12, max_iter=None):
     return res
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _indexed_gram(X, XB, idx, w, Q):
-    """``Q[n] = D^T W D`` with ``D[:, i] = XB[idx[n, i]] - X[n]``, without an (n, k, d) array."""
+    """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``, without an (n, k, d) array.
+
+    Samples run in parallel (each writes its own ``Q[s]``); each entry is summed in four
+    fixed lanes (``f mod 4``), so the result does not depend on the thread count.
+    """
     n, k = idx.shape
+    nx = X.shape[0]
     d = X.shape[1]
-    diff = np.empty((k, d))
-    for s in range(n):
+    for s in numba.prange(n):
+        x = X[s % nx]
+        diff = np.empty((k, d))
+        wdiff = np.empty((k, d))
         for i in range(k):
             row = idx[s, i]
             for f in range(d):
-                diff[i, f] = XB[row, f] - X[s, f]
+                v = XB[row, f] - x[f]
+                diff[i, f] = v
+                wdiff[i, f] = w[f] * v
         for i in range(k):
             for j in range(i, k):
-                acc = 0.0
-                for f in range(d):
-                    acc += w[f] * diff[i, f] * diff[j, f]
+                a0 = 0.0
+                a1 = 0.0
+                a2 = 0.0
+                a3 = 0.0
+                f = 0
+                while f + 4 <= d:
+                    a0 += wdiff[i, f] * diff[j, f]
+                    a1 += wdiff[i, f + 1] * diff[j, f + 1]
+                    a2 += wdiff[i, f + 2] * diff[j, f + 2]
+                    a3 += wdiff[i, f + 3] * diff[j, f + 3]
+                    f += 4
+                while f < d:
+                    a0 += wdiff[i, f] * diff[j, f]
+                    f += 1
+                acc = (a0 + a1) + (a2 + a3)
                 Q[s, i, j] = acc
                 Q[s, j, i] = acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
 def _indexed_combination(XB, idx, A, P):
-    """``P[n] = sum_i A[n, i] XB[idx[n, i]]``."""
+    """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel, each row summed in order)."""
     n, k = idx.shape
     d = XB.shape[1]
-    for s in range(n):
+    for s in numba.prange(n):
         for f in range(d):
             P[s, f] = 0.0
         for i in range(k):
@@ -319,8 +340,10 @@ def hull_projections(X, XB, idx, w=None, tol=1e-12):
     ----------
     X : ndarray of shape (n, d)
     XB : ndarray of shape (m, d)
-    idx : ndarray of int, shape (n, k)
-        Rows of ``XB`` spanning each sample's hull.
+    idx : ndarray of int, shape (n, k) or (r n, k)
+        Rows of ``XB`` spanning each sample's hull.  With ``r n`` rows, ``X`` is taken
+        ``r`` times over (row ``s`` of ``idx`` belongs to ``X[s % n]``: e.g. the hits'
+        and the misses' hulls of the same samples in one batch).
     w : ndarray of shape (d,), default=None
         Non-negative feature weights (``None``: all ones).
 
@@ -334,6 +357,8 @@ def hull_projections(X, XB, idx, w=None, tol=1e-12):
     XB = np.ascontiguousarray(XB, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     n, k = idx.shape
+    if n % X.shape[0]:
+        raise ValueError(f"idx has {n} rows, not a multiple of X's {X.shape[0]}")
     w = np.ones(X.shape[1]) if w is None else np.ascontiguousarray(w, dtype=np.float64)
     Q = np.empty((n, k, k))
     _indexed_gram(X, XB, idx, w, Q)

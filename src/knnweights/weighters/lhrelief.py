@@ -175,7 +175,7 @@ class LHRelief(BaseWeighter):
         nb = nearest_hits_misses(Xs, y, ws, self.n_neighbors, "manhattan")
         # hits and misses of every sample: one batch of 2n simplex QPs
         idx = np.vstack([nb.hit_idx, nb.miss_idx])
-        coef, proj, _ = hull_projections(np.vstack([Xs, Xs]), Xs, idx, ws)
+        coef, proj, _ = hull_projections(Xs, Xs, idx, ws)
         out = np.arange(X.shape[1]) if out_cols is None else np.asarray(out_cols)
         if not (out.size == support.size and np.array_equal(out, support)):  # margins on other columns
             Xo = np.ascontiguousarray(X[:, out])
