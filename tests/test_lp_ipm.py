@@ -81,6 +81,44 @@ def test_dense_ipm_stops_at_its_deadline():
     assert status == "time_limit" and iters == 0
 
 
+def test_dense_ipm_does_not_start_an_iteration_predicted_to_end_past_its_deadline():
+    # the clock predicts 100 s per iteration: with 1 s left no iteration (nor Mehrotra's start) is begun
+    A, b, c = _random_lp(40, 60, 0)
+    t = time.perf_counter()
+    st, status, iters = dense_ipm(A, b, c, deadline=t + 1.0, clock=lp._Clock(rate=lp._Clock.flops(40, 60) / 100.0))
+    assert status == "time_limit" and iters == 0 and time.perf_counter() - t < 0.5
+    # from a state, it stops after the iterations that fit (here: none) and returns that iterate
+    st0, status0, _ = dense_ipm(A, b, c, tol=1e-2)
+    st, status, iters = dense_ipm(A, b, c, state=st0, deadline=time.perf_counter() + 1.0,
+                                  clock=lp._Clock(rate=lp._Clock.flops(40, 60) / 100.0))
+    assert status == "time_limit" and iters == 0 and np.array_equal(st.x, st0.x)
+    # a realistic clock lets it finish well within a generous deadline
+    st, status, iters = dense_ipm(A, b, c, deadline=time.perf_counter() + 60.0)
+    assert status == "optimal" and iters > 3
+
+
+def test_time_limit_bounds_the_whole_fit_with_a_feasible_point_and_a_warning(capsys):
+    # wide dense-optimum data whose optimum takes several seconds: a time limit of 0.4 s returns soon after
+    # it (overshoot at most one predicted interior-point iteration plus a scan), with eqs. 6-7 satisfied
+    from sklearn.exceptions import ConvergenceWarning
+
+    from knnweights.weighters.mdm import MDM
+
+    X, y = _genes(80, 2500, 20, 0)
+    t = time.perf_counter()
+    with pytest.warns(ConvergenceWarning, match=r"time_limit=0.4 s.*best feasible point"):
+        mdm = MDM(time_limit=0.4, verbose=1).fit(X, y)
+    elapsed = time.perf_counter() - t
+    assert elapsed < 0.4 + 2.0, elapsed
+    assert "time_limit=0.4 s reached" in capsys.readouterr().out
+    w = mdm.feature_importances_
+    assert np.all(w >= 0) and np.all(np.isfinite(w))
+    D = (((X[:, None, :] - X[None, :, :]) ** 2) * w).sum(-1)
+    same = y[:, None] == y[None, :]
+    assert D[~same].min() == pytest.approx(1.0, rel=1e-9)
+    assert D[same].max() <= mdm.radius_ * (1 + 1e-9) and mdm.objective_ == mdm.radius_
+
+
 def _genes(n, d, n_planted, seed):
     rng = np.random.default_rng(seed)
     y = np.arange(n) % 2

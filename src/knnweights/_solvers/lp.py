@@ -379,8 +379,34 @@ def _step(v, dv):
     return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
 
 
+class _Clock:
+    """Predicts the seconds of one interior-point iteration (one ``dsyrk`` + Cholesky of the normal matrix) from
+    its flop count and the rate measured on the iterations so far, so that a solve stops *before* an iteration
+    that would end past the deadline (one iteration of a 11 500 x 4 096 LP takes seconds)."""
+
+    def __init__(self, rate=5e9):
+        self.rate = rate  # flop/s, updated from every timed iteration
+
+    @staticmethod
+    def flops(m, nc):
+        k, big = min(m, nc), max(m, nc)
+        return k * k * big + k ** 3 / 3.0 + 10.0 * m * nc
+
+    def predict(self, m, nc):
+        return self.flops(m, nc) / self.rate
+
+    def update(self, m, nc, seconds):
+        if seconds > 0:
+            self.rate = self.flops(m, nc) / seconds
+
+
+def _over(deadline, need=0.0):
+    """Whether ``need`` more seconds from now would end past ``deadline`` (never, without one)."""
+    return deadline is not None and time.perf_counter() + need > deadline
+
+
 def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None,
-              correctors=_IPM_CORRECTORS):
+              correctors=_IPM_CORRECTORS, clock=None, log=None):
     """Mehrotra predictor-corrector interior point for ``min c.x  s.t.  A x <= b, x >= 0`` with a dense ``A``.
 
     Each iteration forms the normal matrix in the smaller space (``A D A^T + S / Lambda``, ``m x m``, or
@@ -395,14 +421,23 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     With ``save_gap``, the first iterate whose relative gap and infeasibilities are below it is kept as
     ``state.saved`` (a well-centred point from which a slightly changed LP is restarted: a warm start).
 
+    ``deadline`` (a ``time.perf_counter()`` value): the solve stops before an iteration that ``clock`` (a
+    :class:`_Clock`) predicts to end past it, so it overruns the deadline by at most the prediction's error; the
+    iterate reached is returned.  ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.
+
     Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"`` or ``"max_iter"``.
     """
     m, nc = A.shape
     rowspace = m <= nc
     bn = 1.0 + np.linalg.norm(b)
     cn = 1.0 + np.linalg.norm(c)
+    clock = _Clock() if clock is None else clock
     if state is None:
+        if _over(deadline, clock.predict(m, nc)):
+            return _IPMState(None, None, None, None), "time_limit", 0
+        t0 = time.perf_counter()
         x, s, lam, z = _starting_point(A, b, c, rowspace)
+        clock.update(m, nc, time.perf_counter() - t0)
     else:
         x, s, lam, z = state.x, state.s, state.lam, state.z
     status = "max_iter"
@@ -420,9 +455,10 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
             break
         if it == max_iter:
             break
-        if deadline is not None and time.perf_counter() > deadline:
+        if _over(deadline, clock.predict(m, nc)):
             status = "time_limit"
             break
+        t_it = time.perf_counter()
         mu = (x @ z + s @ lam) / (nc + m)
         D = x / z
         E = s / lam
@@ -464,12 +500,15 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
         s = s + ap * ds
         lam = lam + ad * dl
         z = z + ad * dz
+        clock.update(m, nc, time.perf_counter() - t_it)
+        if log is not None:
+            log(it + 1, err, pobj, time.perf_counter() - t_it)
     out = _IPMState(x, s, lam, z)
     out.saved = saved
     return out, status, it
 
 
-def _vertex(A, b, c, st, ftol=1e-9, window=0):
+def _vertex(A, b, c, st, ftol=1e-9, window=0, deadline=None):
     """The optimal vertex next to a nearly optimal interior-point iterate ``st``, or ``None``.
 
     Columns with ``x_j > z_j`` are basic (``B``), rows with ``lam_i > s_i`` active (``act``).  When there are
@@ -478,6 +517,7 @@ def _vertex(A, b, c, st, ftol=1e-9, window=0):
     ``x_B`` solves the consistent overdetermined system and the interior multipliers are projected onto
     ``A[act, B]^T lam = -c_B``.  The point is returned only if it is primal feasible, ``lam >= 0`` and every
     reduced cost ``c + A^T lam >= 0`` (up to ``ftol`` relative), i.e. it is optimal.  Returns ``(x, lam)``.
+    No further partition is tried once a factorisation would end past ``deadline``.
     """
     col_ratio = st.x / st.z
     row_ratio = st.lam / st.s
@@ -498,9 +538,12 @@ def _vertex(A, b, c, st, ftol=1e-9, window=0):
         if 0 < k <= min(A.shape):
             tries.append((np.sort(col_order[:k]), np.sort(row_order[:k])))
     for B, act in tries:
+        t0 = time.perf_counter()
         out = _vertex_from(A, b, c, st, B, act, ftol)
         if out is not None:
             return out
+        if _over(deadline, time.perf_counter() - t0):
+            return None
     return None
 
 
@@ -609,6 +652,8 @@ class _DenseRelaxation:
         self._state = None  # the last iterate, to continue while the LP is unchanged
         self._warm = None  # a well-centred iterate of the last solve, extended to new rows / columns
         self._warm_base = (0, 0)  # the LP's shape when it was saved
+        self.clock = _Clock()  # iteration-time prediction, kept across rounds (see dense_ipm's deadline)
+        self.partial = None  # on a time limit: the last interior iterate's x (not optimal, maybe infeasible)
 
     def add_rows(self, A, b):
         A = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=np.float64)
@@ -661,6 +706,12 @@ class _DenseRelaxation:
         """
         A, b, c = self._A, self._b, self._c
         deadline = None if time_limit is None else time.perf_counter() + time_limit
+        self.partial = None
+        log = None
+        if self.verbose >= 2:
+            def log(it, err, obj, sec):
+                print(f"    IPM {A.shape[0]} x {A.shape[1]}: iteration {it:3d}, error {err:.2e}, objective {obj:.10g}, "
+                      f"{sec:.2f} s", flush=True)
         # one BLAS thread, even for the large normal matrices: on the shared 2-core machine two threads made
         # a round 10-15x slower (lognormal 80 x 1000, 723 x 1001 LP: 22 s vs 1.4 s)
         with single_thread_blas():
@@ -672,32 +723,37 @@ class _DenseRelaxation:
             start = self._state if self._state is not None else (self._warm if small else None)
             tol = self.tol if self.loose else _IPM_TOL_ROUND
             st, status, iters = dense_ipm(A, b, c, tol=tol, deadline=deadline, state=start,
-
                                           save_gap=max(_IPM_WARM_GAP, tol * _IPM_WARM_FACTOR)
-                                          if self._state is None else None)
+                                          if self._state is None else None, clock=self.clock, log=log)
             self._state = st if status == "optimal" else None
-            if st.saved is not None:
+            if getattr(st, "saved", None) is not None:
                 self._warm = st.saved
                 self._warm_base = A.shape
             if status == "time_limit":
+                self.partial = None if st.x is None else np.maximum(st.x, 0.0)
                 return "time_limit", None, None, np.nan, iters
             self.row_ratio = st.lam / st.s
             vert = None
             if status == "optimal" and tol <= _IPM_TOL_ROUND:
-                vert = _vertex(A, b, c, st, window=0 if self.loose else _VERTEX_WINDOW)
+                vert = _vertex(A, b, c, st, window=0 if self.loose else _VERTEX_WINDOW, deadline=deadline)
             if vert is None and self.loose and status == "optimal":
                 x = np.maximum(st.x, 0.0)
                 self.last_exact = False
                 return "optimal", x, np.maximum(st.lam, 0.0), float(c @ x), iters
             if vert is None and status == "optimal":
-                st, status, more = dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, deadline=deadline, state=st)
+                st, status, more = dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, deadline=deadline, state=st,
+                                             clock=self.clock, log=log)
                 iters += more
                 self._state = st if status == "optimal" else None
                 if status == "time_limit":
+                    self.partial = np.maximum(st.x, 0.0)
                     return "time_limit", None, None, np.nan, iters
                 self.row_ratio = st.lam / st.s
-                vert = _vertex(A, b, c, st, window=_VERTEX_WINDOW) if status == "optimal" else None
+                vert = _vertex(A, b, c, st, window=_VERTEX_WINDOW, deadline=deadline) if status == "optimal" else None
         self.last_exact = True
+        if vert is None and _over(deadline):
+            self.partial = np.maximum(st.x, 0.0)
+            return "time_limit", None, None, np.nan, iters
         if vert is None:
             self.crossovers += 1
             left = None if deadline is None else deadline - time.perf_counter()
@@ -814,6 +870,31 @@ def _rows(X, I, J, kind, soft, features, n_tail):
     return A, b
 
 
+def _dense_rows(X, I, J, kind, soft, features, n_tail):
+    """:func:`_rows` as one dense array (for :class:`_DenseRelaxation`, which holds the LP dense anyway)."""
+    A = np.zeros((I.size, n_tail + features.size))
+    XF = X[:, features]
+    for s in range(0, I.size, _PAIR_BLOCK):
+        e = min(s + _PAIR_BLOCK, I.size)
+        blk = A[s:e, n_tail:]
+        np.subtract(XF[I[s:e]], XF[J[s:e]], out=blk)
+        np.square(blk, out=blk)
+    sep = kind == SEPARATION
+    A[sep, n_tail:] *= -1.0
+    comp = np.flatnonzero(~sep)
+    A[comp, 0] = -1.0
+    if soft:
+        A[comp, 1 + I[comp]] = -1.0
+    return A, np.where(sep, -1.0, 0.0)
+
+
+def _dense_cols(X, I, J, kind, features):
+    """:func:`_cols` as one dense array."""
+    eps = _eps_rows(X[:, features], I, J)
+    eps[kind == SEPARATION] *= -1.0
+    return eps
+
+
 def _cols(X, I, J, kind, features):
     """Columns ``(-eps | eps)`` of new features over the existing rows (CSC), in blocks."""
     out = []
@@ -849,9 +930,10 @@ def _cover(X, I, J, kind, F, d):
     sep = np.flatnonzero(kind == SEPARATION)
     if sep.size == 0 or F.size == d:
         return np.empty(0, np.int64)
-    eps = _eps_rows(X, I[sep], J[sep])
-    dead = ~(eps[:, F] > 0).any(axis=1)
-    return np.unique(np.argmax(eps[dead], axis=1)) if dead.any() else np.empty(0, np.int64)
+    dead = ~(_eps_rows(X[:, F], I[sep], J[sep]) > 0).any(axis=1)
+    if not dead.any():
+        return np.empty(0, np.int64)
+    return np.unique(np.argmax(_eps_rows(X, I[sep[dead]], J[sep[dead]]), axis=1))
 
 
 def _reduced_costs(X, I, J, kind, dual, X2=None):
@@ -1052,8 +1134,9 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     _, first = np.unique(_keys(I, J, kind, n), return_index=True)
     I, J, kind = I[first], J[first], kind[first]
     features = np.union1d(features, _cover(X, I, J, kind, features, d))
-    relax.add_cols(sp.csc_array((0, features.size)))
-    relax.add_rows(*_rows(X, I, J, kind, lp_soft, features, n_tail))
+    dense = isinstance(relax, _DenseRelaxation)
+    relax.add_cols(np.zeros((0, features.size)) if dense else sp.csc_array((0, features.size)))
+    relax.add_rows(*(_dense_rows if dense else _rows)(X, I, J, kind, lp_soft, features, n_tail))
     max_violation = np.inf
     dual = None
     it_name = "IPM iterations" if isinstance(relax, _DenseRelaxation) else "simplex iterations"
@@ -1066,9 +1149,14 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         status, x, dual_new, fun, iters, t_lp = lp_solve(
             f"lazy round {rnd}, {I.size} constraints, {features.size} features")
         if status == "time_limit":
+            partial = getattr(relax, "partial", None)
+            if partial is not None:  # the interior iterate reached, scaled to feasibility, may beat the best point
+                w_p = unpack(partial, features)[0]
+                *_, min_miss, max_hit = _scan(X, codes, w_p, 1, -np.inf, np.zeros(n), np.inf, working_memory)
+                consider(w_p, min_miss, max_hit)
             if verbose:
                 print(f"MDM round {rnd:3d}: time_limit={time_limit} s reached inside the LP solver after {iters} "
-                      f"{it_name}")
+                      f"{it_name}; best feasible {best[0]:.10g}; {time.perf_counter() - t_start:.2f} s")
             return give_up(I, J, kind, dual, features, rnd, max_violation, 2,
                            f"time_limit={time_limit} s reached in round {rnd}")
         dual = dual_new
@@ -1125,10 +1213,10 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         if col_lazy and nI.size:
             new_F = np.union1d(new_F, _cover(X, nI, nJ, nkind, np.union1d(features, new_F), d))
         if new_F.size:
-            relax.add_cols(_cols(X, I, J, kind, new_F))
+            relax.add_cols((_dense_cols if dense else _cols)(X, I, J, kind, new_F))
             features = np.concatenate([features, new_F])
         if nI.size:
-            relax.add_rows(*_rows(X, nI, nJ, nkind, lp_soft, features, n_tail))
+            relax.add_rows(*(_dense_rows if dense else _rows)(X, nI, nJ, nkind, lp_soft, features, n_tail))
             I = np.concatenate([I, nI])
             J = np.concatenate([J, nJ])
             kind = np.concatenate([kind, nkind])
