@@ -446,7 +446,7 @@ def test_maintained_gram_factor_follows_insertions_and_deletions():
     B = np.zeros((cap, d))
     B[:fm, :P.size] = AT[:, perm].T
     dw, mu = np.zeros(d), np.empty(fm)
-    k._factor_solve(g, P, P.size, B, U2, fm, perm, dw, mu)
+    k._factor_solve(g, P, P.size, B, U2, fm, perm, np.ones(cap), dw, mu)
     ref_dw, ref_mu = np.zeros(d), np.empty(fm)
     k._eqp_at(g, P, P.size, AT, ref_dw, ref_mu)
     np.testing.assert_allclose(mu, ref_mu, rtol=0, atol=1e-10 * (1 + np.abs(ref_mu).max()))

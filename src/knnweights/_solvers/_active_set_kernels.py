@@ -52,6 +52,7 @@ _TIE = 1e-9  # relative: blocking steps / release multipliers this close count a
 _RT = 1e-9  # relative to max |eps . dw|: smaller slopes are EQP rounding noise (rows in the active span)
 _STALE_C = 100  # c is updated per representative change and recomputed after this many steps
 _STALE = 50  # the cached distances are recomputed after this many incremental updates
+_SCALE_RANGE = 1e3  # constraint rows whose norms span more than this are equilibrated when the factor fails
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
@@ -284,6 +285,16 @@ def _eqp_multi(G, P, p, AT, DW, MU):
     if m <= p:
         M = AT.T @ AT
         ok = _chol(M, L) > _QR_COND
+    sc = np.ones(m)
+    if not ok and _equilibrate(AT, p, m, sc):
+        # rows of very different scale (raw data: tie rows ~1e8 against the all-ones row) fail
+        # the rank test and would make the SVD drop the sum constraint: solve with unit-RMS rows
+        # (the same least-squares problem; mu scaled back below)
+        AT = AT * sc.reshape(1, m)
+        if m <= p:
+            M = AT.T @ AT
+            L = np.zeros((m, m))
+            ok = _chol(M, L) > _QR_COND
     if ok:
         U, sv, Vt, rank = np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), 0
     else:
@@ -324,6 +335,29 @@ def _eqp_multi(G, P, p, AT, DW, MU):
         _acc_rows(AT, A, p, m, MU[h], res, False)
         for q in range(p):
             DW[h, P[q]] = -res[q]
+        for r in range(m):
+            MU[h, r] *= sc[r]
+
+
+@njit(cache=True, nogil=True)
+def _equilibrate(AT, p, m, sc):
+    """Unit-RMS scales ``sc`` of the columns of ``AT`` (``p x m``) when their norms span more than
+    ``_SCALE_RANGE`` (then True; ``sc`` stays 1 otherwise)."""
+    lo, hi = np.inf, 0.0
+    for r in range(m):
+        t = 0.0
+        for q in range(p):
+            t += AT[q, r] * AT[q, r]
+        t = np.sqrt(t / max(p, 1))
+        sc[r] = t
+        lo = min(lo, t)
+        hi = max(hi, t)
+    if not (lo > 0.0 and hi > _SCALE_RANGE * lo):
+        sc[:] = 1.0
+        return False
+    for r in range(m):
+        sc[r] = 1.0 / sc[r]
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -618,7 +652,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     B = np.empty((0, 0))
     fkey = np.empty((0, 4), np.int64)
     perm = np.empty(0, np.int64)
-    fst = np.zeros(3, np.int64)
+    fst = np.zeros(4, np.int64)
+    fsc = np.empty(0)
     Pb = np.empty(d, np.int64)
     posP = np.full(d, -1, np.int64)
     hpos = np.zeros(hc.shape, np.int64)
@@ -669,6 +704,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 B = np.empty((fcap, d))
                 fkey = np.empty((fcap, 4), np.int64)
                 perm = np.empty(fcap, np.int64)
+                fsc = np.ones(fcap)
                 fst[0] = 0
             skey = np.zeros((mt + 1, 4), np.int64)
             _tie_keys(hs, hrep, 1, skey, ii, tt, 0)
@@ -678,8 +714,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                     hpos[ii[r], tt[r]] = r + 1
                 else:
                     mpos[ii[r], tt[r]] = r + 1
-            done = _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B,
-                              Pb, posP, dw, mu)
+            done = _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, fsc,
+                              B, Pb, posP, dw, mu)
             for r in range(mt):
                 if r < mth:
                     hpos[ii[r], tt[r]] = 0
@@ -977,7 +1013,7 @@ def _rows_dot(B, fm, p, v):
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _factor_solve(g, P, p, B, U, fm, perm, dw, mu):
+def _factor_solve(g, P, p, B, U, fm, perm, fsc, dw, mu):
     """EQP (4) through the factor ``U^T U = B B^T`` (``B``: ``fm x p``, column ``f`` of the
     factor is column ``perm[f]`` of ``[1, E_P^T]``): the semi-normal equations with the same
     two ``O(p m)`` refinement passes as :func:`_eqp_multi`."""
@@ -998,7 +1034,7 @@ def _factor_solve(g, P, p, B, U, fm, perm, dw, mu):
     for q in range(p):
         dw[P[q]] = res[q]
     for f in range(fm):
-        mu[perm[f]] = x[f]
+        mu[perm[f]] = x[f] * fsc[f]
 
 
 @njit(cache=True, nogil=True)
@@ -1058,7 +1094,8 @@ def _key_row_full(X, hc, mc, key, out):
 
 
 @njit(cache=True, nogil=True)
-def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, B, Pb, posP, dw, mu):
+def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, fsc, B, Pb, posP, dw,
+               mu):
     """EQP (4) through the maintained factor (see above); False: the caller solves it afresh
     (rank-deficient constraint rows, the SVD path).  ``fst = [fm, age, pb]``; ``B`` holds the
     factor's constraint rows over the features ``Pb[:pb]`` (``posP`` their positions), kept
@@ -1089,6 +1126,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                 _chol_delete(U, fm, f)
                 for t in range(f, fm - 1):
                     perm[t] = perm[t + 1]
+                    fsc[t] = fsc[t + 1]
                     for c in range(4):
                         fkey[t, c] = fkey[t + 1, c]
                     for q in range(pb):
@@ -1112,7 +1150,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                 pb -= 1
             elif qj < 0 and not Z[j]:
                 for f in range(fm):
-                    v = _key_value(X, hc, mc, fkey[f], j)
+                    v = _key_value(X, hc, mc, fkey[f], j) * fsc[f]
                     B[f, pb] = v
                     x[f] = v
                 Pb[pb] = j
@@ -1125,6 +1163,17 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                 if used[s]:
                     continue
                 _key_row(X, hc, mc, skey[s], Pb, pb, B[fm])
+                sf = 1.0
+                if fst[3] == 1:  # equilibrated factor: the new row at unit RMS
+                    t = 0.0
+                    for q in range(pb):
+                        t += B[fm, q] * B[fm, q]
+                    t = np.sqrt(t / max(pb, 1))
+                    if t > 0.0:
+                        sf = 1.0 / t
+                        for q in range(pb):
+                            B[fm, q] *= sf
+                fsc[fm] = sf
                 for f in range(fm + 1):
                     t = 0.0
                     for q in range(pb):
@@ -1166,7 +1215,19 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
         Bc = np.ascontiguousarray(B[:m, :p])
         M = Bc @ Bc.T
         L = np.zeros((m, m))
-        if _chol(M, L) > _QR_COND:
+        fsc[:m] = 1.0
+        fst[3] = 0
+        good = _chol(M, L) > _QR_COND
+        if not good and _equilibrate(Bc.T, p, m, fsc):  # badly scaled rows (raw data): unit RMS
+            for r in range(m):
+                for q in range(p):
+                    B[r, q] *= fsc[r]
+            Bc = np.ascontiguousarray(B[:m, :p])
+            M = Bc @ Bc.T
+            L = np.zeros((m, m))
+            good = _chol(M, L) > _QR_COND
+            fst[3] = 1
+        if good:
             for r in range(m):
                 for j in range(r, m):
                     U[r, j] = L[j, r]
@@ -1174,7 +1235,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
     fst[0], fst[1], fst[2] = fm, age, pb
     if fm == 0:
         return False
-    _factor_solve(g, Pb, pb, B, U, fm, perm, dw, mu)
+    _factor_solve(g, Pb, pb, B, U, fm, perm, fsc, dw, mu)
     return True
 
 
