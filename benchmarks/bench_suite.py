@@ -34,6 +34,7 @@ import datetime
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -152,7 +153,10 @@ def run_child(spec, timeout, mem_limit_gib=16.0):
     import psutil
 
     cmd = [sys.executable, os.path.abspath(__file__), "_child", json.dumps(spec)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # output to files, not pipes, and the child in its own process group: a peer's joblib / loky
+    # workers inherit the child's stdout and outlive it, and reading a pipe would wait for them
+    fout, ferr = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen(cmd, stdout=fout, stderr=ferr, text=True, start_new_session=True)
     ps = psutil.Process(proc.pid)
     t0, peak, killed = time.perf_counter(), 0, None
     while proc.poll() is None:
@@ -168,7 +172,16 @@ def run_child(spec, timeout, mem_limit_gib=16.0):
             proc.kill()
             break
         time.sleep(0.05)
-    out, err = proc.communicate()
+    proc.wait()
+    try:  # whatever the child left behind (idle worker pools)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    fout.seek(0)
+    ferr.seek(0)
+    out, err = fout.read(), ferr.read()
+    fout.close()
+    ferr.close()
     if killed:
         return {"status": "killed", "reason": killed, "rss_peak": peak}
     lines = [ln for ln in out.splitlines() if ln.startswith("{")]
@@ -363,7 +376,8 @@ def render(results, args):
           "[bench_sqpfw.md](bench_sqpfw.md) |",
           "| MDM (lazy LP: rounds, rows, IPM iterations) | `bench_mdm.py` | [bench_mdm.md](bench_mdm.md) |",
           "| NCADiagonal against scikit-learn's NCA | `bench_nca.py` | [bench_nca.md](bench_nca.md) |",
-          "| Logo, GFlip, SVMRFE, IRelief, LHRelief | `bench_iterative.py` | [bench_iterative.md](bench_iterative.md) |",
+          "| Logo, GFlip, SVMRFE, IRelief, LHRelief | `bench_iterative.py` | "
+          "[bench_iterative.md](bench_iterative.md) |",
           "| EFW, SBMLR | `bench_efw_sbmlr.py` | [bench_efw_sbmlr.md](bench_efw_sbmlr.md) |",
           "| Relief family with missing values | `bench_relief_missing.py` | "
           "[bench_relief_missing.md](bench_relief_missing.md) |", ""]
