@@ -1,0 +1,114 @@
+"""SQP-FW at microarray shapes (d >= 64: the maintained Gram factor, the all-pairs ratio test) and on
+badly scaled (raw) features.
+
+``tests/data/sqpfw_reference_maint.npz`` holds the weights of the code at commit 3421201 (before the
+issue-16 round of 23 Nov, evening) on four d >> n cases; later versions must reproduce them to 1e-8
+with the same number of steps.  Regenerate (only when a change of the pivot sequence is intended)
+with ``python tests/test_sqpfw_reference.py``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective
+from knnweights.engine.neighbors import nearest_hits_misses
+
+REFERENCE = Path(__file__).parent / "data" / "sqpfw_reference_maint.npz"
+# (n, d, seed, theta): every case reaches |P| >= 64 with >= 16 constraint rows (maintained factor)
+CASES = [(40, 100, 0, 1.0), (36, 150, 1, 3.0), (50, 80, 2, 10.0), (30, 200, 3, 0.5)]
+
+
+def _data(n, d, seed):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    y = (X[:, 0] + 0.8 * X[:, 1] + 0.3 * rng.randn(n) > 0).astype(np.int64)
+    return X, y
+
+
+def _raw(n, d, seed):
+    """Features of scales 1 ... 1000 around offsets up to 5000 (as raw microarray intensities)."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d) * 10 ** rng.uniform(0, 3, d) + 5 * 10 ** rng.uniform(0, 3, d)
+    Xs = (X - X.mean(0)) / X.std(0)
+    return X, (Xs[:, 0] + Xs[:, 1] > 0).astype(np.int64)
+
+
+def test_microarray_shapes_reproduce_reference_weights():
+    ref = np.load(REFERENCE)
+    for k, (n, d, seed, theta) in enumerate(CASES):
+        X, y = _data(n, d, seed)
+        r = sqpfw_active_set(X, y, theta)
+        assert r.status == 0
+        np.testing.assert_allclose(r.x, ref[f"w{k}"], rtol=0, atol=1e-8, err_msg=str(CASES[k]))
+        assert r.nit == int(ref[f"nit{k}"])
+        assert r.fun == pytest.approx(float(ref[f"fun{k}"]), rel=1e-10)
+
+
+def _tn_consistent(X, y, w, state_hits, cand_hits):
+    """The target hit of every sample (kappa = 1) is at the distance of its first '=' member."""
+    nb = nearest_hits_misses(X, y, w, 1, "sqeuclidean")
+    rep = cand_hits[np.arange(len(y)), np.argmax(state_hits == 0, axis=1)]
+    d_rep = ((X - X[rep]) ** 2) @ w
+    d_nn = ((X - X[nb.hit_idx[:, 0]]) ** 2) @ w
+    return np.allclose(d_rep, d_nn, rtol=1e-9, atol=1e-12 * np.abs(d_rep).max())
+
+
+@pytest.mark.parametrize("maint_min_p", [64, -1])
+def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p):
+    """Raw-scale features (tie rows ~1e6 x the all-ones row): the EQP equilibrates its rows, so the
+    sum constraint holds (the unscaled SVD fallback dropped it: sum(w) - 1 = 3e5 on this case) and
+    the result is a TN-consistent local minimum (Theorem 7) with a non-increasing objective."""
+    import knnweights._solvers.active_set as aset
+
+    monkeypatch.setattr(aset, "MAINT_MIN_P", maint_min_p)
+    X, y = _raw(40, 80, 0)
+    r = sqpfw_active_set(X, y, 1.0)
+    assert r.status == 0
+    assert abs(r.x.sum() - 1.0) < 1e-9 and r.x.min() >= 0.0
+    assert _tn_consistent(X, y, r.x, r.hit_state, r.hit_candidates)
+    h = r.cost_history
+    assert np.all(np.diff(h) <= 1e-9 * (1 + np.abs(h[:-1])))
+    assert r.fun == pytest.approx(sqpfw_objective(X, y, r.x, 1.0), rel=1e-9)
+    rng = np.random.RandomState(1)
+    for _ in range(20):  # local minimality under small simplex moves
+        w2 = project_simplex(r.x + 1e-7 * rng.randn(r.x.size))
+        assert sqpfw_objective(X, y, w2, 1.0) >= r.fun - 1e-9 * abs(r.fun)
+
+
+def test_equilibrated_eqp_is_the_least_squares_projection():
+    """EQP (4) with constraint rows of scales 1 ... 1e8: the fresh solve returns the projection of -g
+    onto the null space of the rows (sum(dw) = 0 included), as a column-scaled lstsq gives it."""
+    from knnweights._solvers import _active_set_kernels as k
+
+    rng = np.random.RandomState(3)
+    p, m = 60, 20
+    AT = np.empty((p, m))
+    AT[:, 0] = 1.0
+    AT[:, 1:] = rng.randn(p, m - 1) * 10 ** rng.uniform(4, 8, m - 1)
+    g = rng.randn(p)
+    P = np.arange(p, dtype=np.int64)
+    dw, mu = np.zeros(p), np.empty(m)
+    k._eqp_at(g, P, p, np.ascontiguousarray(AT), dw, mu)
+    s = 1.0 / np.linalg.norm(AT, axis=0)
+    x = np.linalg.lstsq(AT * s, -g, rcond=None)[0]
+    ref = -(g + (AT * s) @ x)
+    np.testing.assert_allclose(dw, ref, rtol=0, atol=1e-10)
+    assert abs(dw.sum()) < 1e-10
+    np.testing.assert_allclose(mu, s * x, rtol=1e-6)
+
+
+def _make_reference():
+    from knnweights.engine.linalg import single_thread_blas
+
+    out = {}
+    with single_thread_blas():
+        for k, (n, d, seed, theta) in enumerate(CASES):
+            r = sqpfw_active_set(*_data(n, d, seed), theta)
+            out[f"w{k}"], out[f"nit{k}"], out[f"fun{k}"] = r.x, r.nit, r.fun
+    np.savez_compressed(REFERENCE, **out)
+
+
+if __name__ == "__main__":
+    _make_reference()
