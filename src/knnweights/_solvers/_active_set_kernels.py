@@ -479,24 +479,31 @@ def _ratio_from(cand, state, rep, D, R, rmax):
     n, K = cand.shape
     rt = _RT * (rmax + 1e-300)
     best = np.inf
+    tmin = np.empty(n)  # each sample's smallest blocking step
     for i in range(n):
         r0 = rep[i]
         s0 = D[i, r0]
         q0 = R[i, r0]
+        bi = np.inf
         for k in range(K):
             if cand[i, k] < 0:
                 continue
             t = _block_ratio(D, R, state, i, k, s0, q0, rt)
-            if t < best:
-                best = t
+            if t < bi:
+                bi = t
+        tmin[i] = bi
+        if bi < best:
+            best = bi
     if best == np.inf:
         return best, -1, -1
     # the first blocking constraint (sample order, then candidate sample index, so that
     # the choice does not depend on the order of the candidate lists) among those within
     # rounding of the minimum: simultaneous blocks are common (ties held as equalities
-    # move in lockstep)
+    # move in lockstep); only samples whose own minimum is within it are searched again
     lim = best + _TIE * best
     for i in range(n):
+        if tmin[i] > lim:
+            continue
         bk = -1
         r0 = rep[i]
         s0 = D[i, r0]
