@@ -1,14 +1,17 @@
 """SQP-FW benchmark: cold fits and the regularisation path at the paper's scale.
 
 Run:  python benchmarks/bench_sqpfw.py [--sizes 200 400 1000] [--repeat 3] [--colon both|fit|path|none]
-       [--out FILE.md]
+       [--raw] [--out FILE.md] [--save-weights FILE.npz] [--compare FILE.npz]
 
 Measures, in one run: a cold fit at theta = 1 on synthetic data (d = 20, two classes,
 ``y = [x0 + x1 + 0.3 noise > 0]``) for each n; a cold fit at theta = 1 on Colon
 (62 x 2000, standardised); ``SQPFW.path`` up to theta = 100 on a stratified 2/3 Colon
-training split (41 samples). Reports the median wall time over ``--repeat`` runs
+training split (41 samples); with ``--raw`` also the cold fit with the defaults on the raw
+Colon intensities (as ``bench_suite.py`` runs it). Reports the median wall time over ``--repeat`` runs
 (``n > 400``: one run; the kernels are compiled before any timing), active-set steps (kept), time per step,
-working-set refreshes and the number of non-zero weights. Targets (issue 16, 2 cores):
+working-set refreshes and the number of non-zero weights; ``--save-weights`` stores every
+case's weights (the path: breakpoints and weights) and ``--compare`` adds the largest absolute
+weight difference against such a file (another version's run). Targets (issue 16, 2 cores):
 n = 200 <= 0.15 s, n = 1000 <= 8 s, Colon cold fit <= 5 s, Colon path <= 3 s.
 """
 
@@ -41,6 +44,11 @@ def _colon():
     return StandardScaler().fit_transform(X), y
 
 
+def _colon_raw():
+    X, y = load("colon_alon", return_X_y=True, missing="median")
+    return np.asarray(X, dtype=np.float64), y
+
+
 def _median_time(fn, repeat):
     """Median wall time and median process CPU time over ``repeat`` runs, and the last result."""
     times, cpus, out = [], [], None
@@ -61,16 +69,28 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="*", default=[200, 400, 1000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--colon", choices=["both", "fit", "path", "none"], default="both")
+    ap.add_argument("--raw", action="store_true", help="also the default fit on the raw Colon data")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--save-weights", default=None)
+    ap.add_argument("--compare", default=None)
     args = ap.parse_args(argv)
+    weights = {}
+    ref = dict(np.load(args.compare)) if args.compare else None
 
     load_start = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     SQPFW(theta=1.0).fit(*_synthetic(40, 4))  # compile the kernels outside the timings
     SQPFW().path(*_synthetic(40, 4), thetas=[1.0])  # (the path's own kernels too)
     rows = []
 
-    def add(name, secs, steps, refresh, nnz, extra=""):
+    def add(name, secs, steps, refresh, nnz, extra="", w=None):
         target = TARGETS.get(name)
+        if w is not None:
+            weights[name] = w
+            if ref is not None and name in ref:
+                diff = (np.abs(w - ref[name]).max() if ref[name].shape == w.shape
+                        else f"shape {ref[name].shape} vs {w.shape}")
+                extra += f"; max abs weight difference vs {os.path.basename(args.compare)}: {diff:.3g}" \
+                    if not isinstance(diff, str) else f"; {diff}"
         row = (f"| {name} | {secs:.3f} | {_CPU[-1]:.3f} | {steps} | {1e6 * secs / max(steps, 1):.0f} | {refresh} | "
                f"{nnz} | {'-' if target is None else f'{target:g}'} | {extra} |")
         rows.append(row)
@@ -82,18 +102,25 @@ def main(argv=None):
         rep = args.repeat if n <= 400 else 1
         secs, est = _median_time(lambda X=X, y=y: SQPFW(theta=1.0).fit(X, y), rep)
         add(f"n={n}", secs, est.n_iter_, est.n_refresh_, int(np.count_nonzero(est.feature_importances_)),
-            f"d=20, theta=1, median of {rep}")
+            f"d=20, theta=1, median of {rep}", est.feature_importances_)
     if args.colon in ("both", "fit"):
         X, y = _colon()
         secs, est = _median_time(lambda: SQPFW(theta=1.0).fit(X, y), args.repeat)
         add("colon fit", secs, est.n_iter_, est.n_refresh_, int(np.count_nonzero(est.feature_importances_)),
-            f"62 x 2000 standardised, theta=1, median of {args.repeat}")
+            f"62 x 2000 standardised, theta=1, median of {args.repeat}", est.feature_importances_)
+    if args.raw:
+        X, y = _colon_raw()
+        secs, est = _median_time(lambda: SQPFW().fit(X, y), args.repeat)
+        add("colon raw fit", secs, est.n_iter_, est.n_refresh_, int(np.count_nonzero(est.feature_importances_)),
+            f"62 x 2000 raw intensities, defaults (theta=1), median of {args.repeat}, "
+            f"sum(w) - 1 = {est.feature_importances_.sum() - 1:.1e}", est.feature_importances_)
     if args.colon in ("both", "path"):
         X, y = _colon()
         Xtr, _, ytr, _ = train_test_split(X, y, test_size=1 / 3, stratify=y, random_state=0)
         secs, p = _median_time(lambda: SQPFW().path(Xtr, ytr, thetas=[100.0]), args.repeat)
         add("colon path", secs, p.n_steps_, "-", int(np.count_nonzero(p.weights_[-1])),
-            f"41 x 2000 training split, theta 0..100, {len(p)} breakpoints, median of {args.repeat}")
+            f"41 x 2000 training split, theta 0..100, {len(p)} breakpoints, median of {args.repeat}",
+            np.column_stack([p.thetas_, p.weights_]))
     header = ("| case | wall s (median) | CPU s (median) | steps | us / step | refreshes | non-zero w | target s "
               "| notes |\n|---|---|---|---|---|---|---|---|---|\n")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -101,6 +128,8 @@ def main(argv=None):
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores (shared with other jobs "
             f"while measured; load average {load_start} at the start, {load} at the end: wall times are "
             f"inflated by the contention).\n\n" + header + "\n".join(rows) + "\n")
+    if args.save_weights:
+        np.savez(args.save_weights, **weights)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text)
