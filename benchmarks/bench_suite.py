@@ -267,10 +267,12 @@ def fits_section(datas, timeout, names=None):
     return res
 
 
-def peers_section(datas, timeout, tmp):
+def peers_section(datas, timeout, tmp, names=None):
     res = []
     for data in datas:
         for ours, (peer, params) in COUNTERPARTS.items():
+            if names is not None and ours not in names:
+                continue
             fo, fp = os.path.join(tmp, "ours.npy"), os.path.join(tmp, "peer.npy")
             for f in (fo, fp):
                 if os.path.exists(f):
@@ -287,6 +289,8 @@ def peers_section(datas, timeout, tmp):
                 row["corr"] = float(np.corrcoef(a, b)[0, 1])
             res.append(row)
             print(f"  {ours} vs {row['peer']} on {data}: {_cell(r_ours)} vs {_cell(r_peer)}", flush=True)
+        if names is not None and "NCADiagonal" not in names:
+            continue
         r_ours = run_child({"lib": "ours", "name": "NCADiagonal", "data": data}, timeout)
         for lib, peer, params in (("sklearn", "NeighborhoodComponentsAnalysis", {}), ("metric-learn", "NCA", {})):
             r_peer = run_child({"lib": lib, "name": peer, "data": data, "params": params}, timeout)
@@ -501,7 +505,8 @@ def main(argv=None):
     p.add_argument("--only", nargs="+", choices=["kernels", "fits", "peers", "memory", "gpu"])
     p.add_argument("--timeout", type=float, default=None, help="seconds per fit (default 90, quick 60)")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--weighters", nargs="+", default=None, help="only these weighters in the fits / memory sections")
+    p.add_argument("--weighters", nargs="+", default=None,
+                   help="only these weighters in the fits / memory / peers sections (the others' rows are kept)")
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     p.add_argument("--json", default=os.path.join(HERE, "results.json"),
                    help="raw results; with --only, the other sections are taken from it")
@@ -523,7 +528,12 @@ def main(argv=None):
             results["kernels"] = kernels_section(sizes, a.repeat)
         if "peers" in sections:
             print("peers", flush=True)
-            results["peers"] = peers_section([f"syn:{n}x{d}" for n, d in sizes] + MICROARRAYS[:1], timeout, tmp)
+            pdatas = [f"syn:{n}x{d}" for n, d in sizes] + MICROARRAYS[:1]
+            rows = peers_section(pdatas, timeout, tmp, a.weighters)
+            if a.weighters:  # the other methods' rows of the last run stay, each data set's rows together
+                rows = [r for r in results.get("peers", []) if r["ours"] not in a.weighters] + rows
+                rows.sort(key=lambda r: pdatas.index(r["data"]) if r["data"] in pdatas else len(pdatas))
+            results["peers"] = rows
         if "fits" in sections:
             print("fits", flush=True)
             results["fits"] = {**results.get("fits", {}), **fits_section(datas, timeout, a.weighters)}
