@@ -112,3 +112,35 @@ def _make_reference():
 
 if __name__ == "__main__":
     _make_reference()
+
+
+def test_zero_step_multiplier_combination_matches_the_tie_rows():
+    """``E^T mu`` of the zero steps (expanded form: per-sample sums of rows of X) equals the sum
+    over the tie rows ``mu_r (eps_{i,c_r} - eps_{i,rep_i})``."""
+    from knnweights._solvers import _active_set_kernels as k
+
+    rng = np.random.RandomState(0)
+    n, d, kh, km = 30, 300, 12, 15
+    X = 3.0 * rng.randn(n, d)
+    hc = np.array([rng.permutation(n)[:kh] for _ in range(n)], np.int64)
+    mc = np.array([rng.permutation(n)[:km] for _ in range(n)], np.int64)
+    hs = rng.choice([-1, 0, 1], size=(n, kh)).astype(np.int8)
+    ms = rng.choice([-1, 0, 1], size=(n, km)).astype(np.int8)
+    hs[:, 3] = 0
+    ms[:, 2] = 0
+    hrep = np.argmax(hs == 0, 1).astype(np.int64)
+    mrep = np.argmax(ms == 0, 1).astype(np.int64)
+    mth = k._n_ties(hs)
+    mt = mth + k._n_ties(ms)
+    skey, ii, tt = np.zeros((mt + 1, 4), np.int64), np.empty(mt, np.int64), np.empty(mt, np.int64)
+    k._tie_keys(hs, hrep, 1, skey, ii, tt, 0)
+    k._tie_keys(ms, mrep, 2, skey, ii, tt, mth)
+    mu = rng.randn(mt + 1)
+    acc = np.empty(d)
+    k._tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc)
+    ref = np.zeros(d)
+    for r in range(mt):
+        i = ii[r]
+        cand, rep = (hc, hrep) if r < mth else (mc, mrep)
+        ref += mu[r + 1] * ((X[i] - X[cand[i, tt[r]]]) ** 2 - (X[i] - X[cand[i, rep[i]]]) ** 2)
+    np.testing.assert_allclose(acc, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
