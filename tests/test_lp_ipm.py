@@ -152,7 +152,7 @@ def test_interior_point_lazy_equals_simplex_lazy_and_full_lp_on_wide_dense_data(
 
 
 def test_loose_rounds_then_exact_last_round_equal_tight_rounds_and_full_lp(monkeypatch):
-    # rounds before the last stop the interior point at gap 1e-3; the last one is exact (vertex, KKT-checked)
+    # rounds before the last stop the interior point at gap _IPM_TOL_FIRST; the last one is exact (vertex, KKT-checked)
     # and every pair and feature is checked at it: same optimum as tight rounds and as the full LP
     X, y = _genes(40, 120, 6, seed=5)
     full = solve_mdm(X, y, soft=False, lazy=False)

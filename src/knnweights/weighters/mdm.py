@@ -56,7 +56,7 @@ class MDM(BaseWeighter):
     needs thousands of slow pivots; each relaxation is therefore solved by a Mehrotra
     interior point (Mehrotra's starting point, Gondzio's centrality correctors, normal
     equations in the smaller of the two dimensions, one BLAS thread, warm-started after
-    small changes).  Rounds before the last stop at relative gap ``1e-3`` (their weights
+    small changes).  Rounds before the last stop at relative gap ``1e-2`` (their weights
     only find violated pairs); once such a point violates nothing, the same LP is solved
     on and its optimal vertex is recovered exactly: the basic columns and active rows
     read off the iterate give a square system whose solution is kept only if it passes
