@@ -579,12 +579,9 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
     """``acc = E^T mu_E`` over all features: ``sum_r mu_r eps_{i,c_r}`` minus, per sample and
-    side, the sum of its multipliers times ``eps_{i,rep}``.  With ``eps_{i,c} = x_i^2 - 2 x_i x_c
-    + x_c^2`` and each sample's weights summing to zero (its representative carries minus the
-    others' sum), ``acc = sum_c v_c x_c^2 - 2 sum_i x_i y_i`` with ``y_i = sum_r w_r x_{c_r}`` over
-    the sample's rows and ``v_c`` the weights of the rows ending at ``c``: one multiply-add per
-    row and feature (four rows per pass over ``y_i``) instead of three.  Only the choice of the
-    released constraint reads ``alpha`` (the largest, within ``_TIE``), never the weights."""
+    side, the sum of its multipliers times ``eps_{i,rep}``.  The rows go four at a time (one
+    pass over ``acc`` per four rows).  Only the choice of the released constraint reads
+    ``alpha`` (the largest, within ``_TIE``), never the weights."""
     n, d = X.shape
     S = np.zeros((2, n))
     nr = mt + 2 * n
@@ -607,50 +604,26 @@ def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
                 rc[m] = hc[i, hrep[i]] if side == 0 else mc[i, mrep[i]]
                 rw[m] = -s
                 m += 1
-    # rows grouped by sample (counting sort), the weights ending at each sample
-    start = np.zeros(n + 1, np.int64)
-    v = np.zeros(n)
-    for r in range(m):
-        start[ri[r] + 1] += 1
-        v[rc[r]] += rw[r]
-    for i in range(n):
-        start[i + 1] += start[i]
-    pos = start[:n].copy()
-    oc = np.empty(m, np.int64)
-    ow = np.empty(m)
-    for r in range(m):
-        i = ri[r]
-        oc[pos[i]] = rc[r]
-        ow[pos[i]] = rw[r]
-        pos[i] += 1
     acc[:] = 0.0
-    y = np.empty(d)
-    for i in range(n):
-        lo, hi = start[i], start[i + 1]
-        if hi == lo:
-            continue
-        y[:] = 0.0
-        r = lo
-        while r + 4 <= hi:
-            c0, c1, c2, c3 = X[oc[r]], X[oc[r + 1]], X[oc[r + 2]], X[oc[r + 3]]
-            w0, w1, w2, w3 = ow[r], ow[r + 1], ow[r + 2], ow[r + 3]
-            for j in range(d):
-                y[j] += (w0 * c0[j] + w1 * c1[j]) + (w2 * c2[j] + w3 * c3[j])
-            r += 4
-        while r < hi:
-            c0, w0 = X[oc[r]], ow[r]
-            for j in range(d):
-                y[j] += w0 * c0[j]
-            r += 1
-        xi = X[i]
+    r = 0
+    while r + 4 <= m:
+        x0, c0, w0 = X[ri[r]], X[rc[r]], rw[r]
+        x1, c1, w1 = X[ri[r + 1]], X[rc[r + 1]], rw[r + 1]
+        x2, c2, w2 = X[ri[r + 2]], X[rc[r + 2]], rw[r + 2]
+        x3, c3, w3 = X[ri[r + 3]], X[rc[r + 3]], rw[r + 3]
         for j in range(d):
-            acc[j] -= 2.0 * xi[j] * y[j]
-    for c in range(n):
-        vc = v[c]
-        if vc != 0.0:
-            xc = X[c]
-            for j in range(d):
-                acc[j] += vc * xc[j] * xc[j]
+            a0 = x0[j] - c0[j]
+            a1 = x1[j] - c1[j]
+            a2 = x2[j] - c2[j]
+            a3 = x3[j] - c3[j]
+            acc[j] += (a0 * a0 * w0 + a1 * a1 * w1) + (a2 * a2 * w2 + a3 * a3 * w3)
+        r += 4
+    while r < m:
+        x0, c0, w0 = X[ri[r]], X[rc[r]], rw[r]
+        for j in range(d):
+            a0 = x0[j] - c0[j]
+            acc[j] += a0 * a0 * w0
+        r += 1
 
 
 @njit(cache=True, nogil=True)
