@@ -198,7 +198,7 @@ def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, com
             f.write("# MDM fit times (benchmarks/bench_mdm.py)\n\n")
             f.write(f"MDM() defaults (soft, C = 1: the hard LP; lazy rows, and feature columns above 2048 "
                     f"features; n_add = 'auto' (max(3, 800 // n)); each relaxation by the dense interior point "
-                    f"(Mehrotra start, Gondzio correctors; rounds before the last to gap 1e-3; rows inactive at two "
+                    f"(Mehrotra start, Gondzio correctors; rounds before the last to gap 1e-2; rows inactive at two "
                     f"successive relaxations pruned), then the last one to its exact vertex), "
                     f"time_limit = {time_limit:g} s, each fit in a fresh process (median of {repeats}); "
                     f"{platform.processor() or platform.machine()}, cpu_count {os.cpu_count()}, machine shared "
