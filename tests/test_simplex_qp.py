@@ -164,3 +164,22 @@ def test_hull_projections_reuses_the_rows_of_x_for_a_multiple_of_its_rows():
     np.testing.assert_allclose(dist, ref, rtol=1e-10)
     with pytest.raises(ValueError, match="multiple"):
         hull_projections(X, X, idx[:45], w)
+
+
+def test_hull_gram_and_projection_kernels_give_the_same_bits_serial_and_parallel():
+    from knnweights._solvers import simplex_qp as sq
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 103))
+    w = rng.random(103)
+    idx = rng.integers(0, 40, size=(80, 5))
+    A = rng.random((80, 5))
+    Q1, Q2 = np.empty((80, 5, 5)), np.empty((80, 5, 5))
+    sq._indexed_gram_serial(X, X, idx, w, Q1)
+    sq._indexed_gram_parallel(X, X, idx, w, Q2)
+    np.testing.assert_array_equal(Q1, Q2)
+    P1, P2 = np.empty((80, 103)), np.empty((80, 103))
+    sq._indexed_combination_serial(X, idx, A, P1)
+    sq._indexed_combination_parallel(X, idx, A, P2)
+    np.testing.assert_array_equal(P1, P2)
+    np.testing.assert_allclose(P1, np.einsum("sk,skf->sf", A, X[idx]), rtol=1e-13)

@@ -271,61 +271,99 @@ def simplex_least_squares(x, H, w=None, tol=1e-12, max_iter=None):
     return res
 
 
-@numba.njit(cache=True, parallel=True)
-def _indexed_gram(X, XB, idx, w, Q):
-    """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``, without an (n, k, d) array.
+@numba.njit(cache=True)
+def _gram_of_sample(X, XB, idx, w, Q, s):
+    """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``.
 
-    Samples run in parallel (each writes its own ``Q[s]``); each entry is summed in four
-    fixed lanes (``f mod 4``), so the result does not depend on the thread count.
-    """
-    n, k = idx.shape
-    nx = X.shape[0]
+    Each entry is summed in four fixed lanes (``f mod 4``): the same bits whichever
+    thread computes it."""
+    k = idx.shape[1]
     d = X.shape[1]
-    for s in numba.prange(n):
-        x = X[s % nx]
-        diff = np.empty((k, d))
-        wdiff = np.empty((k, d))
-        for i in range(k):
+    x = X[s % X.shape[0]]
+    diff = np.empty((k, d))
+    wdiff = np.empty((k, d))
+    for i in range(k):
+        row = idx[s, i]
+        for f in range(d):
+            v = XB[row, f] - x[f]
+            diff[i, f] = v
+            wdiff[i, f] = w[f] * v
+    for i in range(k):
+        for j in range(i, k):
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            f = 0
+            while f + 4 <= d:
+                a0 += wdiff[i, f] * diff[j, f]
+                a1 += wdiff[i, f + 1] * diff[j, f + 1]
+                a2 += wdiff[i, f + 2] * diff[j, f + 2]
+                a3 += wdiff[i, f + 3] * diff[j, f + 3]
+                f += 4
+            while f < d:
+                a0 += wdiff[i, f] * diff[j, f]
+                f += 1
+            acc = (a0 + a1) + (a2 + a3)
+            Q[s, i, j] = acc
+            Q[s, j, i] = acc
+
+
+@numba.njit(cache=True)
+def _combination_of_sample(XB, idx, A, P, s):
+    """``P[s] = sum_i A[s, i] XB[idx[s, i]]``, summed over ``i`` in order."""
+    d = XB.shape[1]
+    for f in range(d):
+        P[s, f] = 0.0
+    for i in range(idx.shape[1]):
+        a = A[s, i]
+        if a != 0.0:
             row = idx[s, i]
             for f in range(d):
-                v = XB[row, f] - x[f]
-                diff[i, f] = v
-                wdiff[i, f] = w[f] * v
-        for i in range(k):
-            for j in range(i, k):
-                a0 = 0.0
-                a1 = 0.0
-                a2 = 0.0
-                a3 = 0.0
-                f = 0
-                while f + 4 <= d:
-                    a0 += wdiff[i, f] * diff[j, f]
-                    a1 += wdiff[i, f + 1] * diff[j, f + 1]
-                    a2 += wdiff[i, f + 2] * diff[j, f + 2]
-                    a3 += wdiff[i, f + 3] * diff[j, f + 3]
-                    f += 4
-                while f < d:
-                    a0 += wdiff[i, f] * diff[j, f]
-                    f += 1
-                acc = (a0 + a1) + (a2 + a3)
-                Q[s, i, j] = acc
-                Q[s, j, i] = acc
+                P[s, f] += a * XB[row, f]
+
+
+@numba.njit(cache=True)
+def _indexed_gram_serial(X, XB, idx, w, Q):
+    for s in range(idx.shape[0]):
+        _gram_of_sample(X, XB, idx, w, Q, s)
 
 
 @numba.njit(cache=True, parallel=True)
+def _indexed_gram_parallel(X, XB, idx, w, Q):
+    for s in numba.prange(idx.shape[0]):
+        _gram_of_sample(X, XB, idx, w, Q, s)
+
+
+@numba.njit(cache=True)
+def _indexed_combination_serial(XB, idx, A, P):
+    for s in range(idx.shape[0]):
+        _combination_of_sample(XB, idx, A, P, s)
+
+
+@numba.njit(cache=True, parallel=True)
+def _indexed_combination_parallel(XB, idx, A, P):
+    for s in numba.prange(idx.shape[0]):
+        _combination_of_sample(XB, idx, A, P, s)
+
+
+# below this many elements (samples x hull size x features) a call runs on one thread: a parallel
+# region costs more than it saves there, and far more on a loaded machine (LH-RELIEF on Colon,
+# 124 x 5 x 2000 per call: 0.38 s serial, 1.26 s with two threads at load 3)
+_PARALLEL_MIN_WORK = 10_000_000
+
+
+def _indexed_gram(X, XB, idx, w, Q):
+    """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``, without an (n, k, d) array
+    (samples in parallel on large calls; the same bits either way)."""
+    big = idx.shape[0] * idx.shape[1] * X.shape[1] >= _PARALLEL_MIN_WORK
+    (_indexed_gram_parallel if big else _indexed_gram_serial)(X, XB, idx, w, Q)
+
+
 def _indexed_combination(XB, idx, A, P):
-    """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel, each row summed in order)."""
-    n, k = idx.shape
-    d = XB.shape[1]
-    for s in numba.prange(n):
-        for f in range(d):
-            P[s, f] = 0.0
-        for i in range(k):
-            a = A[s, i]
-            if a != 0.0:
-                row = idx[s, i]
-                for f in range(d):
-                    P[s, f] += a * XB[row, f]
+    """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel on large calls; the same bits)."""
+    big = idx.shape[0] * idx.shape[1] * XB.shape[1] >= _PARALLEL_MIN_WORK
+    (_indexed_combination_parallel if big else _indexed_combination_serial)(XB, idx, A, P)
 
 
 def hull_projections(X, XB, idx, w=None, tol=1e-12):
