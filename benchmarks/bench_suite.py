@@ -458,7 +458,7 @@ def render(results, args):
           "bit-identical to the rectangular kernel).",
           "- skrebate runs with `n_jobs=-1` (its fastest setting here). metric-learn 0.7.0 (the latest release) "
           "cannot run against scikit-learn 1.9 (`check_X_y(force_all_finite=...)` was removed), so its rows show "
-          "the error.",
+          "the error (or, where it is not installed, `ModuleNotFoundError`).",
           "- scikit-learn's NCA learns a full d x d matrix; `NCADiagonal` learns d weights with the same kind of "
           "BLAS products (`engine.nca_terms`) from a soft start (`init='scaled'`), and is the only one that runs "
           "at d = 20000 (sklearn needs > 16 GiB).",
