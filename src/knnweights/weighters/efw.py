@@ -139,13 +139,25 @@ def efw_objective(W, Zs, gamma):
     for k in range(m):
         lk, G[k] = _logistic_loss_grad(Zs[k], W[k], 1.0 / m)
         loss += lk
-    if gamma > 0 and m > 1:
-        c = gamma / (m * (m - 1))
-        S = W.sum(axis=0)
-        # sum_{k<k'} ||w_k + w_k'||^2 = (m - 2) sum_k ||w_k||^2 + ||sum_k w_k||^2
-        loss += c * ((m - 2) * np.sum(W * W) + S @ S)
-        G += 2.0 * c * ((m - 2) * W + S[None, :])
-    return loss, G
+    return loss + _diversity_value(W, gamma), G + _diversity_grad(W, gamma)
+
+
+def _diversity_value(W, gamma):
+    """The diversity term of ``L`` (eq. 4): ``gamma / (m (m - 1)) sum_{k < k'} ||w_k + w_k'||^2``."""
+    m = W.shape[0]
+    if not (gamma > 0 and m > 1):
+        return 0.0
+    S = W.sum(axis=0)
+    # sum_{k<k'} ||w_k + w_k'||^2 = (m - 2) sum_k ||w_k||^2 + ||sum_k w_k||^2
+    return gamma / (m * (m - 1)) * ((m - 2) * np.sum(W * W) + S @ S)
+
+
+def _diversity_grad(W, gamma):
+    """The gradient of :func:`_diversity_value` (0 for one member or ``gamma = 0``)."""
+    m = W.shape[0]
+    if not (gamma > 0 and m > 1):
+        return 0.0
+    return 2.0 * gamma / (m * (m - 1)) * ((m - 2) * W + W.sum(axis=0)[None, :])
 
 
 def project_sphere_orthant(V):
@@ -234,24 +246,14 @@ class _MemberLoss:
             U *= self.scale
             loss += float(np.sum(np.logaddexp(0.0, -U), where=mask > 0))  # rows outside the member: none
             Us.append(U)
-        m = self.m
-        if self.gamma > 0 and m > 1:
-            c = self.gamma / (m * (m - 1))
-            S = W.sum(axis=0)
-            # sum_{k<k'} ||w_k + w_k'||^2 = (m - 2) sum_k ||w_k||^2 + ||sum_k w_k||^2
-            loss += c * ((m - 2) * np.sum(W * W) + S @ S)
-        return loss, Us
+        return loss + _diversity_value(W, self.gamma), Us
 
     def grad(self, W, Us):
         """The gradient at ``W`` (eqs. 6-9, exact for ``L``), from :meth:`value`'s state."""
         G = np.empty_like(W)
         for Z, mask, ks, U in zip(self.Z, self.mask, self.groups, Us, strict=True):
             G[ks] = (-self.scale * expit(-U) * mask) @ Z
-        m = self.m
-        if self.gamma > 0 and m > 1:
-            c = self.gamma / (m * (m - 1))
-            G += 2.0 * c * ((m - 2) * W + W.sum(axis=0)[None, :])
-        return G
+        return G + _diversity_grad(W, self.gamma)
 
     def __call__(self, W):
         f, Us = self.value(W)
