@@ -37,17 +37,22 @@ _local = threading.local()
 def fit_cache(maxsize=8):
     """Reuse weighter fits on identical (parameters, data) within this block (this thread only).
 
+    At most ``maxsize`` fits are kept (least recently used first out); a nested block
+    shares the outer cache and can only enlarge it while it runs.
+
     The cache is keyed by ``joblib.hash`` of the unfitted weighter (its class and every
     parameter, the seed included) and of ``X`` and ``y``; a fit is deterministic given
     those when ``random_state`` is an int, so a cached fit equals a new one.  Estimators
     whose ``random_state`` is ``None`` or a generator are never cached.
     """
     prev = getattr(_local, "cache", None)
+    prev_size = getattr(_local, "maxsize", 8)
     _local.cache = OrderedDict() if prev is None else prev
-    _local.maxsize = maxsize
+    _local.maxsize = maxsize if prev is None else max(maxsize, prev_size)
     try:
         yield _local.cache
     finally:
+        _local.maxsize = prev_size
         if prev is None:
             _local.cache = None
 

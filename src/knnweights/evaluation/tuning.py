@@ -108,7 +108,12 @@ def tune(estimator, param_grid, X, y, *, X_val=None, y_val=None, cv=10, scoring=
     per training set.
     """
     grid = ParameterGrid(param_grid)
-    with fit_cache():
+    inner = None if X_val is not None else _inner_cv(cv, y, random_state)
+    # GridSearchCV runs every fold of one candidate before the next candidate: the cache must
+    # hold one fit per (weighter setting, fold), or a grid that also varies classifier
+    # parameters refits the weighter for every candidate (LRU eviction on a cycle of folds)
+    n_fits = 1 if inner is None else inner.get_n_splits(X, y)
+    with fit_cache(maxsize=max(8, len(grid) * n_fits + 1)):
         if X_val is not None:
             scorer = check_scoring(estimator, scoring=scoring)
             best = (None, None, -np.inf)
@@ -118,7 +123,7 @@ def tune(estimator, param_grid, X, y, *, X_val=None, y_val=None, cv=10, scoring=
                 if score > best[2]:
                     best = (est, params, score)
             return best
-        search = GridSearchCV(clone(estimator), param_grid, scoring=scoring, cv=_inner_cv(cv, y, random_state),
+        search = GridSearchCV(clone(estimator), param_grid, scoring=scoring, cv=inner,
                               n_jobs=1, refit=True, error_score="raise")
         search.fit(X, y)
         return search.best_estimator_, search.best_params_, float(search.best_score_)
