@@ -81,12 +81,15 @@ MDM(soft=False, lazy=True).fit(X[warm, :20], y[warm])        # warm up numba / i
 t = time.perf_counter()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
+    if cfg.get("max_work", "default") != "default":
+        kw["max_work"] = cfg["max_work"]
     m = MDM(time_limit=cfg["time_limit"], **kw).fit(X, y)
 elapsed = time.perf_counter() - t
 print(json.dumps({"shape": list(X.shape), "time_s": elapsed, "rounds": m.n_iter_, "rows": m.n_constraints_,
                   "cols": m.n_lp_features_, "iters": m.lp_iterations_, "lp_s": m.lp_time_,
                   "nonzero": int(np.count_nonzero(m.feature_importances_)), "objective": m.objective_,
-                  "status": 2 if any("time_limit" in str(w.message) for w in caught) else int(bool(caught)),
+                  "status": {"optimal": 0, "max_rounds": 1, "time_limit": 2, "max_work": 3}[m.stop_reason_],
+                  "work": m.work_, "load": __import__("os").getloadavg()[0],
                   "warnings": [str(w.message)[:80] for w in caught]}))
 """
 
@@ -118,8 +121,8 @@ def load_case(case):
     return load(case, return_X_y=True, missing="median")
 
 
-def run_case(case, time_limit, timeout, method="ipm"):
-    cfg = json.dumps({"case": case, "time_limit": time_limit, "method": method})
+def run_case(case, time_limit, timeout, method="ipm", max_work="default"):
+    cfg = json.dumps({"case": case, "time_limit": time_limit, "method": method, "max_work": max_work})
     env = dict(os.environ, OMP_NUM_THREADS="2", NUMBA_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2")
     here = os.path.dirname(os.path.abspath(__file__))
     try:

@@ -402,13 +402,39 @@ class _Clock:
             self.rate = self.flops(m, nc) / seconds
 
 
+class _Work:
+    """The floating-point work of a solve, counted by the interior point's own cost model, against a budget.
+
+    One interior-point iteration (or starting point) of an ``m x nc`` LP counts :meth:`_Clock.flops` (the normal
+    matrix's ``dsyrk``, its Cholesky factorisation and ``10 m nc`` for the products with ``A``), one try of the
+    exact vertex ``2 k^3 / 3 + 4 m nc`` (an LU of the ``k x k`` basis and the KKT checks), one scan of all pairs or
+    pricing of all features ``2 n^2 d``.  The count depends on the LP's shapes only, never on the clock, so a
+    budget (``budget`` flops, ``None``: none) stops a solve at the same iterate on any machine and under any load.
+    Work that would pass the budget is refused before it starts (:meth:`allows`) and :attr:`exhausted` is set.
+    """
+
+    def __init__(self, budget=None):
+        self.budget = budget
+        self.done = 0.0
+        self.exhausted = False
+
+    def allows(self, flops):
+        """Whether ``flops`` more stay within the budget (sets :attr:`exhausted` when not)."""
+        if self.budget is not None and self.done + flops > self.budget:
+            self.exhausted = True
+        return not self.exhausted
+
+    def add(self, flops):
+        self.done += float(flops)
+
+
 def _over(deadline, need=0.0):
     """Whether ``need`` more seconds from now would end past ``deadline`` (never, without one)."""
     return deadline is not None and time.perf_counter() + need > deadline
 
 
 def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None,
-              correctors=_IPM_CORRECTORS, clock=None, log=None):
+              correctors=_IPM_CORRECTORS, clock=None, log=None, work=None):
     """Mehrotra predictor-corrector interior point for ``min c.x  s.t.  A x <= b, x >= 0`` with a dense ``A``.
 
     Each iteration forms the normal matrix in the smaller space (``A D A^T + S / Lambda``, ``m x m``, or
@@ -425,20 +451,28 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
 
     ``deadline`` (a ``time.perf_counter()`` value): the solve stops before an iteration that ``clock`` (a
     :class:`_Clock`) predicts to end past it, so it overruns the deadline by at most the prediction's error; the
-    iterate reached is returned.  ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.
+    iterate reached is returned.  ``work`` (a :class:`_Work`): each iteration's flops are counted there, and the
+    solve stops (status ``"work_limit"``) before an iteration that would pass its budget.
+    ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.
 
-    Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"`` or ``"max_iter"``.
+    Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"``, ``"work_limit"`` or
+    ``"max_iter"``.
     """
     m, nc = A.shape
     rowspace = m <= nc
     bn = 1.0 + np.linalg.norm(b)
     cn = 1.0 + np.linalg.norm(c)
     clock = _Clock() if clock is None else clock
+    work = _Work() if work is None else work
+    flops = clock.flops(m, nc)
     if state is None:
+        if not work.allows(flops):
+            return _IPMState(None, None, None, None), "work_limit", 0
         if _over(deadline, clock.predict(m, nc)):
             return _IPMState(None, None, None, None), "time_limit", 0
         t0 = time.perf_counter()
         x, s, lam, z = _starting_point(A, b, c, rowspace)
+        work.add(flops)
         clock.update(m, nc, time.perf_counter() - t0)
     else:
         x, s, lam, z = state.x, state.s, state.lam, state.z
@@ -457,9 +491,13 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
             break
         if it == max_iter:
             break
+        if not work.allows(flops):
+            status = "work_limit"
+            break
         if _over(deadline, clock.predict(m, nc)):
             status = "time_limit"
             break
+        work.add(flops)
         t_it = time.perf_counter()
         mu = (x @ z + s @ lam) / (nc + m)
         D = x / z
@@ -510,7 +548,7 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     return out, status, it
 
 
-def _vertex(A, b, c, st, ftol=1e-9, window=0, deadline=None):
+def _vertex(A, b, c, st, ftol=1e-9, window=0, deadline=None, work=None):
     """The optimal vertex next to a nearly optimal interior-point iterate ``st``, or ``None``.
 
     Columns with ``x_j > z_j`` are basic (``B``), rows with ``lam_i > s_i`` active (``act``).  When there are
@@ -519,7 +557,8 @@ def _vertex(A, b, c, st, ftol=1e-9, window=0, deadline=None):
     ``x_B`` solves the consistent overdetermined system and the interior multipliers are projected onto
     ``A[act, B]^T lam = -c_B``.  The point is returned only if it is primal feasible, ``lam >= 0`` and every
     reduced cost ``c + A^T lam >= 0`` (up to ``ftol`` relative), i.e. it is optimal.  Returns ``(x, lam)``.
-    No further partition is tried once a factorisation would end past ``deadline``.
+    No further partition is tried once a factorisation would end past ``deadline``, nor one whose flops would
+    pass the budget of ``work`` (a :class:`_Work`, which counts each try).
     """
     col_ratio = st.x / st.z
     row_ratio = st.lam / st.s
@@ -540,6 +579,12 @@ def _vertex(A, b, c, st, ftol=1e-9, window=0, deadline=None):
         if 0 < k <= min(A.shape):
             tries.append((np.sort(col_order[:k]), np.sort(row_order[:k])))
     for B, act in tries:
+        k = max(B.size, act.size)
+        cost = 2.0 * k ** 3 / 3.0 + 4.0 * A.shape[0] * A.shape[1]
+        if work is not None:
+            if not work.allows(cost):
+                return None
+            work.add(cost)
         t0 = time.perf_counter()
         out = _vertex_from(A, b, c, st, B, act, ftol)
         if out is not None:
@@ -655,6 +700,7 @@ class _DenseRelaxation:
         self._warm = None  # a well-centred iterate of the last solve, extended to new rows / columns
         self._warm_base = (0, 0)  # the LP's shape when it was saved
         self.clock = _Clock()  # iteration-time prediction, kept across rounds (see dense_ipm's deadline)
+        self.work = _Work()  # flops of every solve, against the caller's budget (see dense_ipm's work)
         self.partial = None  # on a time limit: the last interior iterate's x (not optimal, maybe infeasible)
 
     def add_rows(self, A, b):
@@ -726,36 +772,40 @@ class _DenseRelaxation:
             tol = self.tol if self.loose else _IPM_TOL_ROUND
             st, status, iters = dense_ipm(A, b, c, tol=tol, deadline=deadline, state=start,
                                           save_gap=max(_IPM_WARM_GAP, tol * _IPM_WARM_FACTOR)
-                                          if self._state is None else None, clock=self.clock, log=log)
+                                          if self._state is None else None, clock=self.clock, log=log,
+                                          work=self.work)
             self._state = st if status == "optimal" else None
             if getattr(st, "saved", None) is not None:
                 self._warm = st.saved
                 self._warm_base = A.shape
-            if status == "time_limit":
+            if status in ("time_limit", "work_limit"):
                 self.partial = None if st.x is None else np.maximum(st.x, 0.0)
-                return "time_limit", None, None, np.nan, iters
+                return status, None, None, np.nan, iters
             self.row_ratio = st.lam / st.s
             vert = None
             if status == "optimal" and tol <= _IPM_TOL_ROUND:
-                vert = _vertex(A, b, c, st, window=0 if self.loose else _VERTEX_WINDOW, deadline=deadline)
+                vert = _vertex(A, b, c, st, window=0 if self.loose else _VERTEX_WINDOW, deadline=deadline,
+                               work=self.work)
             if vert is None and self.loose and status == "optimal":
                 x = np.maximum(st.x, 0.0)
                 self.last_exact = False
                 return "optimal", x, np.maximum(st.lam, 0.0), float(c @ x), iters
             if vert is None and status == "optimal":
                 st, status, more = dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, deadline=deadline, state=st,
-                                             clock=self.clock, log=log)
+                                             clock=self.clock, log=log, work=self.work)
                 iters += more
                 self._state = st if status == "optimal" else None
-                if status == "time_limit":
+                if status in ("time_limit", "work_limit"):
                     self.partial = np.maximum(st.x, 0.0)
-                    return "time_limit", None, None, np.nan, iters
+                    return status, None, None, np.nan, iters
                 self.row_ratio = st.lam / st.s
-                vert = _vertex(A, b, c, st, window=_VERTEX_WINDOW, deadline=deadline) if status == "optimal" else None
+                vert = (_vertex(A, b, c, st, window=_VERTEX_WINDOW, deadline=deadline, work=self.work)
+                        if status == "optimal" else None)
         self.last_exact = True
-        if vert is None and _over(deadline):
+        if vert is None and (self.work.exhausted or _over(deadline)):
+            # the vertex tries ran out of budget / time: no (uncounted, unbounded) HiGHS crossover
             self.partial = np.maximum(st.x, 0.0)
-            return "time_limit", None, None, np.nan, iters
+            return "work_limit" if self.work.exhausted else "time_limit", None, None, np.nan, iters
         if vert is None:
             self.crossovers += 1
             left = None if deadline is None else deadline - time.perf_counter()
@@ -976,7 +1026,7 @@ def _reduced_costs(X, I, J, kind, dual, X2=None):
 
 
 def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n_add=1, tol=1e-8,
-              feature_block=None, working_memory=None, time_limit=None, verbose=0, method="ipm"):
+              feature_block=None, working_memory=None, time_limit=None, verbose=0, method="ipm", max_work=None):
     """Solve hard or soft MDM exactly (Hocke & Martinetz 2014, eqs. 6-14).
 
     Parameters
@@ -1022,9 +1072,16 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         ``time_limit``; when it runs out the best feasible point found (including the last
         interior iterate, scaled to feasibility) is returned with ``status = 2``.
     verbose : int
-        1: one line per round (rows, columns, objective, LP iterations, times);
+        1: one line per round (rows, columns, objective, LP iterations, times, work);
         2: one line per interior-point iteration and HiGHS' own log too.
-    method : {"ipm", "simplex"}
+    max_work : float or None
+        Budget of floating-point work, in GFLOP (1e9 flops), of the lazy interior-point form
+        (``method="ipm"``), counted by the solver's cost model (:class:`_Work`: every interior-point
+        iteration's normal matrix and factorisation, the vertex tries, the scans of all pairs and the
+        pricing of all features), never by the clock.  An interior-point iteration or vertex try that
+        would pass it is not started; the best feasible point found (including the last interior iterate,
+        scaled to feasibility) is returned with ``status = 3``.  ``None``: no budget.  Not applied to the
+        full LP or ``method="simplex"`` (HiGHS' simplex has no such count).
         How the lazy form solves each relaxation: ``"ipm"`` (default) a dense Mehrotra
         interior point (:func:`dense_ipm`, warm-started after small changes) followed by an
         exact vertex (:func:`_vertex`, HiGHS' primal simplex from that basis when the vertex
@@ -1043,7 +1100,8 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         ``_IPM_TOL_FIRST`` only), ``converged``, ``max_violation``, ``status`` (0 optimal, 1 ``max_rounds``
         reached, 2 ``time_limit`` reached; for 1 and 2, ``w, r, xi, fun`` are the best
         feasible point of the full LP found: a relaxation's ``w`` scaled to satisfy every
-        constraint), ``message``, ``lp_time`` (seconds in the LP solver), ``lp_iterations``
+        constraint; 3 ``max_work`` reached, likewise), ``message``, ``work`` (GFLOP counted, see
+        ``max_work``), ``lp_time`` (seconds in the LP solver), ``lp_iterations``
         (interior-point plus simplex iterations, all rounds), ``n_pruned`` (rows that left
         the working set, ``method="ipm"``: inactive at the last ``_PRUNE_AGE`` relaxations,
         each pair at most once), ``elapsed``.
@@ -1059,6 +1117,9 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
     tail_cost = np.concatenate([[1.0], np.full(n if lp_soft else 0, float(C))])  # costs of r (eq. 8), xi (eq. 14)
     n_tail = tail_cost.size
     relax = (_DenseRelaxation if lazy and method == "ipm" else _Relaxation)(tail_cost, verbose)
+    work = getattr(relax, "work", None) or _Work()
+    work.budget = None if max_work is None else float(max_work) * 1e9
+    scan_flops = 2.0 * n * n * d  # one scan of all pairs' weighted distances (or pricing of all features)
 
     def time_left():
         return None if time_limit is None else time_limit - (time.perf_counter() - t_start)
@@ -1081,7 +1142,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         status, x, dual, fun, iters = relax.solve(left)
         lp_time += time.perf_counter() - t
         lp_iters += iters
-        if status not in ("optimal", "time_limit"):
+        if status not in ("optimal", "time_limit", "work_limit"):
             _raise_for_status(status, what)
         return status, x, dual, fun, iters, time.perf_counter() - t
 
@@ -1103,6 +1164,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
                               dual=dual, features=np.sort(features), n_rounds=rnd, n_constraints=int(I.size),
                               history=history, converged=converged, max_violation=max_violation, status=status,
                               message=message, lp_time=lp_time, lp_iterations=lp_iters, n_pruned=n_pruned,
+                              work=work.done / 1e9,
                               elapsed=time.perf_counter() - t_start)
 
     def give_up(I, J, kind, dual, features, rnd, max_violation, status, message):
@@ -1143,6 +1205,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         features = nonconst
     # starting working set: nearest misses and farthest hits under w0
     I, J, kind, _, min_miss, max_hit = _scan(X, codes, w0, n_init, np.inf, np.zeros(n), -np.inf, working_memory)
+    work.add(scan_flops)
     consider(w0, min_miss, max_hit)
     I, J = _canonical(I, J, kind, lp_soft)
     _, first = np.unique(_keys(I, J, kind, n), return_index=True)
@@ -1162,23 +1225,27 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
             relax.tol = max(_IPM_TOL_ROUND, _IPM_TOL_FIRST * _IPM_TOL_RATE ** (rnd - 1))
         status, x, dual_new, fun, iters, t_lp = lp_solve(
             f"lazy round {rnd}, {I.size} constraints, {features.size} features")
-        if status == "time_limit":
+        if status in ("time_limit", "work_limit"):
             partial = getattr(relax, "partial", None)
             if partial is not None:  # the interior iterate reached, scaled to feasibility, may beat the best point
                 w_p = unpack(partial, features)[0]
                 *_, min_miss, max_hit = _scan(X, codes, w_p, 1, -np.inf, np.zeros(n), np.inf, working_memory)
+                work.add(scan_flops)
                 consider(w_p, min_miss, max_hit)
+            what = (f"max_work={max_work:g} GFLOP" if status == "work_limit" else f"time_limit={time_limit} s")
             if verbose:
-                print(f"MDM round {rnd:3d}: time_limit={time_limit} s reached inside the LP solver after {iters} "
-                      f"{it_name}; best feasible {best[0]:.10g}; {time.perf_counter() - t_start:.2f} s")
-            return give_up(I, J, kind, dual, features, rnd, max_violation, 2,
-                           f"time_limit={time_limit} s reached in round {rnd}")
+                print(f"MDM round {rnd:3d}: {what} reached inside the LP solver after {iters} {it_name} "
+                      f"({work.done / 1e9:.4g} GFLOP counted); best feasible {best[0]:.10g}; "
+                      f"{time.perf_counter() - t_start:.2f} s")
+            return give_up(I, J, kind, dual, features, rnd, max_violation, 3 if status == "work_limit" else 2,
+                           f"{what} reached in round {rnd}")
         dual = dual_new
         history.append(fun)
         w, r, xi = unpack(x, features)
         hit_base = r + xi if lp_soft else np.full(n, r)
         nI, nJ, nkind, viol, min_miss, max_hit = _scan(X, codes, w, n_add, 1.0 - tol, hit_base, tol,
                                                         working_memory)
+        work.add(scan_flops)
         consider(w, min_miss, max_hit)
         max_violation = float(viol.max()) + tol if viol.size else 0.0
         nI, nJ = _canonical(nI, nJ, nkind, lp_soft)
@@ -1188,6 +1255,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         new_F = np.empty(0, np.int64)
         if col_lazy:
             g = _reduced_costs(X, I, J, kind, dual, X2)
+            work.add(scan_flops)
             g[features] = np.inf
             g[const] = np.inf
             cand = np.flatnonzero(g < -tol)
@@ -1196,7 +1264,8 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         if verbose:
             print(f"MDM round {rnd:3d}: {I.size:6d} rows, {n_tail + features.size:6d} columns, objective "
                   f"{fun:.10g}, {iters:6d} {it_name} in {t_lp:7.2f} s; +{nI.size} pairs, "
-                  f"+{new_F.size} features; best feasible {best[0]:.10g}; {time.perf_counter() - t_start:.2f} s")
+                  f"+{new_F.size} features; best feasible {best[0]:.10g}; {work.done / 1e9:.1f} GFLOP; "
+                  f"{time.perf_counter() - t_start:.2f} s")
         loose = not getattr(relax, "last_exact", True)
         if nI.size == 0 and new_F.size == 0 and loose and rnd < max_rounds:
             relax.loose = False  # the nearly optimal point violates nothing: move to the vertex, scan again

@@ -20,6 +20,8 @@ _AUTO_FULL_MAX_PAIRS = 1_000
 #: (lognormal 80 x 1000: 19 903 simplex iterations with blocks of 64, 8 236 with all columns
 #: from the start; colon_alon 1 803 vs 422), so only wide tables start from a subset.
 _FEATURE_BLOCK = 1024
+#: default ``max_work`` (GFLOP): see the class docstring and benchmarks/bench_mdm.md
+_DEFAULT_MAX_WORK = 600.0
 
 
 class MDM(BaseWeighter):
@@ -194,11 +196,12 @@ class MDM(BaseWeighter):
         "n_add": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "time_limit": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_work": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "verbose": ["verbose"],
     }
 
     def __init__(self, soft=True, C=1.0, lazy="auto", max_rounds=100, n_init=2, n_add="auto", tol=1e-8, time_limit=None,
-                 verbose=0):
+                 max_work=_DEFAULT_MAX_WORK, verbose=0):
         self.soft = soft
         self.C = C
         self.lazy = lazy
@@ -207,6 +210,7 @@ class MDM(BaseWeighter):
         self.n_add = n_add
         self.tol = tol
         self.time_limit = time_limit
+        self.max_work = max_work
         self.verbose = verbose
 
     def _fit(self, X, y):
@@ -230,7 +234,7 @@ class MDM(BaseWeighter):
                         n_init=self.n_init, n_add=_auto_n_add(n) if self.n_add == "auto" else self.n_add,
                         tol=self.tol,
                         feature_block=_FEATURE_BLOCK if X.shape[1] > 2 * _FEATURE_BLOCK else None,
-                        time_limit=self.time_limit, verbose=int(self.verbose))
+                        time_limit=self.time_limit, max_work=self.max_work, verbose=int(self.verbose))
         if res.status == 1:
             warnings.warn(
                 f"MDM stopped at max_rounds={self.max_rounds} LP solves with constraints still violated (largest "
@@ -248,6 +252,18 @@ class MDM(BaseWeighter):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        elif res.status == 3:
+            warnings.warn(
+                f"MDM stopped at its work budget max_work={self.max_work:g} GFLOP ({res.message}, {res.n_rounds} LP "
+                f"round(s), {res.lp_iterations} LP iterations, {res.work:.4g} GFLOP counted); the weights are the "
+                f"best feasible point found (objective {res.fun:.6g}, last relaxation "
+                f"{res.history[-1] if res.history else float('nan'):.6g}), not the MDM optimum. Set max_work=None "
+                "(no budget) or a larger max_work for the exact optimum.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        self.stop_reason_ = {0: "optimal", 1: "max_rounds", 2: "time_limit", 3: "max_work"}[res.status]
+        self.work_ = res.work
         self.radius_ = res.r
         self.slacks_ = res.xi
         self.objective_ = res.fun
