@@ -81,3 +81,22 @@ def test_budget_stop_is_deterministic_and_ignores_the_clock(exact, monkeypatch):
     assert a.stop_reason_ == b.stop_reason_ == "max_work"
     np.testing.assert_array_equal(a.feature_importances_, b.feature_importances_)
     assert a.objective_ == b.objective_ and a.lp_iterations_ == b.lp_iterations_ and a.work_ == b.work_
+
+
+def test_budget_stop_does_not_depend_on_the_thread_count(exact):
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    X, y, opt = exact
+    kw = dict(soft=False, lazy=True, n_init=1, max_work=0.5 * opt.work_)
+    with pytest.warns(ConvergenceWarning):
+        a = MDM(**kw).fit(X, y)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        with threadpool_limits(1), pytest.warns(ConvergenceWarning):
+            b = MDM(**kw).fit(X, y)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(a.feature_importances_, b.feature_importances_)
+    assert a.work_ == b.work_

@@ -21,7 +21,7 @@ _AUTO_FULL_MAX_PAIRS = 1_000
 #: from the start; colon_alon 1 803 vs 422), so only wide tables start from a subset.
 _FEATURE_BLOCK = 1024
 #: default ``max_work`` (GFLOP): see the class docstring and benchmarks/bench_mdm.md
-_DEFAULT_MAX_WORK = 600.0
+_DEFAULT_MAX_WORK = 500.0
 
 
 class MDM(BaseWeighter):
@@ -114,10 +114,34 @@ class MDM(BaseWeighter):
         fit 0.39 s).  When it runs out, ``fit`` emits a ConvergenceWarning and keeps the best
         feasible point of the full LP found so far (a relaxation's weights, or the last
         interior iterate's, scaled so that every pair satisfies eqs. 6 / 12, with the best
-        ``r`` and ``xi`` for them), not the optimum.  ``None``: no limit.
+        ``r`` and ``xi`` for them), not the optimum.  ``None``: no limit.  Results then
+        depend on the machine's speed and load; prefer ``max_work`` for reproducible runs.
+    max_work : float or None, default=500.0
+        Budget of floating-point work for the whole fit, in GFLOP (1e9 floating-point
+        operations), counted by the solver's own cost model, never by the clock: per
+        interior-point iteration (and starting point) of an ``m x k`` relaxation,
+        ``min(m, k)^2 max(m, k)`` for the normal matrix (``dsyrk``), ``min(m, k)^3 / 3`` for its
+        Cholesky factor and ``10 m k`` for the products with the constraint matrix; per try of
+        the exact vertex, an LU of the basis and the KKT checks; per scan of all pairs (and
+        pricing of all features), ``2 n^2 d``.  An interior-point iteration or vertex try
+        that would pass the budget is not started; ``fit`` then emits a ConvergenceWarning
+        and keeps the best feasible point found, as for ``time_limit``
+        (``stop_reason_ = "max_work"``).  Since the count depends only on the LP's shapes,
+        the stop, and so the weights, are the same on every machine, at any load and with
+        any thread count.  The default binds only where the exact optimum is out of reach
+        in practice: it is 1.5 times the work of the largest exact fit measured (lognormal
+        genes 80 x 3000: 331 GFLOP, about 10 s on one core; breast_vantveer 78 x 24 481:
+        288 GFLOP; syn 2000 x 500: 77; every other microarray below 65) and stops the
+        dense-optimum wide tables (synthetic 1000 x 5000 and 200 x 20 000, Arcene), whose
+        final LPs cost 100-500 GFLOP per interior-point iteration, after 13-15 s on two
+        shared cores (see benchmarks/bench_mdm.md); 500 to 700 GFLOP reached the same
+        objective there.  ``None``: no
+        budget (the exact optimum, however long it takes).  Applies to the lazy form (the
+        full LP of ``lazy=False``, at most 45 samples with ``"auto"``, is solved by HiGHS).
     verbose : int, default=0
         1: one line per LP round (rows, columns, objective, LP iterations, LP time,
-        pairs and features added, best feasible objective, elapsed time); 2: one line per
+        pairs and features added, best feasible objective, work counted for ``max_work``,
+        elapsed time) and a line when ``max_work`` or ``time_limit`` stops the fit; 2: one line per
         interior-point iteration and HiGHS' log too.
 
     Attributes
@@ -139,6 +163,11 @@ class MDM(BaseWeighter):
         crossover) or simplex iterations (full LP), all rounds together.
     lp_time_ : float
         Seconds spent inside the LP solver.
+    stop_reason_ : {"optimal", "max_rounds", "time_limit", "max_work"}
+        Why the fit ended: the exact optimum, or (with a ConvergenceWarning) the best
+        feasible point at ``max_rounds``, ``time_limit`` or the work budget ``max_work``.
+    work_ : float
+        Floating-point work counted for ``max_work`` (GFLOP), all rounds together.
     n_lp_features_ : int
         Weight columns in the final LP (fewer than ``n_features`` when the lazy form
         generated them; every left-out feature has weight 0 and a nonnegative reduced cost).
