@@ -1,7 +1,8 @@
 """MDM benchmark: fit time on dense-solution and wide data; full LP vs lazy constraint generation.
 
-Default run (``python benchmarks/bench_mdm.py``): MDM with default parameters, each fit in
-a fresh subprocess with ``time_limit`` (default 60 s, ``--time-limit``), on
+Default run (``python benchmarks/bench_mdm.py``): MDM with default parameters (no
+``time_limit``, the deterministic work budget ``max_work``; ``--time-limit``, ``--max-work``
+to change them), each fit in a fresh subprocess, on
 
 * the gene-expression-like table of issue 20 (:func:`lognormal_genes`: 80 samples,
   lognormal values, 30 planted genes) at d = 300, 1000, 3000;
@@ -10,8 +11,9 @@ a fresh subprocess with ``time_limit`` (default 60 s, ``--time-limit``), on
 * Arcene (``knnweights.datasets.load("arcene")``);
 
 and writes the table to ``benchmarks/bench_mdm.md`` (``--out``).  Columns: fit seconds,
-LP rounds, rows and columns of the last LP, simplex iterations (all rounds), seconds in
-HiGHS, nonzero weights, objective, status (optimal / "time limit": best feasible point).
+load average, LP rounds, rows and columns of the last LP, LP iterations (all rounds),
+seconds in the LP solver, work counted for ``max_work`` (GFLOP), nonzero weights,
+objective, status (optimal / "max_work" or "time limit": best feasible point).
 
 Each measurement runs in a fresh subprocess so that its peak resident memory
 (``resource.getrusage(...).ru_maxrss``, which includes HiGHS' C++ allocations) and its
@@ -140,11 +142,13 @@ CASES = ["colon_alon", "genes:300", "genes:1000", "genes:3000", "syn:500x100", "
 
 
 
-def _median_run(case, time_limit, repeats, repeat_below, method):
+def _median_run(case, time_limit, repeats, repeat_below, method, max_work="default"):
     """One fresh fit; for fits under ``repeat_below`` seconds the median of ``repeats`` fresh fits."""
-    r = run_case(case, time_limit, timeout=time_limit + 300, method=method)
+    timeout = (time_limit or 300) + 300
+    r = run_case(case, time_limit, timeout=timeout, method=method, max_work=max_work)
     if "error" not in r and r["time_s"] < repeat_below:
-        runs = [r] + [run_case(case, time_limit, timeout=time_limit + 300, method=method) for _ in range(repeats - 1)]
+        runs = [r] + [run_case(case, time_limit, timeout=timeout, method=method, max_work=max_work)
+                      for _ in range(repeats - 1)]
         runs = [x for x in runs if "error" not in x]
         r = sorted(runs, key=lambda x: x["time_s"])[len(runs) // 2]
     return r
@@ -164,31 +168,34 @@ def _previous_fits(path):
     return out
 
 
-def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, compare=False, before_path=None):
+def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, compare=False, before_path=None,
+                  max_work="default"):
     import platform
 
     load0 = os.getloadavg()[0]
     previous = _previous_fits(before_path)
 
-    head = ("| data | n x d | before (s) | fit (s) | rounds | LP rows | LP features | LP it | LP (s) | nonzero w "
-            "| objective | status |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    head = ("| data | n x d | before (s) | fit (s) | load | rounds | LP rows | LP features | LP it | LP (s) "
+            "| work (GFLOP) | nonzero w | objective | status |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     lines = [head]
     print(head, flush=True)
     for case in cases:
-        r = _median_run(case, time_limit, repeats, repeat_below, "ipm")
+        r = _median_run(case, time_limit, repeats, repeat_below, "ipm", max_work)
         if compare:
             before = _median_run(case, time_limit, repeats, repeat_below, "simplex")
             bt = before.get("error") or f"{before['time_s']:.2f}" + (" TL" if before["status"] == 2 else "")
         else:
             bt = previous.get(case, "")
         if "error" in r:
-            line = f"| {case} | | {bt} | {r['error']} | | | | | | | | |"
+            line = f"| {case} | | {bt} | {r['error']} | | | | | | | | | | |"
         else:
-            status = {0: "optimal", 1: "max_rounds", 2: f"time limit ({time_limit:g} s): best feasible"}[r["status"]]
-            line = (f"| {case} | {r['shape'][0]} x {r['shape'][1]} | {bt} | {r['time_s']:.2f} "
+            status = {0: "optimal", 1: "max_rounds", 2: f"time limit ({time_limit} s): best feasible",
+                      3: "max_work: best feasible"}[r["status"]]
+            line = (f"| {case} | {r['shape'][0]} x {r['shape'][1]} | {bt} | {r['time_s']:.2f} | {r['load']:.1f} "
                     f"| {r['rounds']} | {r['rows']} "
-                    f"| {r['cols']} | {r['iters']} | {r['lp_s']:.2f} | {r['nonzero']} | {r['objective']:.8g} "
-                    f"| {status} |")
+                    f"| {r['cols']} | {r['iters']} | {r['lp_s']:.2f} | {r['work']:.1f} | {r['nonzero']} "
+                    f"| {r['objective']:.8g} | {status} |")
         lines.append(line)
         print(line, flush=True)
     load = f"{load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
@@ -203,7 +210,9 @@ def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, com
                     f"features; n_add = 'auto' (max(3, 800 // n)); each relaxation by the dense interior point "
                     f"(Mehrotra start, Gondzio correctors; rounds before the last to gap 1e-2; rows inactive at two "
                     f"successive relaxations pruned), then the last one to its exact vertex), "
-                    f"time_limit = {time_limit:g} s, each fit in a fresh process (median of {repeats}); "
+                    f"time_limit = {time_limit}, max_work = "
+                    f"{'the default (' + str(_default_max_work()) + ' GFLOP)' if max_work == 'default' else max_work}, "
+                    f"each fit in a fresh process (median of {repeats}); "
                     f"{platform.processor() or platform.machine()}, cpu_count {os.cpu_count()}, machine shared "
                     f"with other helpers' jobs (load average {load}); LP "
                     f"iterations are interior-point iterations (plus simplex pivots of any crossover); {hv} for "
@@ -215,10 +224,18 @@ def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, com
             else:
                 f.write(f"\n'before': the 'fit (s)' column of the previous table ({os.path.basename(before_path)} "
                         "before this run), measured in an earlier run on the same shared machine; ")
-            f.write("TL = stopped at the time limit with the best feasible point, not the optimum. "
+            f.write("TL = stopped at the time limit with the best feasible point, not the optimum; 'load': the "
+                    "1-minute load average at the end of the fit; 'work': the floating-point work counted for "
+                    "max_work (normal matrices, vertex tries, scans). "
                     "Before issue 20 (one `linprog` per round, rebuilt from scratch): genes 80 x 300 5.8 s, "
                     "80 x 1000 204 s, 80 x 3000 killed after 19 min; RESULTS.md: > 90 s at 2000 x 500, 1000 x 5000 "
                     "and arcene.\n")
+
+
+def _default_max_work():
+    from knnweights.weighters.mdm import MDM
+
+    return MDM().max_work
 
 
 def _has(mod):
@@ -283,7 +300,9 @@ def genes():
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cases", nargs="+", default=CASES)
-    p.add_argument("--time-limit", type=float, default=60.0)
+    p.add_argument("--time-limit", type=float, default=None, help="MDM's time_limit (default: None, MDM's default)")
+    p.add_argument("--max-work", default="default",
+                   help="MDM's max_work in GFLOP, 'none' for no budget (default: MDM's default)")
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_mdm.md"))
     p.add_argument("--no-cases", action="store_true", help="skip the default table")
     p.add_argument("--compare-simplex", action="store_true",
@@ -300,7 +319,10 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     if not args.no_cases:
-        cases_section(args.cases, args.time_limit, args.out, compare=args.compare_simplex, before_path=args.out)
+        max_work = args.max_work if args.max_work == "default" else (
+            None if args.max_work.lower() == "none" else float(args.max_work))
+        cases_section(args.cases, args.time_limit, args.out, compare=args.compare_simplex, before_path=args.out,
+                      max_work=max_work)
     if args.scaling:
         scaling_section(args)
     if args.largest:
