@@ -1450,8 +1450,9 @@ def _pruned_search(X, Xs, w, D0, a, N0, N, codes, prev_h, prev_m, c, k, phi, max
     (a_i + a_j)``, less the rounding of ``D0`` (a computed distance is within ``c (N_i + N_j)`` of
     the exact one); ``j`` is left out when that bound exceeds an upper bound on the ``k``-th
     nearest of its side (the distances of the previous list's members, ``_list_bound``).
-    Distances: the engine's tile kernel (``_tile_phi``) on the row against its gathered
-    candidates, the bits of the full pass (they do not depend on where a pair falls in a tile);
+    Distances: the engine's tile kernel (``_tile_phi``) on the gathered candidates against the
+    row, the bits of the full pass (they do not depend on where a pair falls in a tile, nor on
+    which of the two is the tile's row);
     selection: that of ``select_hits_misses`` (by distance, ties to the lower index)."""
     n, d = Xs.shape
     # the rows' and columns' parts of the lower bound, rounding margins included
@@ -1462,7 +1463,7 @@ def _pruned_search(X, Xs, w, D0, a, N0, N, codes, prev_h, prev_m, c, k, phi, max
         q[j] = r[j]
     buf = np.empty((n, d))
     cidx = np.empty(n + 1, np.int64)
-    acc = np.empty((1, n))
+    acc = np.empty((n, 1))
     total = 0
     for i in range(n):
         th = (_list_bound(X, w, N, i, prev_h[i], c) + q[i]) * (1.0 + c)
@@ -1494,11 +1495,13 @@ def _pruned_search(X, Xs, w, D0, a, N0, N, codes, prev_h, prev_m, c, k, phi, max
         if m == 0:
             continue
         for t in range(m):
-            acc[0, t] = 0.0
-        _tile_phi(Xs, buf, i, i + 1, 0, m, phi, acc)
+            acc[t, 0] = 0.0
+        # the candidates as the tile's rows, four at a time, against the sample: (x_c - x_i)^2 is
+        # (x_i - x_c)^2 bit for bit, and every row of a group of four is summed alike
+        _tile_phi(buf, Xs, 0, m, i, i + 1, phi, acc)
         for s in range(m):
             j = cidx[s]
-            v = acc[0, s]
+            v = acc[s, 0]
             if codes[j] == ci:
                 if hit_idx[i, k - 1] >= 0 and v >= hit_dist[i, k - 1]:
                     continue

@@ -175,7 +175,11 @@ class _NeighbourSearch:
             nb = nearest_hits_misses(self.X, self.codes, w, k, _METRIC)
             return nb.hit_idx, nb.miss_idx
         out = None
-        if self.base is not None and self.prev is not None and self.prev[0] == k:
+        n = self.X.shape[0]
+        # (a pruned pass computes at least the 2 k listed pairs per sample: never cheaper when the
+        # budget is below that)
+        if (self.base is not None and self.prev is not None and self.prev[0] == k
+                and 2 * k * n <= self._FULL_SHARE * 0.5 * n * n):
             out = self._pruned(w, k)
         if out is None:
             out = self._full(w, k)
