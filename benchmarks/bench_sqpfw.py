@@ -2,6 +2,13 @@
 
 Run:  python benchmarks/bench_sqpfw.py [--sizes 200 400 1000] [--repeat 3] [--colon both|fit|path|none]
        [--raw] [--out FILE.md] [--save-weights FILE.npz] [--compare FILE.npz]
+      python benchmarks/bench_sqpfw.py --cell DATASET [--split 0] [--save-weights FILE.npz]
+
+``--cell``: one full-protocol SQP-FW cell of ``reproduce sqp-fw --full`` Table 1 (the
+``_SQPFWPathKNN`` call on split ``--split`` of ``RepeatedHoldout(10)``, kappa = 1, 2, 3):
+CPU seconds of each path, of the predictions (300 thetas x kappas, k = 1, 3, 5) and of the
+cell, breakpoints and steps per path, the cell's result; ``--save-weights`` stores the
+paths (breakpoints, weights, steps) and the result for a comparison with another version.
 
 Measures, in one run: a cold fit at theta = 1 on synthetic data (d = 20, two classes,
 ``y = [x0 + x1 + 0.3 noise > 0]``) for each n; a cold fit at theta = 1 on Colon
@@ -73,7 +80,11 @@ def main(argv=None):
     ap.add_argument("--out", default=None)
     ap.add_argument("--save-weights", default=None)
     ap.add_argument("--compare", default=None)
+    ap.add_argument("--cell", default=None, help="one Table 1 SQP-FW cell of this dataset key (e.g. waveform_v1)")
+    ap.add_argument("--split", type=int, default=0)
     args = ap.parse_args(argv)
+    if args.cell:
+        return _cell(args.cell, args.split, args.save_weights)
     weights = {}
     ref = dict(np.load(args.compare)) if args.compare else None
 
@@ -134,6 +145,61 @@ def main(argv=None):
         with open(args.out, "w") as f:
             f.write(text)
     return rows
+
+
+def _cell(key, split, save):
+    """One full-protocol Table 1 SQP-FW cell, timed by parts (process CPU seconds)."""
+    import json
+
+    from knnweights.evaluation.runner import derive_seed
+    from knnweights.reproduce import sqpfw as R
+    from knnweights.reproduce.tables import Config
+    from knnweights.weighters import sqpfw as S
+
+    cfg = Config(mode="full")
+    spec = R.table1()
+    ds = next(d for d in spec.datasets if d.key == key)
+    X, y = ds.load(cfg)
+    r = f = tr = va = te = None
+    for r, f, tr, va, te in spec.protocol(cfg).split(y, 0, ds.key):
+        if r == split:
+            break
+    method = next(m for m in spec.methods if m.label == "SQP-FW")
+    cell = method.build(cfg)
+    SQPFW().path(*_synthetic(80, 4), thetas=[1.0])  # compile the kernels outside the timings
+    paths, parts = [], {"predict": 0.0}
+    path0, pred0 = S.SQPFW.path, S.predict_weighted_knn_ks
+
+    def path(self, *a, **k):
+        t = time.process_time()
+        p = path0(self, *a, **k)
+        paths.append((self.kappa, time.process_time() - t, p))
+        print(f"  kappa={self.kappa}: path {paths[-1][1]:.2f} s CPU, {len(p)} breakpoints, {p.n_steps_} steps",
+              flush=True)
+        return p
+
+    def pred(*a, **k):
+        t = time.process_time()
+        out = pred0(*a, **k)
+        parts["predict"] += time.process_time() - t
+        return out
+
+    S.SQPFW.path, S.predict_weighted_knn_ks = path, pred
+    try:
+        print(f"{key}: train {len(tr)} x {X.shape[1]}, validation {len(va)}, test {len(te)}", flush=True)
+        t = time.process_time()
+        res = cell(X[tr], y[tr], X[te], y[te], X_val=X[va], y_val=y[va],
+                   random_state=derive_seed(0, "cell", method.label, ds.key, r, f))
+        total = time.process_time() - t
+    finally:
+        S.SQPFW.path, S.predict_weighted_knn_ks = path0, pred0
+    print(f"  predictions {parts['predict']:.2f} s CPU; cell {total:.2f} s CPU; {json.dumps(res)}")
+    if save:
+        arrays = {"result": json.dumps(res)}
+        for i, (kappa, _, p) in enumerate(paths):
+            arrays.update({f"thetas{i}": p.thetas_, f"weights{i}": p.weights_, f"steps{i}": p.n_steps_})
+        np.savez(save, **arrays)
+    return res
 
 
 if __name__ == "__main__":

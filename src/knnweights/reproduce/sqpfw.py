@@ -86,17 +86,28 @@ def table1():
 
 
 def _path_errors(X_tr, y_tr, X_ev, y_ev, thetas, ks, kappa):
-    """Weighted-kNN error on ``(X_ev, y_ev)`` for every theta (one SQP-FW path) and k: array (len(thetas), len(ks))."""
-    from ..weighters.sqpfw import SQPFW, predict_weighted_knn
+    """Weighted-kNN error on ``(X_ev, y_ev)`` for every theta (one SQP-FW path) and k: array (len(thetas), len(ks)).
+
+    One neighbour search per distinct weight vector serves every k (``predict_weighted_knn_ks``:
+    the same predictions as one ``predict_weighted_knn`` call per k), and thetas whose
+    interpolated weights are equal (e.g. past the path's last breakpoint) share it.
+    """
+    from ..weighters.sqpfw import SQPFW, predict_weighted_knn_ks
 
     est = SQPFW(kappa=kappa, lambda_=kappa)
     W = est.path(X_tr, y_tr, thetas=thetas)(np.asarray(thetas))
     classes = est.classes_
     codes = np.searchsorted(classes, y_tr)
     err = np.empty((len(thetas), len(ks)))
+    seen = {}
     for t, w in enumerate(W):
-        for j, k in enumerate(ks):
-            err[t, j] = np.mean(predict_weighted_knn(X_tr, codes, X_ev, w, k, len(classes), classes) != y_ev)
+        key = w.tobytes()
+        if key in seen:
+            err[t] = err[seen[key]]
+            continue
+        seen[key] = t
+        for j, pred in enumerate(predict_weighted_knn_ks(X_tr, codes, X_ev, w, ks, len(classes), classes)):
+            err[t, j] = np.mean(pred != y_ev)
     return err, W
 
 

@@ -226,11 +226,28 @@ class SQPFW(BaseWeighter):
 
 def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classes, classes):
     """Majority vote of the ``n_neighbors`` nearest training samples under ``d_w`` (L2sq)."""
-    idx, dist = nearest_by_class(X_query, None, w, n_neighbors, "sqeuclidean", n_classes, XB=X_train,
-                                 yB=codes_train)
-    nq = X_query.shape[0]
+    return predict_weighted_knn_ks(X_train, codes_train, X_query, w, (n_neighbors,), n_classes, classes)[0]
+
+
+def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, classes):
+    """:func:`predict_weighted_knn` for every ``k`` in ``ks`` from one neighbour search.
+
+    The ``k`` nearest samples of a class are the first ``k`` of its ``max(ks)`` nearest (the
+    search keeps each class's list sorted by distance, ties by index) and the distances do not
+    depend on ``k``, so every prediction is the one of ``predict_weighted_knn(..., k, ...)``,
+    bit for bit: one ``O(n_query n_train d)`` distance pass instead of ``len(ks)``.
+    """
+    kmax = int(max(ks))
+    _, dist = nearest_by_class(X_query, None, w, kmax, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
+    return [_vote(dist[:, :, :int(k)], int(k), n_classes, classes) for k in ks]
+
+
+def _vote(dist, n_neighbors, n_classes, classes):
+    """Majority vote of the ``n_neighbors`` smallest entries of ``dist`` ``(n, n_classes, k)``
+    (per-class sorted lists; ties go to the lower class, then the earlier list place)."""
+    nq = dist.shape[0]
     flat_d = dist.reshape(nq, -1)
-    flat_c = np.repeat(np.arange(n_classes), idx.shape[2])[None, :].repeat(nq, 0)
+    flat_c = np.repeat(np.arange(n_classes), dist.shape[2])[None, :].repeat(nq, 0)
     order = np.argsort(flat_d, axis=1, kind="stable")[:, :n_neighbors]
     votes = np.take_along_axis(flat_c, order, axis=1)
     counts = np.zeros((nq, n_classes))

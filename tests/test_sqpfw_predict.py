@@ -1,0 +1,64 @@
+"""SQP-FW's weighted-kNN predictions: several k from one neighbour search, bit for bit the per-k ones."""
+
+import numpy as np
+import pytest
+
+from knnweights.engine.neighbors import nearest_by_class
+from knnweights.weighters.sqpfw import predict_weighted_knn, predict_weighted_knn_ks
+
+
+def _per_k_reference(X_train, codes_train, X_query, w, k, n_classes, classes):
+    """The prediction as it was made before the batched search: one neighbour search for this k."""
+    idx, dist = nearest_by_class(X_query, None, w, k, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
+    nq = X_query.shape[0]
+    flat_d = dist.reshape(nq, -1)
+    flat_c = np.repeat(np.arange(n_classes), idx.shape[2])[None, :].repeat(nq, 0)
+    order = np.argsort(flat_d, axis=1, kind="stable")[:, :k]
+    votes = np.take_along_axis(flat_c, order, axis=1)
+    counts = np.zeros((nq, n_classes))
+    np.add.at(counts, (np.arange(nq)[:, None], votes), 1.0)
+    return classes[np.argmax(counts, axis=1)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_batched_k_equals_one_search_per_k(seed, sparse):
+    rng = np.random.RandomState(seed)
+    n_classes = 4
+    # small integer features: many tied distances, where list order and vote ties decide
+    X_train = rng.randint(0, 3, size=(80, 6)).astype(np.float64)
+    X_query = rng.randint(0, 3, size=(50, 6)).astype(np.float64)
+    codes = rng.randint(0, n_classes - 1, size=80)
+    codes[:2] = n_classes - 1  # a class with fewer members than the largest k
+    classes = np.array([10, 20, 30, 40])
+    w = rng.rand(6)
+    if sparse:
+        w[rng.rand(6) < 0.5] = 0.0
+        w[0] = 0.3
+    w /= w.sum()
+    ks = (1, 2, 3, 5, 7)
+    got = predict_weighted_knn_ks(X_train, codes, X_query, w, ks, n_classes, classes)
+    for k, pred in zip(ks, got):
+        ref = _per_k_reference(X_train, codes, X_query, w, k, n_classes, classes)
+        np.testing.assert_array_equal(pred, ref)
+        np.testing.assert_array_equal(predict_weighted_knn(X_train, codes, X_query, w, k, n_classes, classes), ref)
+
+
+def test_path_errors_equal_one_prediction_per_theta_and_k():
+    from knnweights.reproduce.sqpfw import _path_errors
+    from knnweights.weighters.sqpfw import SQPFW
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(90, 5)
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.randn(90) > 0).astype(int)
+    Xtr, ytr, Xev, yev = X[:60], y[:60], X[60:], y[60:]
+    thetas = list(np.logspace(-3, 3, 25)) + [1.0, 1.0]  # repeated thetas share one search
+    ks = (1, 3, 5)
+    err, W = _path_errors(Xtr, ytr, Xev, yev, thetas, ks, 2)
+    Wref = SQPFW(kappa=2, lambda_=2).path(Xtr, ytr, thetas=thetas)(np.asarray(thetas))
+    np.testing.assert_array_equal(W, Wref)
+    classes = np.unique(ytr)
+    for t, w in enumerate(Wref):
+        for j, k in enumerate(ks):
+            ref = _per_k_reference(Xtr, np.searchsorted(classes, ytr), Xev, w, k, len(classes), classes)
+            assert err[t, j] == np.mean(ref != yev)
