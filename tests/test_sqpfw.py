@@ -464,3 +464,39 @@ def test_maintained_factor_gives_the_same_steps(monkeypatch, n, d):
     assert fresh.nit > 1000 and kept.nit == fresh.nit
     np.testing.assert_allclose(kept.x, fresh.x, rtol=0, atol=1e-8)
     np.testing.assert_allclose(kept.cost_history, fresh.cost_history, rtol=1e-10, atol=1e-12)
+
+
+def test_work_budget_stops_with_a_feasible_tn_consistent_iterate():
+    """``max_work`` stops a fit (warning, ``stop_reason_``) at a repeatable, feasible, TN-consistent iterate
+    whose objective lies between the start's and the unbounded fit's; an ample budget changes nothing."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _data(n=120, d=30, seed=7)
+    full = SQPFW(theta=5.0, max_work=None).fit(X, y)
+    assert full.stop_reason_ == "local_minimum" and full.work_ > 0
+    ample = SQPFW(theta=5.0, max_work=full.work_ * 1.01).fit(X, y)
+    np.testing.assert_array_equal(ample.feature_importances_, full.feature_importances_)
+    assert ample.n_iter_ == full.n_iter_ and ample.stop_reason_ == "local_minimum"
+    budget = full.work_ / 4
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        cut = SQPFW(theta=5.0, max_work=budget).fit(X, y)
+    assert any(issubclass(r.category, ConvergenceWarning) and "max_work" in str(r.message) for r in rec)
+    assert cut.stop_reason_ == "max_work" and budget <= cut.work_ < full.work_
+    assert 0 < cut.n_iter_ < full.n_iter_
+    w = cut.feature_importances_
+    assert np.isclose(w.sum(), 1.0) and (w >= 0).all()
+    h = cut.cost_history_
+    assert h.size == cut.n_iter_ + 1 and np.all(np.diff(h) <= 1e-12 * (1 + np.abs(h[:-1])))
+    f = sqpfw_objective(X, y, w, 5.0)
+    assert full.objective_ - 1e-12 <= f < h[0] and f == pytest.approx(cut.objective_, rel=1e-10, abs=1e-12)
+    # TN consistency of the stopped iterate: the target neighbours recomputed from w are held in [=]
+    nb = nearest_hits_misses(X, y, w, 1, "sqeuclidean")
+    for cand, state, tn in ((cut.hit_candidates_, cut.hit_state_, nb.hit_idx[:, 0]),
+                            (cut.miss_candidates_, cut.miss_state_, nb.miss_idx[:, 0])):
+        assert ((cand == tn[:, None]) & (state == 0)).any(axis=1).all()
+    again = SQPFW(theta=5.0, max_work=budget).fit(X, y)
+    np.testing.assert_array_equal(again.feature_importances_, w)
+    assert again.n_iter_ == cut.n_iter_

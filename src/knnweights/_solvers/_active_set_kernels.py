@@ -47,7 +47,7 @@ from ..engine._kernels import _tile_phi
 __all__ = ["run_steps", "candidate_distances"]
 
 # status codes of run_steps
-CONVERGED, MAX_ITER, REFRESH, BUFFER_FULL = 0, 1, 2, 3
+CONVERGED, MAX_ITER, REFRESH, BUFFER_FULL, MAX_WORK = 0, 1, 2, 3, 4
 _RCOND = 3e-7
 _QR_COND = 1e-4  # full rank (Cholesky, = |R_ii| of a thin QR) when min L_ii > this * max L_ii (else SVD)
 _TIE = 1e-9  # relative: blocking steps / release multipliers this close count as equal
@@ -629,8 +629,28 @@ def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
 
 
 @njit(cache=True, nogil=True)
+def _step_work(p, m, maint, nK, pdw):
+    """Work of one step counted for ``max_work`` (GFLOP of compiled loops).
+
+    EQP (4) with ``p`` positive features and ``m`` constraint rows: ``O(m^2 + p m)`` through the
+    maintained factor plus its refactorisation every ``_REFACTOR`` steps (``p m^2 / _REFACTOR``),
+    ``O(p m^2)`` for a fresh one; the ratio test of a move: the directional distances of the
+    ``nK`` candidate pairs over the ``pdw`` non-zeros of the step (3 operations a term; the
+    all-pairs matrix product counts its ``2 n^2 pdw`` at ``1 / _BLAS_SPEEDUP``, its speed
+    against the loops); the multipliers of a zero step: ``m`` tie rows over the features in
+    ``Z`` (or all of them), passed as ``nK = m``.  A count of the dominant terms, so that it depends only on the sets
+    the steps visit, never on the machine; benchmarks/bench_sqpfw.md relates it to seconds.
+    """
+    if maint:
+        eqp = 2.0 * m * (m + p) + 2.0 * p * m * m / _REFACTOR
+    else:
+        eqp = 2.0 * p * m * m + 2.0 * m * (m + p)
+    return 1e-9 * (eqp + 3.0 * float(nK) * pdw)
+
+
+@njit(cache=True, nogil=True)
 def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, it, max_iter,
-              refresh_every, use_ws, resume, hist, last, gemm_min_p, maint_min_p=-1):
+              refresh_every, use_ws, resume, hist, last, gemm_min_p, maint_min_p=-1, work=None):
     """Steps of Algorithm 1 at fixed ``theta``; returns ``(status, it, n_steps)``.
 
     ``dinfo = [cache valid, updates since recompute]`` of ``Dh`` / ``Dm``; ``hist``
@@ -640,8 +660,13 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     ``refresh_every``-th step (``resume=True`` continues with that step). With at least
     ``maint_min_p >= 0`` positive features (and 16 constraint rows) the EQP goes through the
     maintained Gram factor (:func:`_eqp_maint`), refactorised every ``_REFACTOR`` steps.
+    ``work = [counted, budget]`` (GFLOP, see :func:`_step_work`): every step adds its count, and
+    the loop returns ``MAX_WORK`` before a step once ``counted >= budget >= 0``.
     """
     n, d = X.shape
+    if work is None:
+        work = np.array([0.0, -1.0])
+    nK = n * (hc.shape[1] + mc.shape[1])
     ton = theta / n
     hrep = np.empty(n, np.int64)
     mrep = np.empty(n, np.int64)
@@ -671,6 +696,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
         if not resume:
             if max_iter >= 0 and it >= max_iter:
                 return MAX_ITER, it, nh
+            if work[1] >= 0.0 and work[0] >= work[1]:
+                return MAX_WORK, it, nh
             if nh >= hist.size:
                 return BUFFER_FULL, it, nh
             it += 1
@@ -706,7 +733,9 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 p += 1
         mu = np.empty(mt + 1)
         done = False
-        if maint_min_p >= 0 and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
+        maint = maint_min_p >= 0 and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p
+        work[0] += _step_work(p, mt + 1, maint, 0, 0)
+        if maint:
             if mt + 1 > fcap:
                 fcap = 2 * (mt + 1)
                 U = np.empty((fcap, fcap))
@@ -766,6 +795,10 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                     p += 1
             t, i0, k0, t2, i2, k2 = _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p,
                                                  gemm_min_p)
+            if _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
+                work[0] += _step_work(0, 0, False, (2 * n * n) // (3 * _BLAS_SPEEDUP), p)
+            else:
+                work[0] += _step_work(0, 0, False, nK, p)
             if t < best - _TIE * best:
                 best, kind, wi, wk = t, 2, i0, k0
             if t2 < best - _TIE * best:
@@ -817,6 +850,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if Z[j]:
                 Pcols[nzc] = j
                 nzc += 1
+        work[0] += _step_work(0, 0, False, mt, d if 2 * nzc > d and maint_min_p >= 0 and d >= maint_min_p else nzc)
         if 2 * nzc > d and maint_min_p >= 0 and d >= maint_min_p:
             # alpha_Z = -(g_Z + nu + E^T mu_E)_Z over all features (contiguous, SIMD), the
             # representatives' terms once per sample
@@ -885,6 +919,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
 # the active set by column deletions (``O(m^2)``), appends (``O(p m)``) and rank-one updates /
 # downdates for features leaving / entering ``Z`` (``O(m^2)``).
 
+_BLAS_SPEEDUP = 4  # the all-pairs product's speed against the compiled loops (_step_work)
 _REFACTOR = 100  # steps between fresh factorisations of the maintained Gram factor
 _MAINT_COND = 1e-3  # the updated factor is used when min U_ii > this * max U_ii (margin over _QR_COND)
 _DOWN_TOL = 1e-12  # a downdate pivot U_kk^2 - x_k^2 below this * U_kk^2 counts as lost definiteness

@@ -71,6 +71,7 @@ _MESSAGES = {
     0: "Local minimum of problem (2) reached (Theorem 7: zero EQP step, no releasable constraint).",
     1: "Iteration limit reached.",
     2: "Stalled: the objective did not decrease over many steps (the active set cycles at a degenerate point).",
+    3: "Work budget (max_work) reached: the last iterate is feasible and TN consistent, not a local minimum.",
 }
 
 #: steps without a decrease of the objective after which a solve stops as cycling (at least)
@@ -233,6 +234,7 @@ class _Problem:
         self.n_candidates = n_candidates
         self.rtol = rtol
         self.n_refresh = 0
+        self.work = np.array([0.0, -1.0])  # [GFLOP counted by the steps, budget or -1]
         self._search = _NeighbourSearch(self.X, self.codes)
 
     # -- candidates --------------------------------------------------------------------
@@ -392,19 +394,22 @@ class _Problem:
         del history[cp[4]:]
         self.forget()
 
-    def solve(self, theta, max_iter, refresh_every, history, verbose=0):
+    def solve(self, theta, max_iter, refresh_every, history, verbose=0, max_work=None):
         """Algorithm 1 from the current state at fixed theta; returns (status, n_kept_steps).
 
         The steps run in :func:`._active_set_kernels.run_steps`; this driver refreshes
         the working set every ``refresh_every`` steps and at the end, and goes back to
         the last checkpoint with a doubled working set when a refresh finds TN
-        consistency broken (the discarded steps leave ``history``).
+        consistency broken (the discarded steps leave ``history``).  ``max_work`` (GFLOP,
+        counted by :func:`._active_set_kernels._step_work` over every solve of this problem,
+        rolled-back steps included) stops with status 3.
         """
         use_ws = self.n_candidates is not None and not self.full_lists()
         cp = self.checkpoint(history) if use_ws else None
         h0 = len(history)
         it, resume = 0, False
         mi = -1 if max_iter is None else int(max_iter)
+        self.work[1] = -1.0 if max_work is None else float(max_work)
         buf = np.empty(1000)
         next_report = 1000
         with single_thread_blas():
@@ -412,13 +417,15 @@ class _Problem:
                 status, it, nh = _k.run_steps(
                     self.X, self.w, self.Z, self.w_bar, self.hit.cand, self.hit.state, self.miss.cand,
                     self.miss.state, self.kappa, self.lambda_, float(theta), self.Dh, self.Dm, self.dinfo, it, mi,
-                    refresh_every, use_ws, resume, buf, history[-1], GEMM_MIN_P, MAINT_MIN_P)
+                    refresh_every, use_ws, resume, buf, history[-1], GEMM_MIN_P, MAINT_MIN_P, self.work)
                 history.extend(buf[:nh].tolist())
                 resume = False
-                if verbose and (verbose > 1 or it >= next_report or status in (_k.CONVERGED, _k.MAX_ITER)):
+                if verbose and (verbose > 1 or it >= next_report
+                                or status in (_k.CONVERGED, _k.MAX_ITER, _k.MAX_WORK)):
                     next_report = (it // 1000 + 1) * 1000
                     print(f"[SQPFW] theta={theta:.4g} step {it:7d}  kept {len(history) - h0:7d}  "
-                          f"|P|={int((~self.Z).sum()):5d}  ties={self.n_ties():5d}  objective={history[-1]:.10g}")
+                          f"|P|={int((~self.Z).sum()):5d}  ties={self.n_ties():5d}  objective={history[-1]:.10g}  "
+                          f"work={self.work[0]:.4g} GFLOP")
                 if status in (_k.BUFFER_FULL, _k.REFRESH) and self._stalled(history, h0):
                     warnings.warn(
                         f"SQP-FW: the objective has not decreased over the last {self._stall_window()} steps at "
@@ -429,6 +436,8 @@ class _Problem:
                     continue
                 if status == _k.MAX_ITER:
                     return 1, len(history) - h0
+                if status == _k.MAX_WORK:
+                    return 3, len(history) - h0
                 if status == _k.REFRESH:
                     if self.refresh():
                         cp = self.checkpoint(history)
@@ -471,6 +480,7 @@ class _Problem:
             message=_MESSAGES[status], cost_history=np.asarray(history), hit_candidates=self.hit.cand,
             hit_state=self.hit.state, miss_candidates=self.miss.cand, miss_state=self.miss.state,
             zero_set=self.Z.copy(), n_candidates=self.n_candidates, n_refresh=self.n_refresh,
+            work=float(self.work[0]),
         )
 
 
@@ -482,7 +492,7 @@ def _prepare(X, codes, kappa, lambda_, w_bar, working_set):
 
 
 def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, working_set=None,
-                     refresh_every=100, max_iter=None, verbose=0):
+                     refresh_every=100, max_iter=None, verbose=0, max_work=None):
     """Solve problem (2) of SQP-FW by Algorithm 1 (the sequential QP / active-set method).
 
     Parameters
@@ -509,12 +519,17 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
     verbose : int, default=0
         Progress lines (steps, ``|P|``, ties, objective) every 1000 steps (every
         chunk if ``> 1``).
+    max_work : float or None, default=None
+        Budget of counted floating-point work (GFLOP, :func:`._active_set_kernels._step_work`:
+        a count of the EQP and ratio-test operations of the steps taken, the same on every
+        machine); ``None``: no budget.
 
     Returns
     -------
     OptimizeResult
         ``x`` (weights), ``fun`` (objective (2)), ``nit`` (steps kept), ``status`` (0
-        converged, 1 iteration limit), ``cost_history`` (objective before the first and
+        converged, 1 iteration limit, 2 stalled, 3 work budget), ``work`` (GFLOP counted),
+        ``cost_history`` (objective before the first and
         after every kept step; non-increasing),
         the final candidate lists and states, ``zero_set``.
     """
@@ -522,7 +537,7 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
     w = project_simplex(prob.w_bar) if w0 is None else np.asarray(w0, dtype=np.float64).copy()
     prob.init_sets(w)
     history = [prob.objective(theta)]
-    status, nit = prob.solve(theta, max_iter, refresh_every, history, verbose)
+    status, nit = prob.solve(theta, max_iter, refresh_every, history, verbose, max_work)
     return prob.result(theta, status, nit, history)
 
 
