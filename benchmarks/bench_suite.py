@@ -463,7 +463,9 @@ def render(results, args):
           "BLAS products (`engine.nca_terms`) from a soft start (`init='scaled'`), and is the only one that runs "
           "at d = 20000 (sklearn needs > 16 GiB).",
           "- SQP-FW with the default theta = 1 moves one constraint per active-set step (Lemma 5): tens of "
-          "thousands of steps on colon; its per-step cost is in `bench_sqpfw.md`.",
+          "thousands of steps on colon; its per-step cost is in `bench_sqpfw.md`. On wide data its default work "
+          "budget (`max_work`, 120 counted GFLOP) stops the fit with a ConvergenceWarning before the local "
+          "minimum (`bench_sqpfw.md`, *The work budget*).",
           "- \"error: n_neighbors=10 is larger ...\" is ReliefF refusing a class with fewer than k + 1 samples "
           "(kidney_sueltmann's chRCC), as documented.",
           "- Memory: fits stopped at the time limit report the peak reached until then."]
