@@ -8,16 +8,15 @@ from knnweights.weighters.sqpfw import predict_weighted_knn, predict_weighted_kn
 
 
 def _per_k_reference(X_train, codes_train, X_query, w, k, n_classes, classes):
-    """The prediction as it was made before the batched search: one neighbour search for this k."""
+    """The prediction as it was made before the batched search: one neighbour search for this k,
+    then a plain vote per query (the k smallest (distance, class, list place), ties to the lower class)."""
     idx, dist = nearest_by_class(X_query, None, w, k, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
-    nq = X_query.shape[0]
-    flat_d = dist.reshape(nq, -1)
-    flat_c = np.repeat(np.arange(n_classes), idx.shape[2])[None, :].repeat(nq, 0)
-    order = np.argsort(flat_d, axis=1, kind="stable")[:, :k]
-    votes = np.take_along_axis(flat_c, order, axis=1)
-    counts = np.zeros((nq, n_classes))
-    np.add.at(counts, (np.arange(nq)[:, None], votes), 1.0)
-    return classes[np.argmax(counts, axis=1)]
+    pred = []
+    for q in range(X_query.shape[0]):
+        entries = sorted((dist[q, c, t], c, t) for c in range(n_classes) for t in range(dist.shape[2]))
+        counts = np.bincount([c for _, c, _ in entries[:k]], minlength=n_classes)
+        pred.append(classes[int(np.argmax(counts))])
+    return np.array(pred)
 
 
 @pytest.mark.parametrize("seed", range(4))

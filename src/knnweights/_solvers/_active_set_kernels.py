@@ -42,7 +42,7 @@ Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the sm
 import numpy as np
 from numba import njit
 
-from ..engine._kernels import _tile_phi
+from ..engine._kernels import _tile_phi, insert_sorted
 
 __all__ = ["run_steps", "candidate_distances"]
 
@@ -1536,25 +1536,8 @@ def _pruned_search(X, Xs, w, D0, a, N0, N, codes, prev_h, prev_m, c, k, phi, max
         _tile_phi(buf, Xs, 0, m, i, i + 1, phi, acc)
         for s in range(m):
             j = cidx[s]
-            v = acc[s, 0]
             if codes[j] == ci:
-                if hit_idx[i, k - 1] >= 0 and v >= hit_dist[i, k - 1]:
-                    continue
-                t = k - 1
-                while t > 0 and (hit_idx[i, t - 1] < 0 or hit_dist[i, t - 1] > v):
-                    hit_idx[i, t] = hit_idx[i, t - 1]
-                    hit_dist[i, t] = hit_dist[i, t - 1]
-                    t -= 1
-                hit_idx[i, t] = j
-                hit_dist[i, t] = v
+                insert_sorted(hit_idx, hit_dist, i, k, j, acc[s, 0])
             else:
-                if miss_idx[i, k - 1] >= 0 and v >= miss_dist[i, k - 1]:
-                    continue
-                t = k - 1
-                while t > 0 and (miss_idx[i, t - 1] < 0 or miss_dist[i, t - 1] > v):
-                    miss_idx[i, t] = miss_idx[i, t - 1]
-                    miss_dist[i, t] = miss_dist[i, t - 1]
-                    t -= 1
-                miss_idx[i, t] = j
-                miss_dist[i, t] = v
+                insert_sorted(miss_idx, miss_dist, i, k, j, acc[s, 0])
     return total

@@ -237,6 +237,22 @@ def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, idx_out
     return idx_out, dist_out
 
 
+@njit(inline="always", cache=True, nogil=True)
+def insert_sorted(idx, dist, r, k, j, v):  # pragma: no cover - compiled
+    """Insert candidate ``j`` at distance ``v`` into row ``r`` of the ascending ``k``-lists
+    ``idx`` / ``dist`` (``-1`` / ``inf`` = empty), after every entry at the same distance;
+    nothing when ``v`` is not below the ``k``-th."""
+    if idx[r, k - 1] >= 0 and v >= dist[r, k - 1]:
+        return
+    t = k - 1
+    while t > 0 and (idx[r, t - 1] < 0 or dist[r, t - 1] > v):
+        idx[r, t] = idx[r, t - 1]
+        dist[r, t] = dist[r, t - 1]
+        t -= 1
+    idx[r, t] = j
+    dist[r, t] = v
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def select_hits_misses(D, self_cols, codes_rows, codes_cols, k,  # pragma: no cover - compiled
                        hit_idx, hit_dist, miss_idx, miss_dist):
@@ -253,27 +269,10 @@ def select_hits_misses(D, self_cols, codes_rows, codes_cols, k,  # pragma: no co
         for j in range(nc):
             if j == self_col:
                 continue
-            v = D[r, j]
             if codes_cols[j] == own:
-                if hit_idx[r, k - 1] >= 0 and v >= hit_dist[r, k - 1]:
-                    continue
-                t = k - 1
-                while t > 0 and (hit_idx[r, t - 1] < 0 or hit_dist[r, t - 1] > v):
-                    hit_idx[r, t] = hit_idx[r, t - 1]
-                    hit_dist[r, t] = hit_dist[r, t - 1]
-                    t -= 1
-                hit_idx[r, t] = j
-                hit_dist[r, t] = v
+                insert_sorted(hit_idx, hit_dist, r, k, j, D[r, j])
             else:
-                if miss_idx[r, k - 1] >= 0 and v >= miss_dist[r, k - 1]:
-                    continue
-                t = k - 1
-                while t > 0 and (miss_idx[r, t - 1] < 0 or miss_dist[r, t - 1] > v):
-                    miss_idx[r, t] = miss_idx[r, t - 1]
-                    miss_dist[r, t] = miss_dist[r, t - 1]
-                    t -= 1
-                miss_idx[r, t] = j
-                miss_dist[r, t] = v
+                insert_sorted(miss_idx, miss_dist, r, k, j, D[r, j])
     return hit_idx, hit_dist, miss_idx, miss_dist
 
 
