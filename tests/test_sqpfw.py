@@ -492,11 +492,44 @@ def test_work_budget_stops_with_a_feasible_tn_consistent_iterate():
     assert h.size == cut.n_iter_ + 1 and np.all(np.diff(h) <= 1e-12 * (1 + np.abs(h[:-1])))
     f = sqpfw_objective(X, y, w, 5.0)
     assert full.objective_ - 1e-12 <= f < h[0] and f == pytest.approx(cut.objective_, rel=1e-10, abs=1e-12)
-    # TN consistency of the stopped iterate: the target neighbours recomputed from w are held in [=]
-    nb = nearest_hits_misses(X, y, w, 1, "sqeuclidean")
-    for cand, state, tn in ((cut.hit_candidates_, cut.hit_state_, nb.hit_idx[:, 0]),
-                            (cut.miss_candidates_, cut.miss_state_, nb.miss_idx[:, 0])):
-        assert ((cand == tn[:, None]) & (state == 0)).any(axis=1).all()
+    # TN consistency of the stopped iterate: the held targets are the nearest ones under w
+    assert _held_targets_are_nearest(X, y, w, ((cut.hit_candidates_, cut.hit_state_),
+                                               (cut.miss_candidates_, cut.miss_state_)))
     again = SQPFW(theta=5.0, max_work=budget).fit(X, y)
     np.testing.assert_array_equal(again.feature_importances_, w)
     assert again.n_iter_ == cut.n_iter_
+
+
+def _held_targets_are_nearest(X, y, w, lists, k=1):
+    """Every sample's [=] members sit at the distance of its k-th nearest hit / miss under ``w``."""
+    nb = nearest_hits_misses(X, y, w, k, "sqeuclidean")
+    for (cand, state), dk in zip(lists, (nb.hit_dist[:, k - 1], nb.miss_dist[:, k - 1])):
+        D = ((X[:, None, :] - X[np.maximum(cand, 0)]) ** 2) @ w
+        if not (state == 0).any(axis=1).all():
+            return False
+        if not np.all((np.abs(D - dk[:, None]) <= 1e-8 * (1 + dk[:, None]))[(state == 0) & (cand >= 0)]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("stop", [("max_iter", 13), ("max_iter", 37), ("max_iter", 232), ("max_work", 0.3),
+                                  ("max_work", 0.7)])
+def test_a_stop_between_refreshes_returns_a_tn_consistent_iterate(stop):
+    """With a small working set, a stop between two refreshes (step or work limit) is checked against
+    the full lists and gives way to the last checked iterate when a sample outside its list became
+    nearer than its target (these stops did, before the check): the held targets are the nearest
+    ones, and the history ends at the returned objective."""
+    import warnings
+
+    X, y = _data(n=150, d=8, seed=12, n_classes=3)
+    full = sqpfw_active_set(X, y, 20.0, working_set=2, refresh_every=40)
+    kind, v = stop
+    limit = {"max_iter": v} if kind == "max_iter" else {"max_work": v * full.work}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sqpfw_active_set(X, y, 20.0, working_set=2, refresh_every=40, **limit)
+    assert res.status == (1 if kind == "max_iter" else 3) and res.nit < full.nit
+    assert _held_targets_are_nearest(X, y, res.x, ((res.hit_candidates, res.hit_state),
+                                                  (res.miss_candidates, res.miss_state)))
+    assert res.cost_history.size == res.nit + 1
+    assert res.cost_history[-1] == pytest.approx(sqpfw_objective(X, y, res.x, 20.0), rel=1e-9, abs=1e-12)

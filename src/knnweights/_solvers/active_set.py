@@ -434,10 +434,13 @@ class _Problem:
                     return 2, len(history) - h0
                 if status == _k.BUFFER_FULL:
                     continue
-                if status == _k.MAX_ITER:
-                    return 1, len(history) - h0
-                if status == _k.MAX_WORK:
-                    return 3, len(history) - h0
+                if status in (_k.MAX_ITER, _k.MAX_WORK):
+                    # a stop between refreshes: the iterate is checked against the full lists; one
+                    # that lost TN consistency outside the working set gives way to the last
+                    # checked one (its steps leave the history)
+                    if use_ws and not self.refresh():
+                        self.restore(cp, history)
+                    return (1 if status == _k.MAX_ITER else 3), len(history) - h0
                 if status == _k.REFRESH:
                     if self.refresh():
                         cp = self.checkpoint(history)

@@ -81,7 +81,9 @@ class SQPFW(BaseWeighter):
         such fits after about 15-30 s, with a ``ConvergenceWarning`` and
         ``stop_reason_ = "max_work"``: the weights are the last iterate, feasible,
         TN consistent and with a lower objective than every earlier one, but not a
-        local minimum.  ``None``: no budget.  :meth:`path` is not bounded by it.
+        local minimum (with a working set: the last iterate that passed a check
+        against the full neighbour lists).  ``None``: no budget.  :meth:`path` is not
+        bounded by it.
     verbose : int, default=0
         Print progress (steps, ``|P|``, ties, objective, work) every 1000 steps;
         ``> 1`` every ``refresh_every`` steps.
