@@ -10,7 +10,7 @@ import pytest
 from sklearn.neighbors import KNeighborsClassifier
 
 from knnweights.evaluation import RepeatedCV, run_grid
-from knnweights.reproduce import check_report, reproduce, resolve_datasets
+from knnweights.reproduce import check_report, reproduce, resolve_datasets, resolve_methods
 from knnweights.reproduce._progress import Progress, format_seconds
 from knnweights.reproduce.report import SOURCE_PARTS, source_hash, verdict
 from knnweights.reproduce.tables import Config, DatasetSpec, MethodSpec, TableSpec, miss_reason, run_table
@@ -53,6 +53,33 @@ def test_bundled_name_runs_cells(tmp_path):
     rows = res["results"][0].rows
     assert {r["dataset"] for r in rows} == {"Colon"}
     assert all(r["status"] == "ok" for r in rows)
+
+
+# -- --methods --------------------------------------------------------------------------
+def test_method_labels_resolve_and_unknown_ones_name_the_valid_ones():
+    assert resolve_methods(["ib1", "SIM", "ib1"], ["im4e"]) == ("IB1", "SIM")
+    with pytest.raises(ValueError, match="unknown method.*'SQP-FW'.*GFP.*I-M4E"):
+        resolve_methods(["IB1", "SQP-FW"], ["im4e"])  # a method of another paper
+
+
+def test_methods_restrict_the_computed_columns_and_keep_the_store(tmp_path, capsys):
+    from knnweights.cli import main
+
+    out = str(tmp_path)
+    res = reproduce("im4e", mode="tiny", out=out, tables=["im4e_table5"], methods=["nbc"], datasets=["IONO", "HS"],
+                    verbose=False, n_jobs=1)
+    rows = {r["method"]: r for r in res["results"][0].rows if r["dataset"] == "IONO"}
+    assert rows["NBC"]["status"] == "ok" and rows["NBC"]["n_cells"] == 3
+    assert rows["IB1"]["status"] == rows["I-M4E"]["status"] == "not run (method not selected)"
+    assert res["figures"] == [] and res["cells_total"] == 6  # NBC on two sets, 3 folds each
+    stored = [json.loads(line) for line in open(os.path.join(out, "store", "im4e_table5.jsonl"))]
+    assert {r["method"] for r in stored} == {"NBC"}
+    # a second column later: NBC's cells come from the store
+    res = reproduce("im4e", mode="tiny", out=out, tables=["im4e_table5"], methods=["NBC", "IB1"],
+                    datasets=["IONO", "HS"], verbose=False, n_jobs=1)
+    assert res["cells_run"] == 6 and res["cells_total"] == 12
+    assert main(["reproduce", "im4e", "--tiny", "--out", out, "--methods", "IB1", "nope"]) == 2
+    assert "'nope'" in capsys.readouterr().err
 
 
 # -- results do not depend on n_jobs or thread counts -----------------------------------

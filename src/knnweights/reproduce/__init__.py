@@ -20,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .tables import Config, run_table
 
-__all__ = ["PAPERS", "reproduce", "add_parser", "resolve_datasets", "check_report"]
+__all__ = ["PAPERS", "reproduce", "add_parser", "resolve_datasets", "resolve_methods", "check_report"]
 
 PAPERS = {"im4e": "im4e", "lh-relief": "lhrelief", "sqp-fw": "sqpfw", "mdm": "mdm", "efw": "efw"}
 
@@ -86,6 +86,25 @@ def resolve_datasets(names, papers=None):
     return tuple(sorted(selected))
 
 
+def resolve_methods(names, papers=None, tables=None):
+    """The method labels ``--methods`` selects (as the tables print them), or a ValueError naming the valid ones.
+
+    Case does not matter; only the tables of ``papers`` (and of ``tables`` when given) count.
+    """
+    papers = list(PAPERS) if papers is None else list(papers)
+    labels = {}
+    for p in papers:
+        for spec in _module(p).tables():
+            if tables is None or spec.name in tables:
+                for m in spec.methods:
+                    labels.setdefault(m.label.lower(), m.label)
+    unknown = [n for n in names if str(n).lower() not in labels]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(map(repr, unknown))} for --methods; the tables' method "
+                         f"labels: {', '.join(sorted(set(labels.values())))}.")
+    return tuple(dict.fromkeys(labels[str(n).lower()] for n in names))
+
+
 def check_report(path):
     """Whether ``path`` (a ``report.md``) was made by the code installed now; see :func:`report.check_report`."""
     from .report import check_report as _check
@@ -118,7 +137,7 @@ def _backend(name, n_jobs):
 
 
 def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, backend=None, datasets=None,
-              progress=None, tables=None, verbose=True, random_state=0, compute=True, revalidate=0):
+              progress=None, tables=None, verbose=True, random_state=0, compute=True, revalidate=0, methods=None):
     """Run a paper's experiments and write ``out/report.md``.
 
     Parameters
@@ -142,6 +161,13 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         not a terminal); default: when ``verbose``.
     tables : list of str, optional
         Restrict to these table names (e.g. ``["im4e_table5"]``); ``[]`` runs figures only.
+    methods : list of str, optional
+        Restrict the tables to these method columns, by the labels the tables print
+        (``IB1``, ``SIM``, ``SQP-FW``; case does not matter); the other columns say "not
+        run (method not selected)".  The figures and the papers' own tables (EFW
+        stability) have no method columns and are not run.  Meant for resuming a long
+        ``--full`` run cheapest columns first; an unknown label raises ValueError naming
+        the valid ones.
     random_state : int
     compute : bool, default=True
         ``False`` (``--report-only``): compute nothing, write the report from the cells in
@@ -172,12 +198,17 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         if bad:
             raise ValueError(f"unknown table(s) {', '.join(map(repr, bad))} for {', '.join(papers)}; the tables: "
                              f"{', '.join(sorted(known))} (and the papers' custom tables, e.g. efw_stability_m5).")
+    if isinstance(methods, str):
+        methods = [methods]
+    chosen = resolve_methods(methods, papers, tables) if methods else None
     command = " ".join(["knnweights reproduce", paper, f"--{mode}", "--out", str(out)]
                        + (["--datasets", *map(str, datasets)] if datasets else [])
-                       + (["--tables", *tables] if tables else []))
+                       + (["--tables", *tables] if tables else [])
+                       + (["--methods", *chosen] if chosen else []))
     log = (lambda m: print(m, file=sys.stderr, flush=True)) if verbose else None
     cfg = Config(mode=mode, out=out, n_jobs=n_jobs, progress=progress,
-                 datasets=selected, random_state=random_state, log=log, compute=compute, revalidate=revalidate)
+                 datasets=selected, random_state=random_state, log=log, compute=compute, revalidate=revalidate,
+                 methods=chosen)
     os.makedirs(out, exist_ok=True)
     if compute:
         # every process of the run loads the same compiled kernels (see knnweights._warmup)
@@ -197,7 +228,8 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         quiet += [f"ignore:{name}:UserWarning" for name in WEIGHTERS]
         os.environ["PYTHONWARNINGS"] = ",".join(filter(None, [old, *quiet]))
         try:
-            return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command)
+            # --methods: the method columns of the tables only (figures and custom tables have none)
+            return _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command, extras=chosen is None)
         finally:
             if old is None:
                 os.environ.pop("PYTHONWARNINGS", None)
@@ -205,7 +237,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
                 os.environ["PYTHONWARNINGS"] = old
 
 
-def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
+def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None, extras=True):
     from .report import fidelity, write_report, write_table_csv
 
     results, figures, notes = [], [], []
@@ -222,7 +254,7 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
                 res.files = write_table_csv(res, out)
                 results.append(res)
                 cfg.say(f"[{p}] {spec.name}: {res.cells_total} cells ({res.cells_run} run) in {res.seconds:.0f} s")
-            if hasattr(mod, "custom_tables") and (tables is None or any(t.startswith(p.replace("-", ""))
+            if extras and hasattr(mod, "custom_tables") and (tables is None or any(t.startswith(p.replace("-", ""))
                                                                          for t in tables)):
                 for res in mod.custom_tables(cfg):
                     if tables is not None and res.spec.name not in tables:
@@ -230,7 +262,7 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None):
                     res.files = write_table_csv(res, out)
                     results.append(res)
                     cfg.say(f"[{p}] {res.spec.name}: {res.cells_total} values in {res.seconds:.0f} s")
-            if tables is None:
+            if extras and tables is None:
                 t1 = time.monotonic()
                 try:
                     figs = mod.figures(cfg, out)
@@ -284,7 +316,8 @@ def _cmd(args):
             reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
                       datasets=args.datasets, progress=None if not args.no_progress else False,
                       tables=args.tables, random_state=args.random_state,
-                      compute=not getattr(args, "report_only", False), revalidate=getattr(args, "revalidate", 0))
+                      compute=not getattr(args, "report_only", False), revalidate=getattr(args, "revalidate", 0),
+                      methods=getattr(args, "methods", None))
     except ValueError as exc:  # a bad --datasets / --tables value: say which, exit 2 like argparse
         print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
         return 2
@@ -310,6 +343,9 @@ def add_parser(subparsers):
     p.add_argument("--datasets", nargs="+", default=None,
                    help="restrict to these datasets: bundled names (knnweights datasets) or the tables' labels")
     p.add_argument("--tables", nargs="+", default=None, help="restrict to these tables (e.g. im4e_table5)")
+    p.add_argument("--methods", nargs="+", default=None,
+                   help="restrict the tables to these method columns, by the labels they print (e.g. IB1 SIM); "
+                        "figures are not run")
     p.add_argument("--random-state", type=int, default=0)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--report-only", action="store_true",

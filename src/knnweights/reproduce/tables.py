@@ -35,6 +35,7 @@ class Config:
     n_jobs: int = -1  # every core (results do not depend on it: seeds are per cell)
     progress: bool = None  # None: a progress bar when there is a log
     datasets: tuple = None  # restrict to these dataset keys / labels (None: all)
+    methods: tuple = None  # restrict the tables to these method labels, as the tables print them (None: all)
     random_state: int = 0
     log: object = None
     compute: bool = True  # False: report from the store only (a partly finished run), compute nothing
@@ -179,6 +180,11 @@ def _selected(cfg, ds):
     return cfg.datasets is None or bool(ds.names() & set(cfg.datasets))
 
 
+def _method_selected(cfg, m):
+    wanted = getattr(cfg, "methods", None)
+    return wanted is None or m.label in wanted
+
+
 MISS_KINDS = ("dataset differs", "stand-in classifier", "paper ambiguity", "unexplained")
 
 
@@ -288,7 +294,7 @@ def run_table(spec, cfg):
     method_objs = {}
     reduced = {}
     for m in spec.methods:
-        if m.build is None:
+        if m.build is None or not _method_selected(cfg, m):
             continue
         try:
             method_objs[m.label] = m.build(cfg)
@@ -372,6 +378,8 @@ def run_table(spec, cfg):
                 row["status"] = f"not bundled: {ds.reason}"
             elif m.build is None:
                 row["status"] = f"not available: {m.reason}"
+            elif not _method_selected(cfg, m):
+                row["status"] = "not run (method not selected)"
             elif m.label in status:
                 row["status"] = status[m.label]
             elif (ds.label, m.label) in status:
