@@ -127,6 +127,25 @@ def test_subsample_keeps_rare_classes():
     assert np.all(np.diff(Xs[:, 0]) > 0)  # rows stay in order, no duplicates
 
 
+def test_pool_classes_and_the_glass_split():
+    from knnweights.reproduce._common import pool_classes
+    from knnweights.reproduce.im4e import table5
+
+    y = np.array([1, 2, 3, 5, 7, 6, 1, 4])
+    X = np.arange(y.size, dtype=float)[:, None]
+    Xp, yp = pool_classes(X, y, {"a": [1, 2], "b": [5, 6, 7]})
+    assert Xp[:, 0].tolist() == [0, 1, 3, 4, 5, 6] and yp.tolist() == ["a", "a", "b", "b", "b", "a"]
+    with pytest.raises(ValueError, match="two groups"):
+        pool_classes(X, y, {"a": [1, 2], "b": [2, 5]})
+    with pytest.raises(ValueError, match="none of the classes"):
+        pool_classes(X, y, {"a": [1], "b": [9]})
+    # Table 5's Glass row: window (163) vs non-window (51) glass, every sample kept
+    gi = next(ds for ds in table5().datasets if ds.label == "GI")
+    Xg, yg = gi.load(Config(mode="full"))
+    assert Xg.shape == (214, 9) and sorted(np.unique(yg, return_counts=True)[1]) == [51, 163]
+    assert "window" in gi.note
+
+
 def test_cli_end_to_end(tmp_path, capsys):
     from knnweights.cli import main
 

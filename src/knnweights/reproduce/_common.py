@@ -36,11 +36,14 @@ def top_variance(X, k):
     return X[:, idx]
 
 
-def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None, max_features=None, min_class=None):
+def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, max_rows=None, max_features=None,
+           min_class=None):
     """A ``callable(cfg) -> (X, y)`` for a bundled dataset.
 
     ``max_rows`` / ``max_features``: dicts mode -> limit (quick / tiny subsampling, said in the
-    table captions); ``rows``: keep the first ``rows`` samples (SQP-FW's 102 Prostate samples).
+    table captions); ``rows``: keep the first ``rows`` samples (SQP-FW's 102 Prostate samples);
+    ``two``: keep the two largest classes; ``groups``: ``{new label: [original labels]}``, pool
+    classes into new ones and drop the samples of classes not named (instead of ``two``).
     """
 
     def load(cfg):
@@ -49,7 +52,9 @@ def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None,
         y = np.asarray(y)
         if rows is not None:
             X, y = X[:rows], y[:rows]
-        if two:
+        if groups is not None:
+            X, y = pool_classes(X, y, groups)
+        elif two:
             X, y = two_largest(X, y)
         if min_class:  # drop classes too small to give every split part a hit
             labels, counts = np.unique(y, return_counts=True)
@@ -67,6 +72,26 @@ def loader(name, *, two=False, std=False, const=False, rows=None, max_rows=None,
     load.bundled = name  # the name `knnweights datasets` prints (``reproduce --datasets`` accepts it)
     load.max_rows, load.max_features = dict(max_rows or {}), dict(max_features or {})
     return load
+
+
+def pool_classes(X, y, groups):
+    """``(X, y)`` with the classes pooled as ``groups`` says (``{new label: [original labels]}``).
+
+    Samples of a class no group names are dropped; an original label named twice, or a
+    group that matches no sample, raises ValueError.
+    """
+    named = [lab for labs in groups.values() for lab in labs]
+    if len(set(named)) != len(named):
+        raise ValueError(f"a class is named in two groups: {groups!r}")
+    new = np.empty(len(y), dtype=object)
+    keep = np.zeros(len(y), dtype=bool)
+    for label, labs in groups.items():
+        hit = np.isin(y, list(labs))
+        if not hit.any():
+            raise ValueError(f"group {label!r}: none of the classes {list(labs)!r} occurs in the data")
+        new[hit] = label
+        keep |= hit
+    return X[keep], np.asarray(new[keep].tolist())
 
 
 def reduction(load, mode, shape=None):

@@ -91,13 +91,26 @@ _UCI_DIFFERS = {"wine_quality": "the paper does not say red or white wine; we po
                 "hayes_roth": "UCI's train and test files pooled (the paper does not say which it used)"}
 
 
+#: Glass: the paper says "the largest two classes" (building windows, float vs non-float: 1-NN 80 %), but
+#: its baselines' accuracies are those of window (classes 1-3) vs non-window glass (5-7): IB1 94.6, IB3 94.9,
+#: NBC 90.6, SMO 92.6 in the paper; 1-NN 93.7, 3-NN 93.6, GaussianNB 90.3, RBF SVC 94.0 here (5 x 10-fold CV)
+_GLASS = {"window": [1, 2, 3], "non-window": [5, 6, 7]}
+
+
+def _uci(key):
+    if key == "glass":
+        return (loader(key, groups=_GLASS, std=True, max_rows=_UCI_ROWS),
+                "window (classes 1-3) vs non-window glass (5-7), standardised: the paper says its two largest "
+                "classes, but its baselines' accuracies are those of this split (see the notes)")
+    return (loader(key, two=True, std=True, max_rows=_UCI_ROWS),
+            "two largest classes, standardised" + (" (red + white)" if key == "wine_quality" else ""))
+
+
 def table5():
     from .. import GFlip, Relief, Simba
 
-    ds = [DatasetSpec(lab, key, loader(key, two=True, std=True, max_rows=_UCI_ROWS),
-                      note="two largest classes, standardised" + (" (red + white)" if key == "wine_quality" else ""),
-                      differs=_UCI_DIFFERS.get(key, ""))
-          for lab, key in _UCI]
+    ds = [DatasetSpec(lab, key, load, note=note, differs=_UCI_DIFFERS.get(key, ""))
+          for (lab, key), (load, note) in zip(_UCI, map(_uci, (k for _, k in _UCI)))]
     methods = [
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
@@ -255,4 +268,9 @@ def figures(cfg, out):
 
 
 NOTES = ["I-M4E Tables 1-2 (toy examples, Figs. 1-2): the paper gives no point coordinates, so they are quoted in "
-         "paper_tables/im4e_table1.csv / im4e_table2.csv and cannot be recomputed."]
+         "paper_tables/im4e_table1.csv / im4e_table2.csv and cannot be recomputed.",
+         "I-M4E Table 5, Glass (GI): the paper says it keeps each set's two largest classes, which for Glass are "
+         "building windows float vs non-float processed (146 samples; 1-NN 80 % in 10-fold CV, 14 points below the "
+         "paper's IB1). The paper's baselines match window glass (classes 1-3) vs non-window glass (5-7) instead: "
+         "IB1 94.6, IB3 94.9, NBC 90.6, SMO 92.6 in the paper; 1-NN 93.7, 3-NN 93.6, GaussianNB 90.3 and an RBF SVC "
+         "94.0 on that split (5 x 10-fold CV, standardised), so GI uses it (214 samples)."]
