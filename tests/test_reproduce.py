@@ -173,3 +173,21 @@ def test_figure_verdicts_judge_the_claims_on_the_numbers():
     assert _path_verdict(thetas, W_flat).startswith("not reproduced")
     assert _fig2_verdict(4, 7).startswith("partly reproduced")
     assert _fig2_verdict(3, 7).startswith("not reproduced")
+
+
+def test_smo_stand_in_uses_weka_defaults():
+    """WEKA SMO's defaults: attributes scaled to [0, 1] on the training part, PolyKernel <x, y>^p, RBF gamma 0.01."""
+    from sklearn.preprocessing import MinMaxScaler
+    from sklearn.svm import SVC
+
+    from knnweights.reproduce.im4e import _weka_smo
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4)) * [1, 10, 100, 0.1]
+    y = (X[:, 0] + X[:, 1] / 10 > 0).astype(int)
+    Z = MinMaxScaler().fit(X[:40]).transform(X)
+    for kernel, degree, gram in [("poly", 2, lambda A, B: (A @ B.T) ** 2),
+                                 ("rbf", 3, lambda A, B: np.exp(-0.01 * ((A[:, None] - B[None]) ** 2).sum(-1)))]:
+        ours = _weka_smo(kernel, degree).fit(X[:40], y[:40]).decision_function(X[40:])
+        ref = SVC(C=1.0, kernel="precomputed").fit(gram(Z[:40], Z[:40]), y[:40]).decision_function(gram(Z[40:], Z[:40]))
+        np.testing.assert_allclose(ours, ref, atol=1e-6)
