@@ -58,6 +58,7 @@ def test_bundled_name_runs_cells(tmp_path):
 # -- --methods --------------------------------------------------------------------------
 def test_method_labels_resolve_and_unknown_ones_name_the_valid_ones():
     assert resolve_methods(["ib1", "SIM", "ib1"], ["im4e"]) == ("IB1", "SIM")
+    assert resolve_methods(["ib1,SIM", "GFP"], ["im4e"]) == ("IB1", "SIM", "GFP")
     with pytest.raises(ValueError, match="unknown method.*'SQP-FW'.*GFP.*I-M4E"):
         resolve_methods(["IB1", "SQP-FW"], ["im4e"])  # a method of another paper
 

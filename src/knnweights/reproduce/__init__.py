@@ -89,7 +89,8 @@ def resolve_datasets(names, papers=None):
 def resolve_methods(names, papers=None, tables=None):
     """The method labels ``--methods`` selects (as the tables print them), or a ValueError naming the valid ones.
 
-    Case does not matter; only the tables of ``papers`` (and of ``tables`` when given) count.
+    Case does not matter, a comma separates names as in ``rank --methods A,B``; only the tables
+    of ``papers`` (and of ``tables`` when given) count.
     """
     papers = list(PAPERS) if papers is None else list(papers)
     labels = {}
@@ -98,6 +99,7 @@ def resolve_methods(names, papers=None, tables=None):
             if tables is None or spec.name in tables:
                 for m in spec.methods:
                     labels.setdefault(m.label.lower(), m.label)
+    names = [part.strip() for n in names for part in str(n).split(",") if part.strip()]  # "IB1,SIM" as rank's
     unknown = [n for n in names if str(n).lower() not in labels]
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(map(repr, unknown))} for --methods; the tables' method "
