@@ -9,7 +9,6 @@ toy examples whose point coordinates the paper does not give: quoted, not recomp
 """
 
 from sklearn.feature_selection import SelectKBest, chi2
-from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
@@ -17,6 +16,7 @@ from sklearn.svm import SVC
 
 from ..evaluation import HalvingElimination, RepeatedCV, Tuned, halving_grid, weighted_knn
 from ._common import limits_note, loader
+from ._weka import WekaNaiveBayes
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "im4e"
@@ -76,6 +76,11 @@ def _w1nn(cls):
     return build
 
 
+def _weka_ibk(k):
+    """WEKA IBk with its defaults: Euclidean distance on attributes scaled by their training ranges."""
+    return Pipeline([("normalise", MinMaxScaler()), ("knn", KNeighborsClassifier(k))])
+
+
 def _weka_smo(kernel=None, degree=3):
     """WEKA SMO with its defaults: attributes scaled to [0, 1] on the training part (SMO's ``-N 0``), C = 1,
     PolyKernel ``<x, y>^p`` (no lower-order terms), RBFKernel gamma = 0.01 (``kernel=None``: set by a grid)."""
@@ -129,9 +134,12 @@ def table5():
     methods = [
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
-        MethodSpec("IB1", lambda cfg: KNeighborsClassifier(1), stand_in="sklearn KNeighborsClassifier(1) for WEKA IB1"),
-        MethodSpec("IB3", lambda cfg: KNeighborsClassifier(3), stand_in="sklearn KNeighborsClassifier(3) for WEKA IB3"),
-        MethodSpec("NBC", lambda cfg: GaussianNB(), stand_in="sklearn GaussianNB for WEKA naive Bayes"),
+        MethodSpec("IB1", lambda cfg: _weka_ibk(1), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(1) "
+                   "(IBk's attribute normalisation) for WEKA IB1"),
+        MethodSpec("IB3", lambda cfg: _weka_ibk(3), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(3) "
+                   "(IBk's attribute normalisation) for WEKA IB3"),
+        MethodSpec("NBC", lambda cfg: WekaNaiveBayes(), stand_in="knnweights WekaNaiveBayes (WEKA NaiveBayes's "
+                   "NormalEstimator: precision, sd >= precision / 6, interval probabilities) for WEKA naive Bayes"),
         MethodSpec("RBF", reason=WEKA + " (RBF network)"),
         MethodSpec("SMO", _smo, stand_in="sklearn MinMaxScaler + SVC with WEKA SMO's defaults (C = 1, poly <x, y>^1/2/3, "
                    "RBF gamma 0.01; kernel by internal CV; PUK not available) for WEKA SMO (paper: best kernel "
@@ -254,8 +262,8 @@ def table4():
     chi_reading = "chi-square scores of min-max scaled genes (WEKA's ChiSquaredAttributeEval discretises them)"
     methods = [
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
-        MethodSpec("NBC", chi(lambda cfg: GaussianNB()), stand_in="sklearn GaussianNB for WEKA naive Bayes",
-                   reading=chi_reading),
+        MethodSpec("NBC", chi(lambda cfg: WekaNaiveBayes()), stand_in="knnweights WekaNaiveBayes (WEKA NaiveBayes's "
+                   "NormalEstimator) for WEKA naive Bayes", reading=chi_reading),
         MethodSpec("IB1", chi(lambda cfg: KNeighborsClassifier(1)), stand_in="sklearn 1-NN for WEKA IB1",
                    reading=chi_reading),
         MethodSpec("IB3", chi(lambda cfg: KNeighborsClassifier(3)), stand_in="sklearn 3-NN for WEKA IB3",

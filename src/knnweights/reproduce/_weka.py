@@ -1,0 +1,87 @@
+"""Stand-ins for WEKA classifiers the papers compare with, written from WEKA's documented behaviour.
+
+Kept in a module of their own: a reproduction cell records a hash of the modules its method
+refers to (:mod:`knnweights.reproduce._codehash`), and these classes change rarely.
+"""
+
+import numpy as np
+from scipy.special import log_ndtr
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+__all__ = ["WekaNaiveBayes"]
+
+
+def _precision(col):
+    """WEKA's precision of a numeric attribute: the mean gap between its sorted distinct values (0.01 if one)."""
+    u = np.unique(col)
+    return float(np.mean(np.diff(u))) if u.size > 1 else 0.01
+
+
+def _log_interval(x, mean, sd, prec):
+    """log P(x - prec/2 < N(mean, sd^2) < x + prec/2), computed stably in the tail."""
+    hi = (x - mean + prec / 2.0) / sd
+    lo = (x - mean - prec / 2.0) / sd
+    # P = Phi(hi) - Phi(lo); on the upper tail use the survival functions (Phi(-lo) - Phi(-hi)), same value
+    upper = lo > 0
+    a = np.where(upper, -lo, hi)
+    b = np.where(upper, -hi, lo)
+    la, lb = log_ndtr(a), log_ndtr(b)
+    with np.errstate(divide="ignore"):
+        return la + np.log1p(-np.exp(np.minimum(lb - la, 0.0)))
+
+
+class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
+    """Naive Bayes with WEKA's ``NaiveBayes`` defaults for numeric attributes.
+
+    What differs from :class:`sklearn.naive_bayes.GaussianNB` (WEKA 3, ``NaiveBayes`` and
+    ``NormalEstimator``):
+
+    * every attribute has a *precision*, the mean gap between its distinct training values;
+      values are rounded to it, and a value's likelihood is the normal probability of the
+      interval of one precision around it, not the density;
+    * a class's standard deviation (divided by n) is at least precision / 6; when the
+      attribute is constant in the class it is exactly that (GaussianNB adds one small
+      variance to every attribute, so a feature that is almost constant in one class
+      dominates its votes);
+    * class priors with Laplace's correction ((count + 1) / (n + classes)).
+
+    The products of probabilities are sums of logarithms here (WEKA multiplies and rescales against
+    underflow: the same decisions except where its doubles reach zero in a far tail). Nominal
+    attributes (WEKA's discrete estimators) are not modelled: the bundled data are numeric.
+    """
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, yi = np.unique(y, return_inverse=True)
+        k, d = self.classes_.size, X.shape[1]
+        self.precision_ = np.array([_precision(X[:, j]) for j in range(d)])
+        Xr = np.rint(X / self.precision_) * self.precision_
+        counts = np.bincount(yi, minlength=k).astype(float)
+        self.class_log_prior_ = np.log((counts + 1.0) / (counts.sum() + k))
+        self.theta_ = np.zeros((k, d))
+        self.sigma_ = np.tile(self.precision_ / 6.0, (k, 1))
+        for c in range(k):
+            Z = Xr[yi == c]
+            if Z.shape[0] == 0:
+                continue
+            mean = Z.mean(axis=0)
+            sd = np.sqrt(np.abs((Z * Z).sum(axis=0) - mean * Z.sum(axis=0)) / Z.shape[0])
+            self.theta_[c] = mean
+            self.sigma_[c] = np.where(sd > 1e-10, np.maximum(self.precision_ / 6.0, sd), self.precision_ / 6.0)
+        return self
+
+    def predict_log_joint(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        Xr = np.rint(X / self.precision_) * self.precision_
+        out = np.empty((X.shape[0], self.classes_.size))
+        for c in range(self.classes_.size):
+            out[:, c] = self.class_log_prior_[c] + _log_interval(Xr, self.theta_[c], self.sigma_[c],
+                                                                 self.precision_).sum(axis=1)
+        return out
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_log_joint(X), axis=1)]
