@@ -180,7 +180,7 @@ def test_smo_stand_in_uses_weka_defaults():
     from sklearn.preprocessing import MinMaxScaler
     from sklearn.svm import SVC
 
-    from knnweights.reproduce.im4e import _weka_smo
+    from knnweights.reproduce._weka import weka_smo
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 4)) * [1, 10, 100, 0.1]
@@ -188,7 +188,7 @@ def test_smo_stand_in_uses_weka_defaults():
     Z = MinMaxScaler().fit(X[:40]).transform(X)
     for kernel, degree, gram in [("poly", 2, lambda A, B: (A @ B.T) ** 2),
                                  ("rbf", 3, lambda A, B: np.exp(-0.01 * ((A[:, None] - B[None]) ** 2).sum(-1)))]:
-        ours = _weka_smo(kernel, degree).fit(X[:40], y[:40]).decision_function(X[40:])
+        ours = weka_smo(kernel, degree).fit(X[:40], y[:40]).decision_function(X[40:])
         ref = SVC(C=1.0, kernel="precomputed").fit(gram(Z[:40], Z[:40]), y[:40]).decision_function(gram(Z[40:], Z[:40]))
         np.testing.assert_allclose(ours, ref, atol=1e-6)
 
@@ -241,4 +241,15 @@ def test_weka_naive_bayes_matches_a_per_sample_reference_and_differs_from_gaussi
     # GaussianNB gives class 1 a density ~1e4 at 1.0; WEKA's sd >= precision / 6 keeps feature 0's vote
     assert np.all(ours.predict(Xte[:10]) == 0) and np.all(GaussianNB().fit(X, y).predict(Xte[:10]) == 1)
     np.testing.assert_allclose(ours.precision_[2], 0.52)
+    # a value far beyond every class's tail has probability 0 in every class: -inf, never NaN
+    far = ours.predict_log_joint(np.array([[1e300, 0.0, 0.48], [0.0, 0.0, 0.48]]))
+    assert not np.isnan(far).any() and np.isneginf(far[0]).all() and np.isfinite(far[1]).all()
     np.testing.assert_allclose(np.exp(ours.class_log_prior_), [41 / 82, 41 / 82])
+
+
+def test_weka_naive_bayes_is_a_scikit_learn_classifier():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    from knnweights.reproduce._weka import WekaNaiveBayes
+
+    check_estimator(WekaNaiveBayes())

@@ -7,16 +7,39 @@ refers to (:mod:`knnweights.reproduce._codehash`), and these classes change rare
 import numpy as np
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MinMaxScaler
+from sklearn.svm import SVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-__all__ = ["WekaNaiveBayes"]
+__all__ = ["WekaNaiveBayes", "weka_ibk", "weka_smo"]
 
 
-def _precision(col):
-    """WEKA's precision of a numeric attribute: the mean gap between its sorted distinct values (0.01 if one)."""
-    u = np.unique(col)
-    return float(np.mean(np.diff(u))) if u.size > 1 else 0.01
+def weka_ibk(k):
+    """WEKA IBk with its defaults: Euclidean distance on attributes scaled by their training ranges."""
+    return Pipeline([("normalise", MinMaxScaler()), ("knn", KNeighborsClassifier(k))])
+
+
+def weka_smo(kernel=None, degree=3):
+    """WEKA SMO with its defaults: attributes scaled to [0, 1] on the training part (SMO's ``-N 0``), C = 1,
+    PolyKernel ``<x, y>^p`` (no lower-order terms), RBFKernel gamma = 0.01 (``kernel=None``: set by a grid)."""
+    if kernel is None:
+        svc = SVC(C=1.0)
+    elif kernel == "poly":
+        svc = SVC(C=1.0, kernel="poly", degree=degree, gamma=1.0, coef0=0.0)
+    else:
+        svc = SVC(C=1.0, kernel="rbf", gamma=0.01)
+    return Pipeline([("normalise", MinMaxScaler()), ("svc", svc)])
+
+
+def _precision(X):
+    """WEKA's precision of each numeric attribute: the mean gap between its sorted distinct values, i.e. its
+    range over (distinct values - 1); 0.01 for a constant attribute."""
+    S = np.sort(X, axis=0)
+    gaps = (np.diff(S, axis=0) != 0).sum(axis=0)
+    return np.where(gaps > 0, (S[-1] - S[0]) / np.maximum(gaps, 1), 0.01)
 
 
 def _log_interval(x, mean, sd, prec):
@@ -28,8 +51,10 @@ def _log_interval(x, mean, sd, prec):
     a = np.where(upper, -lo, hi)
     b = np.where(upper, -hi, lo)
     la, lb = log_ndtr(a), log_ndtr(b)
+    # a value so far out that both ends underflow has probability 0 (log -inf), never NaN
+    gap = np.where(np.isfinite(la), np.minimum(lb - la, 0.0), -np.inf)
     with np.errstate(divide="ignore"):
-        return la + np.log1p(-np.exp(np.minimum(lb - la, 0.0)))
+        return la + np.log1p(-np.exp(gap))
 
 
 class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
@@ -57,7 +82,7 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         k, d = self.classes_.size, X.shape[1]
-        self.precision_ = np.array([_precision(X[:, j]) for j in range(d)])
+        self.precision_ = _precision(X)
         Xr = np.rint(X / self.precision_) * self.precision_
         counts = np.bincount(yi, minlength=k).astype(float)
         self.class_log_prior_ = np.log((counts + 1.0) / (counts.sum() + k))
@@ -84,4 +109,5 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
-        return self.classes_[np.argmax(self.predict_log_joint(X), axis=1)]
+        joint = self.predict_log_joint(X)  # checks that the model is fitted first
+        return self.classes_[np.argmax(joint, axis=1)]

@@ -12,11 +12,10 @@ from sklearn.feature_selection import SelectKBest, chi2
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
-from sklearn.svm import SVC
 
 from ..evaluation import HalvingElimination, RepeatedCV, Tuned, halving_grid, weighted_knn
 from ._common import limits_note, loader
-from ._weka import WekaNaiveBayes
+from ._weka import WekaNaiveBayes, weka_ibk, weka_smo
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "im4e"
@@ -76,29 +75,12 @@ def _w1nn(cls):
     return build
 
 
-def _weka_ibk(k):
-    """WEKA IBk with its defaults: Euclidean distance on attributes scaled by their training ranges."""
-    return Pipeline([("normalise", MinMaxScaler()), ("knn", KNeighborsClassifier(k))])
-
-
-def _weka_smo(kernel=None, degree=3):
-    """WEKA SMO with its defaults: attributes scaled to [0, 1] on the training part (SMO's ``-N 0``), C = 1,
-    PolyKernel ``<x, y>^p`` (no lower-order terms), RBFKernel gamma = 0.01 (``kernel=None``: set by a grid)."""
-    if kernel is None:
-        svc = SVC(C=1.0)
-    elif kernel == "poly":
-        svc = SVC(C=1.0, kernel="poly", degree=degree, gamma=1.0, coef0=0.0)
-    else:
-        svc = SVC(C=1.0, kernel="rbf", gamma=0.01)
-    return Pipeline([("normalise", MinMaxScaler()), ("svc", svc)])
-
-
 def _smo(cfg):
-    """Table 5's SMO: :func:`_weka_smo` with p = 1, 2, 3 or RBF, the kernel by internal CV (the paper reports
+    """Table 5's SMO: :func:`~knnweights.reproduce._weka.weka_smo` with p = 1, 2, 3 or RBF, the kernel by internal CV (the paper reports
     the best kernel; PUK has no scikit-learn counterpart)."""
     grid = [{"svc__kernel": ["poly"], "svc__degree": [1, 2, 3], "svc__gamma": [1.0], "svc__coef0": [0.0]},
             {"svc__kernel": ["rbf"], "svc__gamma": [0.01]}]
-    return Tuned(_weka_smo(), grid, cv=_inner(cfg))
+    return Tuned(weka_smo(), grid, cv=_inner(cfg))
 
 
 # -- Table 5 (UCI) ---------------------------------------------------------------------
@@ -134,9 +116,9 @@ def table5():
     methods = [
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
-        MethodSpec("IB1", lambda cfg: _weka_ibk(1), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(1) "
+        MethodSpec("IB1", lambda cfg: weka_ibk(1), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(1) "
                    "(IBk's attribute normalisation) for WEKA IB1"),
-        MethodSpec("IB3", lambda cfg: _weka_ibk(3), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(3) "
+        MethodSpec("IB3", lambda cfg: weka_ibk(3), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(3) "
                    "(IBk's attribute normalisation) for WEKA IB3"),
         MethodSpec("NBC", lambda cfg: WekaNaiveBayes(), stand_in="knnweights WekaNaiveBayes (WEKA NaiveBayes's "
                    "NormalEstimator: precision, sd >= precision / 6, interval probabilities) for WEKA naive Bayes"),
@@ -195,7 +177,7 @@ def table3():
     from ..classifiers import ExpectedDistanceClassifier
 
     def svm(kernel, degree=3):
-        return lambda cfg: _weka_smo(kernel, degree)
+        return lambda cfg: weka_smo(kernel, degree)
 
     def im4e_est(cfg):
         s = cfg.pick(0.25, 0.25, 0.25)
