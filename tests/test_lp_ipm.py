@@ -215,3 +215,29 @@ def test_reduced_costs_equal_the_brute_force_sum_over_active_pairs(share):
         ref += lam * (1.0 if k == lp.COMPACTNESS else -1.0) * (X[i] - X[j]) ** 2
     got = lp._reduced_costs(X, I, J, kind, dual)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_threaded_normal_matrix_product_is_bit_identical(trans):
+    """The large ``dsyrk`` of the normal matrix runs on the caller's BLAS threads with the same bits as one thread
+    (OpenBLAS splits the output, not the sums), so MDM's result does not depend on the thread count."""
+    rng = np.random.default_rng(3)
+    F = rng.lognormal(size=(1100, 900)) if not trans else rng.lognormal(size=(900, 1100))
+    assert 1100.0 ** 2 * 900 >= lp._SYRK_THREADED  # the threaded branch is the one tested
+    one = lp._syrk(F, trans, threads=1)
+    two = lp._syrk(F, trans, threads=2)
+    np.testing.assert_array_equal(np.triu(one), np.triu(two))
+    ref = F @ F.T if not trans else F.T @ F
+    np.testing.assert_allclose(np.triu(one), np.triu(ref), rtol=1e-12)
+
+
+def test_dense_ipm_iterates_do_not_depend_on_blas_threads(monkeypatch):
+    monkeypatch.setattr(lp, "_SYRK_THREADED", 0.0)  # every product threaded
+    A, b, c = _random_lp(70, 90, 4)
+    with single_thread_blas():
+        assert lp._blas_threads() == 1
+        st1, status1, it1 = dense_ipm(A, b, c, tol=1e-10, blas_threads=1)
+        st2, status2, it2 = dense_ipm(A, b, c, tol=1e-10, blas_threads=2)
+    assert status1 == status2 == "optimal" and it1 == it2
+    for v1, v2 in zip((st1.x, st1.s, st1.lam, st1.z), (st2.x, st2.s, st2.lam, st2.z)):
+        np.testing.assert_array_equal(v1, v2)

@@ -28,7 +28,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult, linprog
 
-from ..engine.linalg import single_thread_blas
+from ..engine.linalg import _threadpool_controller, single_thread_blas
 from ..engine.neighbors import distance_chunks
 
 __all__ = ["solve_mdm", "mdm_constraint_matrix", "all_pairs", "duplicate_conflicts", "SEPARATION", "COMPACTNESS"]
@@ -267,11 +267,33 @@ _IPM_WARM_FACTOR = 1.0
 _VERTEX_WINDOW = 3  # the final vertex also tries the square partitions of the k most clearly basic, k +- 3
 
 
-def _syrk(F, trans):
-    """``F F^T`` (``trans=False``) or ``F^T F`` (upper triangle only) with one BLAS ``dsyrk``, no copy of ``F``."""
+#: a normal matrix's ``dsyrk`` of at least this many multiply-adds (``m^2 k``, ~20 ms on one core here) runs on
+#: the caller's BLAS threads; smaller ones, the Cholesky factorisations and the solves stay on one thread
+_SYRK_THREADED = 1e9
+
+
+def _blas_threads():
+    """The BLAS thread count in force now (before :func:`single_thread_blas` lowers it), at least 1."""
+    info = _threadpool_controller().select(user_api="blas").info()
+    return max([1] + [int(lib["num_threads"]) for lib in info])
+
+
+def _syrk(F, trans, threads=1):
+    """``F F^T`` (``trans=False``) or ``F^T F`` (upper triangle only) with one BLAS ``dsyrk``, no copy of ``F``.
+
+    A product of at least ``_SYRK_THREADED`` multiply-adds runs on ``threads`` BLAS threads.  OpenBLAS' threaded
+    ``dsyrk`` splits the output, not the sums, so each entry is the same sum in the same order and the result is
+    bit-identical to one thread's (``tests/test_lp_ipm.py`` checks it); the Cholesky factorisation, whose
+    threaded blocking changes its rounding, stays on one thread.  On genes 80 x 3000 (1424 x 2133 normal matrices,
+    59 products) two threads take the products from 5.4 to ~3 s on an idle 2-core machine.
+    """
     from scipy.linalg.blas import dsyrk
 
     # F is C-ordered: F.T is its Fortran-ordered view, which dsyrk reads in place
+    out, inner = (F.shape[1], F.shape[0]) if trans else F.shape
+    if threads > 1 and float(out) * out * inner >= _SYRK_THREADED:
+        with _threadpool_controller().limit(limits=threads, user_api="blas"):
+            return dsyrk(1.0, F.T, trans=0 if trans else 1, lower=0)
     return dsyrk(1.0, F.T, trans=0 if trans else 1, lower=0)
 
 
@@ -297,12 +319,12 @@ class _Normal:
     genes 80 x 3000 LP: 200 iterations without convergence against 14 in double precision.)
     """
 
-    def __init__(self, A, D, E, rowspace):
+    def __init__(self, A, D, E, rowspace, threads=1):
         if rowspace:
-            M = _syrk(A * np.sqrt(D), trans=False)
+            M = _syrk(A * np.sqrt(D), trans=False, threads=threads)
             M[np.diag_indices(A.shape[0])] += E
         else:
-            M = _syrk(A / np.sqrt(E)[:, None], trans=True)
+            M = _syrk(A / np.sqrt(E)[:, None], trans=True, threads=threads)
             M[np.diag_indices(A.shape[1])] += 1.0 / D
         self.L = _cholesky(M)
 
@@ -310,7 +332,7 @@ class _Normal:
         return sla.cho_solve(self.L, rhs, check_finite=False)
 
 
-def _starting_point(A, b, c, rowspace):
+def _starting_point(A, b, c, rowspace, threads=1):
     """Mehrotra's starting point (Wright 1997, ch. 10) for ``A x + s = b``, ``x, s >= 0``.
 
     The least-norm ``(x, s)`` of ``A x + s = b`` and the least-squares multipliers of ``A^T lam - z = -c``,
@@ -318,7 +340,7 @@ def _starting_point(A, b, c, rowspace):
     products ``x z``, ``s lam`` are comparable.
     """
     m, nc = A.shape
-    L = _Normal(A, np.ones(nc), np.ones(m), rowspace)
+    L = _Normal(A, np.ones(nc), np.ones(m), rowspace, threads)
     # least-norm primal: min |x|^2 + |s|^2 s.t. A x + s = b  ->  x = A^T y, s = y, (A A^T + I) y = b
     if rowspace:
         y = L.solve(b)
@@ -434,7 +456,7 @@ def _over(deadline, need=0.0):
 
 
 def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=None, save_gap=None,
-              correctors=_IPM_CORRECTORS, clock=None, log=None, work=None):
+              correctors=_IPM_CORRECTORS, clock=None, log=None, work=None, blas_threads=1):
     """Mehrotra predictor-corrector interior point for ``min c.x  s.t.  A x <= b, x >= 0`` with a dense ``A``.
 
     Each iteration forms the normal matrix in the smaller space (``A D A^T + S / Lambda``, ``m x m``, or
@@ -453,7 +475,8 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     :class:`_Clock`) predicts to end past it, so it overruns the deadline by at most the prediction's error; the
     iterate reached is returned.  ``work`` (a :class:`_Work`): each iteration's flops are counted there, and the
     solve stops (status ``"work_limit"``) before an iteration that would pass its budget.
-    ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.
+    ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.  ``blas_threads``: BLAS
+    threads of the large normal-matrix products (:func:`_syrk`; the same bits on any count).
 
     Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"``, ``"work_limit"`` or
     ``"max_iter"``.
@@ -471,7 +494,7 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
         if _over(deadline, clock.predict(m, nc)):
             return _IPMState(None, None, None, None), "time_limit", 0
         t0 = time.perf_counter()
-        x, s, lam, z = _starting_point(A, b, c, rowspace)
+        x, s, lam, z = _starting_point(A, b, c, rowspace, blas_threads)
         work.add(flops)
         clock.update(m, nc, time.perf_counter() - t0)
     else:
@@ -502,7 +525,7 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
         mu = (x @ z + s @ lam) / (nc + m)
         D = x / z
         E = s / lam
-        L = _Normal(A, D, E, rowspace)
+        L = _Normal(A, D, E, rowspace, blas_threads)
 
         cur = (A, L, rowspace, x, s, lam, z, rp, rd, D, E)
         dx, ds, dl, dz = _newton(*cur, x * z, s * lam)
@@ -760,8 +783,10 @@ class _DenseRelaxation:
             def log(it, err, obj, sec):
                 print(f"    IPM {A.shape[0]} x {A.shape[1]}: iteration {it:3d}, error {err:.2e}, objective {obj:.10g}, "
                       f"{sec:.2f} s", flush=True)
-        # one BLAS thread, even for the large normal matrices: on the shared 2-core machine two threads made
-        # a round 10-15x slower (lognormal 80 x 1000, 723 x 1001 LP: 22 s vs 1.4 s)
+        # one BLAS thread for the factorisations, solves and small products: on the shared 2-core machine two
+        # threads everywhere made a round 10-15x slower (lognormal 80 x 1000, 723 x 1001 LP: 22 s vs 1.4 s); only
+        # the large normal-matrix products (:func:`_syrk`) use the caller's threads, with the same bits
+        threads = _blas_threads()
         with single_thread_blas():
             # warm start from the last solve's gap-0.1 iterate unless the LP more than doubled (lognormal
             # 80 x 1000, n_add=3: 13-15 s warm, 22 s cold, same rounds)
@@ -773,7 +798,7 @@ class _DenseRelaxation:
             st, status, iters = dense_ipm(A, b, c, tol=tol, deadline=deadline, state=start,
                                           save_gap=max(_IPM_WARM_GAP, tol * _IPM_WARM_FACTOR)
                                           if self._state is None else None, clock=self.clock, log=log,
-                                          work=self.work)
+                                          work=self.work, blas_threads=threads)
             self._state = st if status == "optimal" else None
             if getattr(st, "saved", None) is not None:
                 self._warm = st.saved
@@ -792,7 +817,7 @@ class _DenseRelaxation:
                 return "optimal", x, np.maximum(st.lam, 0.0), float(c @ x), iters
             if vert is None and status == "optimal":
                 st, status, more = dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, deadline=deadline, state=st,
-                                             clock=self.clock, log=log, work=self.work)
+                                             clock=self.clock, log=log, work=self.work, blas_threads=threads)
                 iters += more
                 self._state = st if status == "optimal" else None
                 if status in ("time_limit", "work_limit"):
