@@ -239,5 +239,5 @@ def test_dense_ipm_iterates_do_not_depend_on_blas_threads(monkeypatch):
         st1, status1, it1 = dense_ipm(A, b, c, tol=1e-10, blas_threads=1)
         st2, status2, it2 = dense_ipm(A, b, c, tol=1e-10, blas_threads=2)
     assert status1 == status2 == "optimal" and it1 == it2
-    for v1, v2 in zip((st1.x, st1.s, st1.lam, st1.z), (st2.x, st2.s, st2.lam, st2.z)):
+    for v1, v2 in zip((st1.x, st1.s, st1.lam, st1.z), (st2.x, st2.s, st2.lam, st2.z), strict=True):
         np.testing.assert_array_equal(v1, v2)

@@ -192,6 +192,17 @@ def test_irelief_verbose_prints_one_line_per_iteration(capsys):
     assert len(lines) == est.n_iter_ == 3
 
 
+def test_mulrel_verbose_prints_one_line_per_round_and_keeps_the_weights(capsys):
+    X, y = informative_problem(n=60, n_noise=5, random_state=12)
+    quiet = MulRel(n_rounds=4).fit(X, y)
+    capsys.readouterr()
+    est = MulRel(n_rounds=4, verbose=1).fit(X, y)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[MulRel] round")]
+    assert len(lines) == est.n_iter_ == len(est.cost_history_)
+    assert f"step {est.cost_history_[-1]:.3e}" in lines[-1]
+    np.testing.assert_array_equal(est.feature_importances_, quiet.feature_importances_)
+
+
 def test_irelief_folded_pass_equals_soft_margins():
     from knnweights.engine._kernels_mixed import PlainDiff
     from knnweights.engine.neighbors import soft_margins

@@ -7,6 +7,7 @@ and margin vectors all come from :mod:`knnweights.engine.neighbors`.
 """
 
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -588,6 +589,8 @@ class MulRel(_ReliefBase):
     small_classes : {"clamp", "error"}, default="clamp"
         ``n_neighbors`` above a class's hits: ``"clamp"`` uses all of them (with a
         ``UserWarning``); ``"error"`` raises a ``ValueError``.
+    verbose : int, default=0
+        Print one line per round (the step ``||w_t+1 - w_t||_2`` and the elapsed time).
 
     Attributes
     ----------
@@ -604,13 +607,15 @@ class MulRel(_ReliefBase):
         "n_rounds": [Interval(numbers.Integral, 1, None, closed="left")],
         "normalize": ["boolean"],
         "small_classes": [StrOptions({"clamp", "error"})],
+        "verbose": ["verbose"],
     }
 
-    def __init__(self, n_neighbors=1, n_rounds=100, normalize=True, small_classes="clamp"):
+    def __init__(self, n_neighbors=1, n_rounds=100, normalize=True, small_classes="clamp", verbose=0):
         self.n_neighbors = n_neighbors
         self.n_rounds = n_rounds
         self.normalize = normalize
         self.small_classes = small_classes
+        self.verbose = verbose
 
     def _fit(self, X, y):
         self._check_n_neighbors(self.n_neighbors, y,
@@ -618,14 +623,20 @@ class MulRel(_ReliefBase):
         Z = self._normalized(X)
         w = None
         self.cost_history_ = []
+        t0 = time.perf_counter()
         for it in range(1, self.n_rounds + 1):
             w_new = normalize_weights(relieff_margins(Z, y, self.n_neighbors, None, w=w, per_class=False), "l2")
             if not w_new.any():  # no positive margin under these neighbours: keep the last weights
                 w_new = np.zeros(X.shape[1]) if w is None else w
+                if self.verbose:
+                    print(f"[MulRel] round {it:3d}: no positive margin, the last weights kept")
                 break
             step = float(np.linalg.norm(w_new - (w if w is not None else 0)))
             self.cost_history_.append(step)
             w = w_new
+            if self.verbose:
+                print(f"[MulRel] round {it:3d}: step {step:.3e}, non-zero weights {np.count_nonzero(w)}, "
+                      f"{time.perf_counter() - t0:.2f} s")
             if step == 0.0:
                 break
         self.n_iter_ = it
