@@ -275,6 +275,20 @@ def warn_max_iter(estimator, max_iter, what="the weights"):
     )
 
 
+def warn_max_work(estimator, max_work, progress, result, optimum):
+    """Emit the ConvergenceWarning of a fit stopped at its deterministic work budget ``max_work`` (GFLOP).
+
+    ``progress``: what the fit did before the stop; ``result``: what the returned weights are;
+    ``optimum``: what they are not (and what ``max_work=None`` runs to).
+    """
+    warnings.warn(
+        f"{type(estimator).__name__} stopped at its work budget max_work={max_work:g} GFLOP ({progress}); the "
+        f"weights are {result}, not {optimum}. Set max_work=None (no budget) or a larger max_work to reach it.",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+
+
 def normalize_weights(v, norm="l2"):
     """``max(v, 0)`` normalised to unit ``norm``; all-zero stays all-zero (never NaN)."""
     w = np.maximum(np.asarray(v, dtype=np.float64), 0.0)

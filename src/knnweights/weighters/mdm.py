@@ -8,7 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.lp import duplicate_conflicts, solve_mdm
-from ._base import BaseWeighter
+from ._base import BaseWeighter, warn_max_work
 
 __all__ = ["MDM", "select_C"]
 
@@ -282,15 +282,11 @@ class MDM(BaseWeighter):
                 stacklevel=3,
             )
         elif res.status == 3:
-            warnings.warn(
-                f"MDM stopped at its work budget max_work={self.max_work:g} GFLOP ({res.message}, {res.n_rounds} LP "
-                f"round(s), {res.lp_iterations} LP iterations, {res.work:.4g} GFLOP counted); the weights are the "
-                f"best feasible point found (objective {res.fun:.6g}, last relaxation "
-                f"{res.history[-1] if res.history else float('nan'):.6g}), not the MDM optimum. Set max_work=None "
-                "(no budget) or a larger max_work for the exact optimum.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            warn_max_work(self, self.max_work,
+                          f"{res.message}, {res.n_rounds} LP round(s), {res.lp_iterations} LP iterations, "
+                          f"{res.work:.4g} GFLOP counted",
+                          f"the best feasible point found (objective {res.fun:.6g}, last relaxation "
+                          f"{res.history[-1] if res.history else float('nan'):.6g})", "the MDM optimum")
         self.stop_reason_ = {0: "optimal", 1: "max_rounds", 2: "time_limit", 3: "max_work"}[res.status]
         self.work_ = res.work
         self.radius_ = res.r

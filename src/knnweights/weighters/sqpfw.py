@@ -6,15 +6,13 @@ its regularisation path.
 """
 
 import numbers
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
 from ..engine.neighbors import nearest_by_class
-from ._base import BaseWeighter, warn_max_iter
+from ._base import BaseWeighter, warn_max_iter, warn_max_work
 
 __all__ = ["SQPFW", "SQPFWPath"]
 
@@ -190,12 +188,9 @@ class SQPFW(BaseWeighter):
         if res.status == 1:
             warn_max_iter(self, self.max_iter)
         elif res.status == 3:
-            warnings.warn(
-                f"SQPFW stopped at its work budget max_work={self.max_work:g} GFLOP after {res.nit} active-set "
-                f"steps (objective {res.fun:.6g}, {int((res.x > 0).sum())} positive weights): the weights are "
-                "feasible and TN consistent but not a local minimum (Theorem 7). Set max_work=None (no budget) "
-                "or a larger max_work to run to the local minimum.",
-                ConvergenceWarning, stacklevel=3)
+            warn_max_work(self, self.max_work,
+                          f"{res.nit} active-set steps, objective {res.fun:.6g}, {int((res.x > 0).sum())} positive "
+                          "weights", "feasible and TN consistent", "a local minimum (Theorem 7)")
         self.stop_reason_ = ("local_minimum", "max_iter", "stalled", "max_work")[res.status]
         self.work_ = float(res.work)
         w[active] = res.x
