@@ -158,6 +158,44 @@ def test_path_is_piecewise_linear_and_locally_optimal():
     assert np.all(np.delete(steps, jumps) < 1.0)
 
 
+def test_capped_path_says_where_it_stopped_and_is_the_full_paths_prefix():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = _data(n=50, d=4, seed=6)
+    full = SQPFW().path(X, y, thetas=[30.0])
+    assert full.stop_reason_ == "theta_max" and full.thetas_[-1] == pytest.approx(30.0)
+    cap = 5
+    with pytest.warns(ConvergenceWarning, match="max_breakpoints=5"):
+        short = SQPFW(max_breakpoints=cap).path(X, y, thetas=[30.0])
+    assert short.stop_reason_ == "max_breakpoints" and short.theta_max_ == 30.0
+    assert short.thetas_[-1] < 30.0
+    # the same arithmetic up to the cap: the capped path is a prefix of the full one
+    k = len(short.thetas_)
+    np.testing.assert_array_equal(short.thetas_, full.thetas_[:k])
+    np.testing.assert_array_equal(short.weights_, full.weights_[:k])
+    # beyond its end it can only repeat its last weights, which the full path leaves
+    assert np.abs(short(30.0) - full(30.0)).max() > 1e-3
+    with pytest.raises(ValueError, match="max_breakpoints"):
+        SQPFW(max_breakpoints=0).path(X, y)
+
+
+def test_reproduction_keeps_table1_fingerprints_and_table2_paths_run_to_the_end():
+    # Table 1's stored cells were computed with the solver's old fixed cap of 5000 events: at that value
+    # the cap stays out of the pickled state (the store fingerprint); Table 2 runs every path to the end.
+    import pickle
+
+    from knnweights.reproduce.sqpfw import _SQPFWPathKNN, table1, table2
+    from knnweights.reproduce.tables import Config
+
+    cfg = Config(mode="full")
+    t1 = next(m for m in table1().methods if m.label == "SQP-FW").build(cfg)
+    t2 = next(m for m in table2().methods if "SQP-FW" in m.label).build(cfg)
+    assert t1.max_breakpoints == 5000 and set(t1.__getstate__()) == {"thetas", "ks", "tns", "cv"}
+    assert t2.max_breakpoints is None and t2.__getstate__()["max_breakpoints"] is None
+    back = pickle.loads(pickle.dumps(t1))
+    assert isinstance(back, _SQPFWPathKNN) and back.max_breakpoints == 5000 and back.thetas == t1.thetas
+
+
 def test_working_set_agrees_with_full_run():
     X, y = _data(n=100, d=5, seed=7, n_classes=3)
     full = sqpfw_active_set(X, y, 8.0)

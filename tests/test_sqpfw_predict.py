@@ -53,7 +53,7 @@ def test_path_errors_equal_one_prediction_per_theta_and_k():
     Xtr, ytr, Xev, yev = X[:60], y[:60], X[60:], y[60:]
     thetas = list(np.logspace(-3, 3, 25)) + [1.0, 1.0]  # repeated thetas share one search
     ks = (1, 3, 5)
-    err, W = _path_errors(Xtr, ytr, Xev, yev, thetas, ks, 2)
+    err, W = _path_errors(Xtr, ytr, Xev, yev, thetas, ks, 2, None)
     Wref = SQPFW(kappa=2, lambda_=2).path(Xtr, ytr, thetas=thetas)(np.asarray(thetas))
     np.testing.assert_array_equal(W, Wref)
     classes = np.unique(ytr)

@@ -550,10 +550,16 @@ class SQPFWPath:
     Between consecutive breakpoints the local solution is linear in theta (fixed index
     sets).  A repeated theta marks a jump (the non-convex problem's local minimum
     moved discontinuously after a TN change); ``__call__`` is right-continuous there.
+    ``theta_max_`` is the theta asked for and ``stop_reason_`` why the path ended:
+    ``"theta_max"`` (reached), ``"max_breakpoints"`` (the cap stopped it at
+    ``thetas_[-1]``: beyond it ``__call__`` repeats the last weights, which are not the
+    path's) or ``"stalled"`` (cycling at a degenerate point).
     """
 
-    def __init__(self, thetas, weights, n_steps):
+    def __init__(self, thetas, weights, n_steps, theta_max=None, stop_reason="theta_max"):
         self.thetas_ = np.asarray(thetas, dtype=np.float64)
+        self.theta_max_ = float(self.thetas_[-1] if theta_max is None else theta_max)
+        self.stop_reason_ = stop_reason
         # a list of rows (the path's breakpoints) is stacked by one copy
         self.weights_ = (np.vstack(weights).astype(np.float64, copy=False) if isinstance(weights, list)
                          else np.asarray(weights, dtype=np.float64))
@@ -575,7 +581,7 @@ class SQPFWPath:
 
 
 def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=None, refresh_every=100,
-               max_breakpoints=5000, max_iter=None, verbose=0):
+               max_breakpoints=None, max_iter=None, verbose=0):
     """Regularisation path of problem (2) from ``theta = 0`` to ``theta_max``.
 
     Parametric active-set tracking (Sec. 3.2, "Regularization path tracking"): with the
@@ -583,6 +589,9 @@ def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=
     grows until a primal constraint of Lemma 5 blocks (it joins the active set) or a
     multiplier reaches the sign at which Lemma 6 releases its constraint; then Algorithm 1
     is re-run at that theta so that each breakpoint satisfies Theorem 7.
+
+    ``max_breakpoints`` caps the events (``None``: until ``theta_max``); a capped path
+    ends short of ``theta_max`` with ``stop_reason_ = "max_breakpoints"``.
 
     Returns
     -------
@@ -603,7 +612,9 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
     thetas, weights = [0.0], [prob.w.copy()]
     n_steps = 0
     inv_n = 1.0 / prob.n
-    for _ in range(max_breakpoints):
+    reason, events = "max_breakpoints", 0
+    while max_breakpoints is None or events < max_breakpoints:
+        events += 1
         c = prob.c_vector()
         g = theta * inv_n * c + prob.w - prob.w_bar
         gc = inv_n * c
@@ -639,6 +650,7 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
             thetas.append(theta)
             weights.append(prob.w.copy())
         if theta >= theta_max:
+            reason = "theta_max"
             break
         kind, where, target = event
         if target is None:
@@ -653,6 +665,7 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         if status == 2:  # cycling at a degenerate point (warned): the path ends here
             thetas.append(theta)
             weights.append(prob.w.copy())
+            reason = "stalled"
             break
         if verbose and len(thetas) % 100 == 0:
             print(f"[SQPFW path] theta={theta:.6g}  breakpoints {len(thetas)}  steps {n_steps}  "
@@ -660,4 +673,4 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         if np.abs(prob.w - before).max() > 1e-12:  # a jump to another local minimum
             thetas.append(theta)
             weights.append(prob.w.copy())
-    return SQPFWPath(thetas, weights, n_steps)
+    return SQPFWPath(thetas, weights, n_steps, theta_max, reason)

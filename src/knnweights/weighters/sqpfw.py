@@ -6,8 +6,10 @@ its regularisation path.
 """
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval
 
 from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
@@ -82,6 +84,15 @@ class SQPFW(BaseWeighter):
         local minimum (with a working set: the last iterate that passed a check
         against the full neighbour lists).  ``None``: no budget.  :meth:`path` is not
         bounded by it.
+    max_breakpoints : int or None, default=None
+        Cap on the events (breakpoints) of :meth:`path`; ``None`` traces the path up to
+        ``max(thetas)`` whatever it takes.  On wide data most events are features
+        leaving ``P`` (at least ``n_features`` minus the final support): a Leukemia
+        training split (43 x 7129, standardised) needs ~5000 events to reach
+        ``theta = 0.0013`` and thousands more to reach 100.  A capped path ends short of
+        ``max(thetas)`` with a ``ConvergenceWarning`` and ``stop_reason_ =
+        "max_breakpoints"``; its weights beyond its end are the last ones, not the
+        path's.
     verbose : int, default=0
         Print progress (steps, ``|P|``, ties, objective, work) every 1000 steps;
         ``> 1`` every ``refresh_every`` steps.
@@ -133,11 +144,12 @@ class SQPFW(BaseWeighter):
         "refresh_every": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_work": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "max_breakpoints": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
     }
 
     def __init__(self, kappa=1, lambda_=1, theta=1.0, w_bar=None, working_set=None, refresh_every=None,
-                 max_iter=None, max_work=_DEFAULT_MAX_WORK, verbose=0):
+                 max_iter=None, max_work=_DEFAULT_MAX_WORK, max_breakpoints=None, verbose=0):
         self.kappa = kappa
         self.lambda_ = lambda_
         self.theta = theta
@@ -146,6 +158,7 @@ class SQPFW(BaseWeighter):
         self.refresh_every = refresh_every
         self.max_iter = max_iter
         self.max_work = max_work
+        self.max_breakpoints = max_breakpoints
         self.verbose = verbose
 
     def __sklearn_is_fitted__(self):
@@ -218,7 +231,9 @@ class SQPFW(BaseWeighter):
         -------
         SQPFWPath
             ``thetas_`` (breakpoints, non-decreasing; a repeated value is a jump),
-            ``weights_`` ``(n_breakpoints, n_features)``, callable for interpolation.
+            ``weights_`` ``(n_breakpoints, n_features)``, callable for interpolation;
+            ``stop_reason_``: ``"theta_max"``, or ``"max_breakpoints"`` when the cap
+            ended it at ``thetas_[-1] < max(thetas)`` (warned), or ``"stalled"``.
         """
         self._validate_params()
         X, codes = self._validate_fit_data(X, y)
@@ -227,15 +242,21 @@ class SQPFW(BaseWeighter):
         theta_max = 100.0 if thetas is None else float(np.max(thetas))
         d = X.shape[1]
         if not active.any():
-            return SQPFWPath([0.0, theta_max], np.zeros((2, d)), 0)
+            return SQPFWPath([0.0, theta_max], np.zeros((2, d)), 0, theta_max)
         p = sqpfw_path(X[:, active], codes, theta_max, self.kappa, self.lambda_, w_bar, working_set=ws,
-                       refresh_every=self._refresh_every(X), max_iter=self.max_iter, verbose=self.verbose)
+                       refresh_every=self._refresh_every(X), max_breakpoints=self.max_breakpoints,
+                       max_iter=self.max_iter, verbose=self.verbose)
+        if p.stop_reason_ == "max_breakpoints":
+            warnings.warn(f"SQPFW.path stopped at theta={p.thetas_[-1]:.6g} after max_breakpoints="
+                          f"{self.max_breakpoints} events, short of theta={theta_max:g}: the weights for larger theta "
+                          "are those at its end, not the path's. Set max_breakpoints=None (no cap) or a larger "
+                          "max_breakpoints to reach it.", ConvergenceWarning, stacklevel=2)
         if active.all():
             W = p.weights_
         else:
             W = np.zeros((len(p.thetas_), d))
             W[:, active] = p.weights_
-        return SQPFWPath(p.thetas_, W, p.n_steps_)
+        return SQPFWPath(p.thetas_, W, p.n_steps_, theta_max, p.stop_reason_)
 
     @classmethod
     def select_theta(cls, X_train, y_train, X_val, y_val, thetas=None, n_neighbors=1, **params):
