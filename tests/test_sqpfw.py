@@ -179,6 +179,27 @@ def test_capped_path_says_where_it_stopped_and_is_the_full_paths_prefix():
         SQPFW(max_breakpoints=0).path(X, y)
 
 
+def test_path_ends_with_a_warning_where_its_active_set_cycles():
+    # Tied data (values in {0, 1, 2}): at theta ~0.65 the path's events change the active set in a loop
+    # without moving theta or w. Without the cycle test it looped until the event cap (forever with
+    # max_breakpoints=None); now it ends at the cycle, at its last recorded point.
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.RandomState(276)
+    n, d = rng.randint(12, 40), rng.randint(3, 30)
+    X = rng.randint(0, 3, size=(n, d)).astype(float)
+    y = rng.randint(0, 2, n)
+    with pytest.warns(ConvergenceWarning, match="cycles at theta=0.6534"):
+        p = sqpfw_path(X, y, 100.0)
+    assert p.stop_reason_ == "stalled" and p.thetas_[-1] == pytest.approx(0.6534168254832565)
+    assert len(p.thetas_) == 32 and np.all(np.diff(p.thetas_) >= 0)
+    np.testing.assert_allclose(p.weights_.sum(axis=1), 1.0, atol=1e-10)
+    with pytest.warns(ConvergenceWarning, match="cycles"):  # a cap far above changes nothing
+        q = sqpfw_path(X, y, 100.0, max_breakpoints=5000)
+    np.testing.assert_array_equal(q.thetas_, p.thetas_)
+    np.testing.assert_array_equal(q.weights_, p.weights_)
+
+
 def test_reproduction_keeps_table1_fingerprints_and_table2_paths_run_to_the_end():
     # Table 1's stored cells were computed with the solver's old fixed cap of 5000 events: at that value
     # the cap stays out of the pickled state (the store fingerprint); Table 2 runs every path to the end.

@@ -52,6 +52,7 @@ minima (Colon, theta = 1: the same 18065 steps, then a different pivot; the main
 Gram factor against the fresh one: 38749 against 38751 steps, the same weights to 1e-13).
 """
 
+import hashlib
 import warnings
 
 import numpy as np
@@ -388,6 +389,13 @@ class _Problem:
     def checkpoint(self, history):
         return (self.w.copy(), self.Z.copy(), self.hit.copy(), self.miss.copy(), len(history))
 
+    def active_set_key(self):
+        """A digest of the active set: ``Z`` and every candidate's state (the path's cycle test)."""
+        h = hashlib.blake2b(digest_size=16)
+        for a in (self.Z, self.hit.cand, self.hit.state, self.miss.cand, self.miss.state):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.digest()
+
     def restore(self, cp, history):
         """Go back to checkpoint ``cp``; the steps taken since are dropped from ``history``."""
         self.w, self.Z, self.hit, self.miss = cp[0].copy(), cp[1].copy(), cp[2].copy(), cp[3].copy()
@@ -613,6 +621,7 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
     n_steps = 0
     inv_n = 1.0 / prob.n
     reason, events = "max_breakpoints", 0
+    seen = set()  # active sets met since theta last grew or w last moved (a repeat is a cycle)
     while max_breakpoints is None or events < max_breakpoints:
         events += 1
         c = prob.c_vector()
@@ -673,4 +682,18 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         if np.abs(prob.w - before).max() > 1e-12:  # a jump to another local minimum
             thetas.append(theta)
             weights.append(prob.w.copy())
+            seen.clear()
+        elif dt > 0:
+            seen.clear()
+        else:  # theta and w stayed: only the active set changed; meeting one again is a cycle
+            key = prob.active_set_key()
+            if key in seen:
+                warnings.warn(f"SQP-FW path: the active set cycles at theta={theta:.6g} (a degenerate point: "
+                              "events that change the active set without moving theta or w, in a loop); the path "
+                              "ends there.", ConvergenceWarning, stacklevel=3)
+                # its last point is recorded already (at this theta): the loop's zero steps moved w by
+                # rounding only (<= 1e-12, not a jump)
+                reason = "stalled"
+                break
+            seen.add(key)
     return SQPFWPath(thetas, weights, n_steps, theta_max, reason)
