@@ -88,8 +88,8 @@ def table1():
                              "baselines tune the removed share 0..99 % "
                              "(--quick: steps of 10 %); Simba / NCA-D best of 5 starts (--quick: 2). SQP-FW's paths "
                              "stop after 5000 events (breakpoints) or where their active set cycles (tied distances; "
-                             "6 of 30 paths of the full cells recomputed on 2026-11-27): some end before theta = 100 and the larger "
-                             "thetas get their last weights. " +
+                             "6 of 30 paths of the full cells recomputed on 2026-11-27): some end before theta = 100 "
+                             "and the larger thetas get their last weights. " +
                              limits_note(_ROWS) + ".")
 
 
