@@ -87,9 +87,8 @@ def table1():
                              "and (kappa, lambda) in {(1,1),(2,2),(3,3)} (--quick: (1,1)) on the validation third; "
                              "baselines tune the removed share 0..99 % "
                              "(--quick: steps of 10 %); Simba / NCA-D best of 5 starts (--quick: 2). SQP-FW's paths "
-                             "stop after 5000 events (breakpoints) or where their active set cycles (tied distances; "
-                             "6 of 30 paths of the full cells recomputed on 2026-11-27): some end before theta = 100 "
-                             "and the larger thetas get their last weights. " +
+                             "stop after 5000 events (breakpoints): on the larger sets (e.g. Pendigits, Page Blocks) "
+                             "some end before theta = 100 and the larger thetas get their last weights. " +
                              limits_note(_ROWS) + ".")
 
 
@@ -218,8 +217,7 @@ def table2():
                              "standardised data); random train / test 2:1, 10 repeats (--quick: 2); theta by 10-fold "
                              "CV on the training "
                              "part (--quick: 3-fold) along the regularisation path (100 log-spaced values in "
-                             "[1e-3, 1e2]; each path runs to theta = 100 or to where its active set cycles, "
-                             "warned: a Leukemia split's at theta = 0.63, 25 genes); " + limits_note(None, _FEATS) +
+                             "[1e-3, 1e2]); " + limits_note(None, _FEATS) +
                              " (so the median number of non-zero weights is out of those). Paper's ± is SD or SE "
                              "(not said).")
 
