@@ -161,7 +161,7 @@ def _cell(key, split, save):
     ds = next(d for d in spec.datasets if d.key == key)
     X, y = ds.load(cfg)
     r = f = tr = va = te = None
-    for r, f, tr, va, te in spec.protocol(cfg).split(y, 0, ds.key):
+    for r, f, tr, va, te in spec.protocol(cfg).split(y, 0, ds.key):  # noqa: B007 (the split is used below)
         if r == split:
             break
     method = next(m for m in spec.methods if m.label == "SQP-FW")
@@ -196,7 +196,7 @@ def _cell(key, split, save):
     print(f"  predictions {parts['predict']:.2f} s CPU; cell {total:.2f} s CPU; {json.dumps(res)}")
     if save:
         arrays = {"result": json.dumps(res)}
-        for i, (kappa, _, p) in enumerate(paths):
+        for i, (_, _, p) in enumerate(paths):
             arrays.update({f"thetas{i}": p.thetas_, f"weights{i}": p.weights_, f"steps{i}": p.n_steps_})
         np.savez(save, **arrays)
     return res

@@ -216,11 +216,11 @@ def _weka_nb_reference(Xtr, ytr, Xte):
     prec = []
     for col in Xtr.T:
         u = sorted(set(col.tolist()))
-        prec.append(sum(b - a for a, b in zip(u, u[1:])) / (len(u) - 1) if len(u) > 1 else 0.01)
+        prec.append(sum(b - a for a, b in zip(u[:-1], u[1:], strict=True)) / (len(u) - 1) if len(u) > 1 else 0.01)
     est = {}
     for c in classes:
         for j, p in enumerate(prec):
-            vals = [round(v / p) * p for v, t in zip(Xtr[:, j], ytr) if t == c]
+            vals = [round(v / p) * p for v, t in zip(Xtr[:, j], ytr, strict=True) if t == c]
             m = sum(vals) / len(vals)
             sd = (abs(sum(v * v for v in vals) - m * sum(vals)) / len(vals)) ** 0.5
             est[c, j] = (m, max(p / 6, sd) if sd > 1e-10 else p / 6)

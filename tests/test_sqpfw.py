@@ -562,7 +562,7 @@ def test_work_budget_stops_with_a_feasible_tn_consistent_iterate():
 def _held_targets_are_nearest(X, y, w, lists, k=1):
     """Every sample's [=] members sit at the distance of its k-th nearest hit / miss under ``w``."""
     nb = nearest_hits_misses(X, y, w, k, "sqeuclidean")
-    for (cand, state), dk in zip(lists, (nb.hit_dist[:, k - 1], nb.miss_dist[:, k - 1])):
+    for (cand, state), dk in zip(lists, (nb.hit_dist[:, k - 1], nb.miss_dist[:, k - 1]), strict=True):
         D = ((X[:, None, :] - X[np.maximum(cand, 0)]) ** 2) @ w
         if not (state == 0).any(axis=1).all():
             return False

@@ -37,7 +37,7 @@ def test_batched_k_equals_one_search_per_k(seed, sparse):
     w /= w.sum()
     ks = (1, 2, 3, 5, 7)
     got = predict_weighted_knn_ks(X_train, codes, X_query, w, ks, n_classes, classes)
-    for k, pred in zip(ks, got):
+    for k, pred in zip(ks, got, strict=True):
         ref = _per_k_reference(X_train, codes, X_query, w, k, n_classes, classes)
         np.testing.assert_array_equal(pred, ref)
         np.testing.assert_array_equal(predict_weighted_knn(X_train, codes, X_query, w, k, n_classes, classes), ref)

@@ -76,8 +76,8 @@ def _w1nn(cls):
 
 
 def _smo(cfg):
-    """Table 5's SMO: :func:`~knnweights.reproduce._weka.weka_smo` with p = 1, 2, 3 or RBF, the kernel by internal CV (the paper reports
-    the best kernel; PUK has no scikit-learn counterpart)."""
+    """Table 5's SMO: :func:`~knnweights.reproduce._weka.weka_smo` with p = 1, 2, 3 or RBF, the kernel by
+    internal CV (the paper reports the best kernel; PUK has no scikit-learn counterpart)."""
     grid = [{"svc__kernel": ["poly"], "svc__degree": [1, 2, 3], "svc__gamma": [1.0], "svc__coef0": [0.0]},
             {"svc__kernel": ["rbf"], "svc__gamma": [0.01]}]
     return Tuned(weka_smo(), grid, cv=_inner(cfg))
@@ -112,7 +112,7 @@ def table5():
     from .. import GFlip, Relief, Simba
 
     ds = [DatasetSpec(lab, key, load, note=note, differs=_UCI_DIFFERS.get(key, ""))
-          for (lab, key), (load, note) in zip(_UCI, map(_uci, (k for _, k in _UCI)))]
+          for (lab, key), (load, note) in zip(_UCI, map(_uci, (k for _, k in _UCI)), strict=True)]
     methods = [
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
@@ -123,9 +123,9 @@ def table5():
         MethodSpec("NBC", lambda cfg: WekaNaiveBayes(), stand_in="knnweights WekaNaiveBayes (WEKA NaiveBayes's "
                    "NormalEstimator: precision, sd >= precision / 6, interval probabilities) for WEKA naive Bayes"),
         MethodSpec("RBF", reason=WEKA + " (RBF network)"),
-        MethodSpec("SMO", _smo, stand_in="sklearn MinMaxScaler + SVC with WEKA SMO's defaults (C = 1, poly <x, y>^1/2/3, "
-                   "RBF gamma 0.01; kernel by internal CV; PUK not available) for WEKA SMO (paper: best kernel "
-                   "reported)"),
+        MethodSpec("SMO", _smo, stand_in="sklearn MinMaxScaler + SVC with WEKA SMO's defaults (C = 1, "
+                   "poly <x, y>^1/2/3, RBF gamma 0.01; kernel by internal CV; PUK not available) for WEKA SMO "
+                   "(paper: best kernel reported)"),
         MethodSpec("SIM", _w1nn(Simba), stand_in="knnweights Simba + 1-NN"),
         MethodSpec("GFP", _w1nn(GFlip), stand_in="knnweights GFlip + 1-NN"),
         MethodSpec("RLF", _w1nn(Relief), stand_in="knnweights Relief + 1-NN"),
