@@ -5,6 +5,7 @@ Usage::
     python benchmarks/full_reproduction.py                 # cells per table / figure (seconds, nothing fitted)
     python benchmarks/full_reproduction.py --time          # + one full-protocol cell per (table, method), timed
     python benchmarks/full_reproduction.py --time --tables lhrelief_table2 im4e_table4 --datasets 0 -1
+    python benchmarks/full_reproduction.py --remaining docs/results/full   # what a resumed run has left
 
 ``--time`` fits the first split of the protocol on the table's first (``--datasets 0``) and
 last (``-1``) bundled dataset for every method, on one core (OMP threads 1), and multiplies
@@ -12,6 +13,12 @@ the CPU time of this process per cell by the method's number of cells: an estima
 serial time of the whole table (cell times vary across datasets: an order of magnitude).
 CPU time, not wall time, so that a shared machine slows the estimate less; ``--cap`` stops
 a cell early (shown ``>``).
+
+``--remaining OUT`` reads a ``--full`` run's folder (the table CSVs of its last report and
+``store/``) and lists, per table, dataset and method, the cells left and the mean wall
+seconds of the cells of that method and dataset in the store (any code version: what a
+cell took when it ran, beside whatever else the machine was doing): the time left, by
+the run's own measurements. Rows with no stored cell yet say "unknown".
 """
 
 import argparse
@@ -114,6 +121,58 @@ def time_cells(spec, cfg, which, cap=300):
     return times
 
 
+def _row_cells(row):
+    """``(done, total)`` of a row of a report CSV, or None for a row that is not computed (no data, no method)."""
+    import re
+
+    status = row.get("status", "")
+    if status == "ok":
+        n = int(float(row["n_cells"]))
+        return n, n
+    m = re.match(r"partial: (\d+) / (\d+) cells", status)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def remaining(out):
+    """Cells left per (table, dataset, method) of the ``--full`` run in ``out``, with the store's mean cell time."""
+    import csv
+    import glob
+    import json
+    from collections import defaultdict
+
+    secs = defaultdict(list)
+    for path in glob.glob(os.path.join(out, "store", "*.jsonl")):
+        table = os.path.basename(path)[:-len(".jsonl")]
+        with open(path) as fh:
+            for line in fh:
+                r = json.loads(line)
+                if "method" in r and "dataset" in r and "fit_time" in r:
+                    secs[table, r["dataset"], r["method"]].append(r["fit_time"] + r.get("score_time", 0.0))
+    print("| table | dataset | method | cells done / total | wall s per cell (store, median) "
+          "| left (h, at that rate) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    total_h, unknown = 0.0, 0
+    for path in sorted(glob.glob(os.path.join(out, "*.csv"))):
+        with open(path, newline="") as fh:
+            for row in csv.DictReader(fh):
+                cells = _row_cells(row) if "status" in row else None
+                if cells is None or cells[0] == cells[1]:
+                    continue
+                done, n = cells
+                t = sorted(secs.get((row["table"], row["dataset_key"], row["method"]), []))
+                if t:
+                    med = t[len(t) // 2]
+                    hours = (n - done) * med / 3600
+                    total_h += hours
+                    rate, left = f"{med:.1f} ({len(t)} cells)", f"{hours:.2f}"
+                else:
+                    unknown += n - done
+                    rate, left = "unknown", "unknown"
+                print(f"| {row['table']} | {row['dataset']} | {row['method']} | {done} / {n} | {rate} | {left} |")
+    print(f"\nleft: {total_h:.1f} h of cells at their stored rates, plus {unknown} cells of rows with none stored "
+          "(time them: --time --tables ... --datasets ...); the figures are not in the table CSVs (see below)")
+
+
 def main(argv=None):
     import warnings
 
@@ -124,7 +183,11 @@ def main(argv=None):
     ap.add_argument("--tables", nargs="+", default=None)
     ap.add_argument("--datasets", nargs="+", type=int, default=[0], help="indices of the bundled datasets to time")
     ap.add_argument("--cap", type=float, default=300, help="stop timing a cell after this many seconds (shown '>')")
+    ap.add_argument("--remaining", metavar="OUT", help="the cells a --full run in OUT has left, and their time")
     a = ap.parse_args(argv)
+    if a.remaining:
+        remaining(a.remaining)
+        return 0
     warnings.simplefilter("ignore")
     cfg = Config(mode="full")
     total = 0
