@@ -188,7 +188,9 @@ def table3():
                    stand_in="knnweights Logo + 3-NN, absolute sigma = 1 (not tuned here)",
                    reading="kernel width fixed at 1 (the paper tunes it; how is not said for Table 3)"),
         MethodSpec("RFF", _halving(lambda cfg: K.ReliefF(n_neighbors=cfg.pick(3, 10, 10))),
-                   stand_in="knnweights ReliefF + 1-NN"),
+                   stand_in="knnweights ReliefF + weighted 1-NN; the paper's RELIEF-F classifies by k-NN with k in "
+                            "{1, 3, 5} chosen by internal CV (Sec. 5.2; Table 5 does so), here k = 1 inside the "
+                            "halving's internal CV", substitute=True),
         MethodSpec("SIM", _halving(lambda cfg: K.Simba(random_state=0)), stand_in="knnweights Simba + 1-NN"),
         MethodSpec("RLF", _halving(lambda cfg: K.Relief()), stand_in="knnweights Relief + 1-NN"),
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
@@ -213,7 +215,7 @@ def table3():
                      caption="Halving elimination (lowest-weight half out until < 50 features; count by internal "
                              "CV). full = 10 x 10-fold CV with 10-fold internal CV; --quick = 1 x 5-fold CV, 3-fold "
                              "internal CV, stop below 25 features, " + limits_note(None, _MICRO_FEATS) +
-                             ". Kernel widths fixed (not tuned) in this table.")
+                             ". Kernel widths and ReliefF's k fixed (not tuned) in this table.")
 
 
 def _im4e_chi(cfg):
