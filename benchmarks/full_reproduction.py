@@ -15,7 +15,7 @@ CPU time, not wall time, so that a shared machine slows the estimate less; ``--c
 a cell early (shown ``>``).
 
 ``--remaining OUT`` reads a ``--full`` run's folder (the table CSVs of its last report and
-``store/``) and lists, per table, dataset and method, the cells left and the mean wall
+``store/``) and lists, per table, dataset and method, the cells left and the median wall
 seconds of the cells of that method and dataset in the store (any code version: what a
 cell took when it ran, beside whatever else the machine was doing): the time left, by
 the run's own measurements. Rows with no stored cell yet say "unknown".
@@ -125,6 +125,8 @@ def _row_cells(row):
     """``(done, total)`` of a row of a report CSV, or None for a row that is not computed (no data, no method)."""
     import re
 
+    # the row status strings are written by knnweights.reproduce.tables.run_table ("ok" with n_cells, or
+    # "partial: k / N cells (...)"); the CSV has no separate column for the expected count
     status = row.get("status", "")
     if status == "ok":
         n = int(float(row["n_cells"]))
@@ -134,7 +136,7 @@ def _row_cells(row):
 
 
 def remaining(out):
-    """Cells left per (table, dataset, method) of the ``--full`` run in ``out``, with the store's mean cell time."""
+    """Cells left per (table, dataset, method) of the ``--full`` run in ``out``, with the store's median cell time."""
     import csv
     import glob
     import json
