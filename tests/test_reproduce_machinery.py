@@ -481,6 +481,42 @@ def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
     np.testing.assert_array_equal(res["1nn"]["mean_error"], ref["1nn"].errors[:, 0])
 
 
+
+def test_figure_prefix_computes_only_the_selected_figures(tmp_path):
+    """``--tables lhrelief_fig1``: the figures named so are computed, the others only read from the store."""
+    from knnweights.reproduce._common import cached, curve_cells
+
+    rng = np.random.RandomState(2)
+    X, y = rng.normal(size=(20, 2)), np.r_[np.zeros(10, int), np.ones(10, int)]
+    ests = {"1nn": KNeighborsClassifier(1)}
+    cfg = Config(mode="full", out=str(tmp_path), n_jobs=1, figures=("lhrelief_fig1",))
+    assert cfg.computes("lhrelief_fig1_spiral") and not cfg.computes("lhrelief_fig2_bupa_liver")
+    _, other = curve_cells(cfg, "lhrelief_fig2_bupa_liver", "k", ests, X, y, [0, 3], 2, 1)
+    _, chosen = curve_cells(cfg, "lhrelief_fig1_spiral", "k", ests, X, y, [0, 3], 2, 1)
+    assert other["cells_done"] == 0 and chosen["complete"]
+    assert cached(cfg, "efw_fig2", "k", lambda: 1.0) is None
+    cfg.figures = None
+    assert cached(cfg, "efw_fig2", "k", lambda: 1.0) == 1.0
+
+
+def test_tables_selects_figures_by_prefix_and_rejects_other_names(tmp_path, monkeypatch):
+    import knnweights.reproduce as rp
+
+    seen = []
+
+    def fake_figures(cfg, out):
+        seen.append(cfg.figures)
+        return []
+
+    monkeypatch.setattr(rp._module("lh-relief"), "figures", fake_figures)
+    rp.reproduce("lh-relief", mode="tiny", out=str(tmp_path), tables=["lhrelief_fig1"], verbose=False, n_jobs=1)
+    rp.reproduce("lh-relief", mode="tiny", out=str(tmp_path), tables=[], verbose=False, n_jobs=1)
+    rp.reproduce("lh-relief", mode="tiny", out=str(tmp_path), tables=["lhrelief_table2"], verbose=False, n_jobs=1,
+                 compute=False)
+    assert seen == [("lhrelief_fig1",), None]
+    with pytest.raises(ValueError, match="figures by prefix"):
+        rp.reproduce("lh-relief", mode="tiny", out=str(tmp_path), tables=["fig1"], verbose=False)
+
 @pytest.mark.parametrize("folder", ["docs/results", "docs/results/full"])
 def test_committed_report_cells_come_from_the_code_at_head(folder):
     """Every method's cells in a committed report were made by the sources of that method at HEAD.

@@ -162,7 +162,10 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         A progress bar per table on stderr (time left; one line per tenth when stderr is
         not a terminal); default: when ``verbose``.
     tables : list of str, optional
-        Restrict to these table names (e.g. ``["im4e_table5"]``); ``[]`` runs figures only.
+        Restrict to these table names (e.g. ``["im4e_table5"]``).  Names that start with a
+        paper's figure prefix (``lhrelief_fig``, ``lhrelief_fig1``, ``efw_fig2``...) select the
+        figures whose store names start with them: only those are computed, the paper's other
+        figures are read from the store.  ``[]`` runs every figure and no table.
     methods : list of str, optional
         Restrict the tables to these method columns, by the labels the tables print
         (``IB1``, ``SIM``, ``SQP-FW``; case does not matter); the other columns say "not
@@ -199,7 +202,8 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         bad = [t for t in tables if t not in known and not any(t.startswith(PAPERS[p] + "_") for p in papers)]
         if bad:
             raise ValueError(f"unknown table(s) {', '.join(map(repr, bad))} for {', '.join(papers)}; the tables: "
-                             f"{', '.join(sorted(known))} (and the papers' custom tables, e.g. efw_stability_m5).")
+                             f"{', '.join(sorted(known))} (and the papers' custom tables, e.g. efw_stability_m5, "
+                             f"and figures by prefix, e.g. lhrelief_fig1).")
     if isinstance(methods, str):
         methods = [methods]
     chosen = resolve_methods(methods, papers, tables) if methods else None
@@ -239,6 +243,11 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
                 os.environ["PYTHONWARNINGS"] = old
 
 
+def _figure_names(paper, tables):
+    """The names in ``tables`` that select figures of ``paper`` (they start with ``<paper>_fig``)."""
+    return [t for t in tables or () if t.startswith(PAPERS[paper] + "_fig")]
+
+
 def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None, extras=True):
     from .report import fidelity, write_report, write_table_csv
 
@@ -256,22 +265,26 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None, extr
                 res.files = write_table_csv(res, out)
                 results.append(res)
                 cfg.say(f"[{p}] {spec.name}: {res.cells_total} cells ({res.cells_run} run) in {res.seconds:.0f} s")
-            if extras and hasattr(mod, "custom_tables") and (tables is None or any(t.startswith(p.replace("-", ""))
-                                                                         for t in tables)):
+            figs_only = _figure_names(p, tables)
+            if extras and hasattr(mod, "custom_tables") and (tables is None or any(
+                    t.startswith(PAPERS[p]) and t not in figs_only for t in tables)):
                 for res in mod.custom_tables(cfg):
                     if tables is not None and res.spec.name not in tables:
                         continue
                     res.files = write_table_csv(res, out)
                     results.append(res)
                     cfg.say(f"[{p}] {res.spec.name}: {res.cells_total} values in {res.seconds:.0f} s")
-            if extras and tables is None:
+            if extras and (not tables or figs_only):
                 t1 = time.monotonic()
+                cfg.figures = tuple(figs_only) or None
                 try:
                     figs = mod.figures(cfg, out)
                 except NotImplementedError as exc:
                     figs = [{"title": f"{p} figures", "claim": "", "ours": f"not implemented: {exc}"}]
                 except Exception as exc:  # noqa: BLE001 - reported, the other papers still run
                     figs = [{"title": f"{p} figures", "claim": "", "ours": f"failed: {type(exc).__name__}: {exc}"}]
+                finally:
+                    cfg.figures = None
                 figures.extend(figs)
                 cfg.say(f"[{p}] figures: {len(figs)} in {time.monotonic() - t1:.0f} s")
             notes.extend(getattr(mod, "NOTES", []))
@@ -344,7 +357,9 @@ def add_parser(subparsers):
     add_scheduler_argument(p)
     p.add_argument("--datasets", nargs="+", default=None,
                    help="restrict to these datasets: bundled names (knnweights datasets) or the tables' labels")
-    p.add_argument("--tables", nargs="+", default=None, help="restrict to these tables (e.g. im4e_table5)")
+    p.add_argument("--tables", nargs="+", default=None,
+                   help="restrict to these tables (e.g. im4e_table5); a figure prefix (lhrelief_fig1) computes "
+                        "only the figures whose names start with it")
     p.add_argument("--methods", nargs="+", default=None,
                    help="restrict the tables to these method columns, by the labels they print (e.g. IB1 SIM); "
                         "figures are not run")

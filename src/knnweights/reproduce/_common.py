@@ -144,8 +144,9 @@ def cached(cfg, name, key, compute, deps=()):
     same :class:`~knnweights.evaluation.ResultStore` mechanism (one JSON line per result,
     ``OUT/store/figures.jsonl``).  ``deps``: the estimators the value comes from; the hash of
     their sources (:func:`._codehash.code_hash`) is stored with the value, and a value made
-    by other code is computed again.  With ``cfg.compute`` false nothing is computed: a value
-    not in the store gives ``None``.
+    by other code is computed again.  With ``cfg.compute`` false, or ``name`` not among the
+    figures a restricted run selects (``cfg.computes``), nothing is computed: a value not in
+    the store gives ``None``.
     """
     import os
 
@@ -162,7 +163,7 @@ def cached(cfg, name, key, compute, deps=()):
     if hit is not None:
         cfg.say(f"  {name}: from the store")
         return hit["value"]
-    if not getattr(cfg, "compute", True):
+    if not cfg.computes(name):
         cfg.say(f"  {name}: not computed yet")
         return None
     import time
@@ -222,7 +223,7 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     todo = [(e, c, r) for r in range(n_repeats) for i, c in enumerate(counts) for e in estimators
             if (e, c, r) not in done]
     total = len(counts) * n_repeats * len(estimators)
-    if todo and getattr(cfg, "compute", True):
+    if todo and cfg.computes(name):
         store._repair()
         bar = Progress(total, name, initial=total - len(todo)) if cfg.log is not None and cfg.progress is not False \
             else None

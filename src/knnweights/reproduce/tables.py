@@ -40,6 +40,11 @@ class Config:
     log: object = None
     compute: bool = True  # False: report from the store only (a partly finished run), compute nothing
     revalidate: int = 0  # stale cells per (method, dataset) recomputed to vouch for the rest (run_grid revalidate)
+    figures: tuple = None  # compute only the figures whose store names start with one of these (None: all)
+
+    def computes(self, name):
+        """Whether the figure (or cached value) stored as ``name`` is computed now (else read from the store)."""
+        return self.compute and (self.figures is None or any(name.startswith(f) for f in self.figures))
 
     def pick(self, tiny, quick, full):
         return {"tiny": tiny, "quick": quick, "full": full}[self.mode]
