@@ -16,9 +16,11 @@ a cell early (shown ``>``).
 
 ``--remaining OUT`` reads a ``--full`` run's folder (the table CSVs of its last report and
 ``store/``) and lists, per table, dataset and method, the cells left and the median wall
-seconds of the cells of that method and dataset in the store (any code version: what a
-cell took when it ran, beside whatever else the machine was doing): the time left, by
-the run's own measurements. Rows with no stored cell yet say "unknown".
+seconds of the cells of that method and dataset in the store (what a cell took when it
+ran, beside whatever else the machine was doing): the time left, by the run's own
+measurements.  Only cells made by the code the report names (``report.json``) count when
+there are any; older cells only when there are none.  Rows with no stored cell yet say
+"unknown".  The figures' cells left follow, from ``report.json``.
 """
 
 import argparse
@@ -142,14 +144,24 @@ def remaining(out):
     import json
     from collections import defaultdict
 
-    secs = defaultdict(list)
+    side = os.path.join(out, "report.json")
+    report = {}
+    if os.path.exists(side):
+        with open(side, encoding="utf-8") as fh:
+            report = json.load(fh)
+    current = {(t, m): rec.get("hash") for t, methods in report.get("code", {}).items() if isinstance(methods, dict)
+               for m, rec in methods.items() if isinstance(rec, dict)}
+    secs, old = defaultdict(list), defaultdict(list)  # cells made by the report's code / by any code
     for path in glob.glob(os.path.join(out, "store", "*.jsonl")):
         table = os.path.basename(path)[:-len(".jsonl")]
         with open(path) as fh:
             for line in fh:
                 r = json.loads(line)
                 if "method" in r and "dataset" in r and "fit_time" in r:
-                    secs[table, r["dataset"], r["method"]].append(r["fit_time"] + r.get("score_time", 0.0))
+                    key, t = (table, r["dataset"], r["method"]), r["fit_time"] + r.get("score_time", 0.0)
+                    old[key].append(t)
+                    if r.get("code") is not None and r.get("code") == current.get((table, r["method"])):
+                        secs[key].append(t)
     print("| table | dataset | method | cells done / total | wall s per cell (store, median) "
           "| left (h, at that rate) |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -161,18 +173,23 @@ def remaining(out):
                 if cells is None or cells[0] == cells[1]:
                     continue
                 done, n = cells
-                t = sorted(secs.get((row["table"], row["dataset_key"], row["method"]), []))
+                key = (row["table"], row["dataset_key"], row["method"])
+                t, now = sorted(secs.get(key) or old.get(key, [])), bool(secs.get(key))
                 if t:
                     med = t[len(t) // 2]
                     hours = (n - done) * med / 3600
                     total_h += hours
-                    rate, left = f"{med:.1f} ({len(t)} cells)", f"{hours:.2f}"
+                    rate, left = f"{med:.1f} ({len(t)} cells{'' if now else ', older code'})", f"{hours:.2f}"
                 else:
                     unknown += n - done
                     rate, left = "unknown", "unknown"
                 print(f"| {row['table']} | {row['dataset']} | {row['method']} | {done} / {n} | {rate} | {left} |")
+    figs = [f for f in report.get("figures", []) if f.get("cells_total") and f["cells_done"] < f["cells_total"]]
+    nfig = sum(f["cells_total"] - f["cells_done"] for f in figs)
     print(f"\nleft: {total_h:.1f} h of cells at their stored rates, plus {unknown} cells of rows with none stored "
-          "(time them: --time --tables ... --datasets ...); the figures are not in the table CSVs (see below)")
+          f"(time them: --time --tables ... --datasets ...), plus {nfig} figure cells:")
+    for f in figs:
+        print(f"- {f['title']}: {f['cells_done']} / {f['cells_total']} cells")
 
 
 def main(argv=None):
