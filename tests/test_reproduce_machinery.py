@@ -12,7 +12,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from knnweights.evaluation import RepeatedCV, run_grid
 from knnweights.reproduce import check_report, reproduce, resolve_datasets, resolve_methods
 from knnweights.reproduce._progress import Progress, format_seconds
-from knnweights.reproduce.report import SOURCE_PARTS, source_hash, verdict
+from knnweights.reproduce.report import SOURCE_PARTS, source_hash, table_markdown, verdict
 from knnweights.reproduce.tables import Config, DatasetSpec, MethodSpec, TableSpec, miss_reason, run_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -304,6 +304,23 @@ def test_missed_cells_carry_their_reason(tmp_path):
     assert reduction(ds.load, "quick") == "--quick keeps 200 of 2000 features"
     assert reduction(ds.load, "full") == ""
 
+
+def test_another_reading_is_judged_against_the_papers_number_but_not_counted(tmp_path):
+    from knnweights.reproduce.report import _miss_counts, fidelity
+
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(0, 1, (20, 3)), rng.normal(3, 1, (20, 3))]
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    spec = _toy_spec(X, y)
+    spec.methods.append(MethodSpec("IB1 (other reading)", lambda cfg: KNeighborsClassifier(3), paper_label="IB1",
+                                   reading="k = 3"))
+    res = run_table(spec, Config(mode="tiny", out=str(tmp_path), n_jobs=1))
+    main, other = res.rows
+    assert other["paper"] == main["paper"] == 80.85 and other["within"] is False and other["counted"] is False
+    assert "counted" not in main and other["miss_reason"] == "paper ambiguity, reading used: k = 3"
+    assert fidelity([res])["cells_compared"] == 1 and _miss_counts([res]) == {"unexplained": 1}
+    text = table_markdown(res)
+    assert "no (another reading: not counted)" in text
 
 def test_verdicts():
     class R:

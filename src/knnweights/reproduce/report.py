@@ -209,7 +209,7 @@ def verdict(result, mode=None):
         return "not compared", "no cell with a paper number could be computed (see the status column)"
     parts = []
     if n:
-        diffs = [abs(r["diff"]) for r in result.rows if r.get("diff") is not None]
+        diffs = [abs(r["diff"]) for r in result.rows if r.get("diff") is not None and r.get("counted", True)]
         med = sorted(diffs)[len(diffs) // 2] if diffs else None
         parts.append(f"{within}/{n} cells within tolerance ({100 * within / n:.0f} %)"
                      + (f", median |ours - paper| {med:.2f}" if med is not None else ""))
@@ -252,6 +252,8 @@ def table_markdown(result, mode=None):
     nd = 4 if spec.metric == "stability" else 2
     for r in result.rows:
         within = {True: "yes", False: "no", None: ""}[r["within"]]
+        if within and not r.get("counted", True):
+            within += " (another reading: not counted)"
         note = r["status"] if r["status"] != "ok" else (r.get("stand_in") or "")
         if r.get("dataset_note"):
             note = f"{note} [{r['dataset_note']}]" if note else f"[{r['dataset_note']}]"
@@ -286,7 +288,7 @@ def fidelity(results):
     within = compared = agree = dirs = 0
     for res in results:
         for r in res.rows:
-            if r["within"] is not None:
+            if r["within"] is not None and r.get("counted", True):
                 compared += 1
                 within += int(r["within"])
         for w in res.wtl:
@@ -299,7 +301,7 @@ def _miss_counts(results):
     counts = {}
     for res in results:
         for r in res.rows:
-            if r["within"] is False:
+            if r["within"] is False and r.get("counted", True):
                 kinds = r.get("miss_kinds")
                 if kinds:
                     kinds = kinds.split(", ")
