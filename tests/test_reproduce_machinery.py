@@ -322,6 +322,7 @@ def test_another_reading_is_judged_against_the_papers_number_but_not_counted(tmp
     text = table_markdown(res)
     assert "no (another reading: not counted)" in text
 
+
 def test_verdicts():
     class R:
         def __init__(self, within, wtl=(), csv="t.csv"):
@@ -498,7 +499,6 @@ def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
     np.testing.assert_array_equal(res["1nn"]["mean_error"], ref["1nn"].errors[:, 0])
 
 
-
 def test_figure_prefix_computes_only_the_selected_figures(tmp_path):
     """``--tables lhrelief_fig1``: the figures named so are computed, the others only read from the store."""
     from knnweights.reproduce._common import cached, curve_cells
@@ -533,6 +533,7 @@ def test_tables_selects_figures_by_prefix_and_rejects_other_names(tmp_path, monk
     assert seen == [("lhrelief_fig1",), None]
     with pytest.raises(ValueError, match="figures by prefix"):
         rp.reproduce("lh-relief", mode="tiny", out=str(tmp_path), tables=["fig1"], verbose=False)
+
 
 @pytest.mark.parametrize("folder", ["docs/results", "docs/results/full"])
 def test_committed_report_cells_come_from_the_code_at_head(folder):
