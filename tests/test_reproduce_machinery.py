@@ -499,6 +499,27 @@ def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
     np.testing.assert_array_equal(res["1nn"]["mean_error"], ref["1nn"].errors[:, 0])
 
 
+def test_stored_figure_values_are_tied_to_the_estimators_parameters(tmp_path):
+    """A parameter changed where a figure's estimator is built (same sources, same key) is not
+    answered from the store: curve cells and cached values record the estimators' hash."""
+    from knnweights.reproduce._common import cached, curve_cells
+
+    rng = np.random.RandomState(3)
+    X, y = rng.normal(size=(20, 2)), np.r_[np.zeros(10, int), np.ones(10, int)]
+    cfg = Config(mode="full", out=str(tmp_path), n_jobs=1)
+    _, info = curve_cells(cfg, "c", "k", {"knn": KNeighborsClassifier(1)}, X, y, [0, 3], 2, 1)
+    assert info["complete"]
+    cfg.compute = False
+    _, same = curve_cells(cfg, "c", "k", {"knn": KNeighborsClassifier(1)}, X, y, [0, 3], 2, 1)
+    _, other = curve_cells(cfg, "c", "k", {"knn": KNeighborsClassifier(3)}, X, y, [0, 3], 2, 1)
+    assert same["cells_done"] == 2 and other["cells_done"] == 0
+    cfg.compute = True
+    assert cached(cfg, "v", "k", lambda: 1.0, deps=[KNeighborsClassifier(1)]) == 1.0
+    cfg.compute = False
+    assert cached(cfg, "v", "k", lambda: 2.0, deps=[KNeighborsClassifier(1)]) == 1.0
+    assert cached(cfg, "v", "k", lambda: 2.0, deps=[KNeighborsClassifier(3)]) is None
+
+
 def test_figure_prefix_computes_only_the_selected_figures(tmp_path):
     """``--tables lhrelief_fig1``: the figures named so are computed, the others only read from the store."""
     from knnweights.reproduce._common import cached, curve_cells

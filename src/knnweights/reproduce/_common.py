@@ -137,6 +137,19 @@ def _code_record(cfg, name, deps):
     return h
 
 
+def _params_hash(deps):
+    """A hash of the estimators ``deps`` themselves (their parameters, nested ones included).
+
+    The source hash of :func:`_code_record` does not see a parameter changed where the
+    estimator is built (``LHRelief(damping=0.2)`` instead of ``LHRelief()``); a stored value
+    is used only when this hash matches too, as :func:`~knnweights.evaluation.run_grid`'s
+    fingerprint does for the tables' cells.
+    """
+    import joblib
+
+    return joblib.hash(list(deps))[:16]
+
+
 def cached(cfg, name, key, compute, deps=()):
     """``compute()`` once per ``(name, key, mode, random_state)`` and code; the JSON-able result is kept in the store.
 
@@ -154,11 +167,12 @@ def cached(cfg, name, key, compute, deps=()):
     from ..evaluation.runner import _jsonable
 
     code = _code_record(cfg, name + repr(key), deps)
+    params = _params_hash(deps)
     store = ResultStore(os.path.join(cfg.out, "store", "figures.jsonl"))
     full_key = [name, repr(key), cfg.mode, cfg.random_state]
     hit = None
     for row in store.read():
-        if row.get("key") == full_key and row.get("code") == code:
+        if row.get("key") == full_key and row.get("code") == code and row.get("params") == params:
             hit = row  # the last one wins
     if hit is not None:
         cfg.say(f"  {name}: from the store")
@@ -174,7 +188,7 @@ def cached(cfg, name, key, compute, deps=()):
     cfg.say(f"  {name}: done in {time.monotonic() - t0:.0f} s (kept in the store)")
     cfg.computed = getattr(cfg, "computed", 0) + 1
     store._repair()
-    store.append({"key": full_key, "value": value, "code": code})
+    store.append({"key": full_key, "value": value, "code": code, "params": params})
     return value
 
 
@@ -214,11 +228,13 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     counts = [int(c) for c in counts]
     seeds = check_random_state(cfg.random_state).randint(0, np.iinfo(np.int32).max, size=(len(counts), n_repeats, 2))
     code = {e: _code_record(cfg, f"{name}/{e}", [est]) for e, est in estimators.items()}
+    params = {e: _params_hash([est]) for e, est in estimators.items()}
     store = ResultStore(os.path.join(cfg.out, "store", f"{name}.jsonl"))
     base = [repr(key), cfg.mode, cfg.random_state, cv, n_repeats]
     done = {}
     for row in store.read():
-        if row.get("base") == base and row.get("estimator") in code and row.get("code") == code[row["estimator"]]:
+        e = row.get("estimator")
+        if row.get("base") == base and e in code and row.get("code") == code[e] and row.get("params") == params[e]:
             done[(row["estimator"], row["count"], row["repeat"])] = row["fold_errors"]
     todo = [(e, c, r) for r in range(n_repeats) for i, c in enumerate(counts) for e in estimators
             if (e, c, r) not in done]
@@ -234,7 +250,7 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
             for (e, c, r), errs in Parallel(n_jobs=cfg.n_jobs, return_as="generator_unordered")(tasks):
                 done[(e, c, r)] = errs
                 store.append({"base": base, "estimator": e, "count": c, "repeat": r, "fold_errors": errs,
-                              "code": code[e]})
+                              "code": code[e], "params": params[e]})
                 cfg.computed = getattr(cfg, "computed", 0) + 1
                 if bar is not None:
                     bar.update(1)
