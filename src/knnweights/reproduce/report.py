@@ -209,7 +209,7 @@ def verdict(result, mode=None):
         return "not compared", "no cell with a paper number could be computed (see the status column)"
     parts = []
     if n:
-        diffs = [abs(r["diff"]) for r in result.rows if r.get("diff") is not None and r.get("counted", True)]
+        diffs = [abs(r["diff"]) for r in result.rows if r.get("diff") is not None and _counted(r)]
         med = sorted(diffs)[len(diffs) // 2] if diffs else None
         parts.append(f"{within}/{n} cells within tolerance ({100 * within / n:.0f} %)"
                      + (f", median |ours - paper| {med:.2f}" if med is not None else ""))
@@ -252,7 +252,7 @@ def table_markdown(result, mode=None):
     nd = 4 if spec.metric == "stability" else 2
     for r in result.rows:
         within = {True: "yes", False: "no", None: ""}[r["within"]]
-        if within and not r.get("counted", True):
+        if within and not _counted(r):
             within += " (another reading: not counted)"
         note = r["status"] if r["status"] != "ok" else (r.get("stand_in") or "")
         if r.get("dataset_note"):
@@ -283,12 +283,18 @@ def table_markdown(result, mode=None):
     return "\n".join(lines)
 
 
+def _counted(row):
+    """Whether a row counts in the fidelity: not another reading of a paper cell that a judged
+    row already answers (``MethodSpec.paper_label``; :func:`~.tables.run_table` marks it)."""
+    return row.get("counted", True)
+
+
 def fidelity(results):
     """Cells within tolerance, cells compared, W/T/L directions agreeing, directions compared."""
     within = compared = agree = dirs = 0
     for res in results:
         for r in res.rows:
-            if r["within"] is not None and r.get("counted", True):
+            if r["within"] is not None and _counted(r):
                 compared += 1
                 within += int(r["within"])
         for w in res.wtl:
@@ -301,7 +307,7 @@ def _miss_counts(results):
     counts = {}
     for res in results:
         for r in res.rows:
-            if r["within"] is False and r.get("counted", True):
+            if r["within"] is False and _counted(r):
                 kinds = r.get("miss_kinds")
                 if kinds:
                     kinds = kinds.split(", ")
