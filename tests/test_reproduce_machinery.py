@@ -520,6 +520,53 @@ def test_stored_figure_values_are_tied_to_the_estimators_parameters(tmp_path):
     assert cached(cfg, "v", "k", lambda: 2.0, deps=[KNeighborsClassifier(3)]) is None
 
 
+def test_revalidate_keeps_stale_figure_cells_only_when_recomputed_ones_agree(tmp_path):
+    """``--revalidate 1`` on figure cells made by other code: one recomputed cell per estimator
+    (the largest count first) vouches for the rest when it gives the stored fold errors exactly."""
+    import json
+
+    from knnweights.reproduce._common import curve_cells
+
+    rng = np.random.RandomState(4)
+    X, y = rng.normal(size=(24, 2)), np.r_[np.zeros(12, int), np.ones(12, int)]
+    ests = {"1nn": KNeighborsClassifier(1)}
+    cfg = Config(mode="full", out=str(tmp_path), n_jobs=1)
+    ref, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)
+    assert info["complete"]
+    path = tmp_path / "store" / "c.jsonl"
+
+    def rewrite(edit):
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        path.write_text("".join(json.dumps(edit(r)) + "\n" for r in rows))
+
+    rewrite(lambda r: {**r, "code": "old"})  # made by other code
+    cfg.compute = False
+    assert curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)[1]["cells_done"] == 0
+    cfg.compute, cfg.revalidate = True, 1
+    calls = []
+    import knnweights.reproduce._common as common
+
+    real = common._curve_cell
+    common._curve_cell = lambda tag, *a: (calls.append(tag), real(tag, *a))[1]
+    try:
+        res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)
+    finally:
+        common._curve_cell = real
+    assert calls == [("1nn", 6, 0)] and info["complete"] and res == ref
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    kept = [r for r in rows if r.get("revalidated")]
+    assert len(kept) == 5 and all(r["revalidated"] == {"from": "old", "checked": 1} for r in kept)
+    # stored fold errors that the code does not give again: nothing is kept, every cell is recomputed
+    rewrite(lambda r: {**r, "code": "old", "fold_errors": [e + 0.5 for e in r["fold_errors"]]})
+    calls.clear()
+    common._curve_cell = lambda tag, *a: (calls.append(tag), real(tag, *a))[1]
+    try:
+        res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)
+    finally:
+        common._curve_cell = real
+    assert len(calls) == 6 and res == ref
+
+
 def test_figure_prefix_computes_only_the_selected_figures(tmp_path):
     """``--tables lhrelief_fig1``: the figures named so are computed, the others only read from the store."""
     from knnweights.reproduce._common import cached, curve_cells

@@ -198,6 +198,46 @@ def _curve_cell(tag, estimator, X, y, n_noise, cv, noise_seed, cv_seed):
     return tag, _one_run(estimator, X, y, n_noise, cv, noise_seed, cv_seed).tolist()
 
 
+def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, params, base, X, y, counts, cv,
+                      seeds):
+    """``--revalidate N`` for figure cells: per estimator, recompute ``N`` of its cells made by
+    other code (the largest noise count of the first repeat first: the most demanding cell);
+    when every one gives the stored fold errors exactly, the estimator's other stale cells are
+    kept, stamped with the current code and ``"revalidated": {"from": old hash, "checked": N}``,
+    as :func:`~knnweights.evaluation.run_grid` does for table cells.  The recomputed cells are
+    stored whatever the verdict."""
+    from joblib import Parallel, delayed
+
+    pos = {c: i for i, c in enumerate(counts)}
+    groups = {}
+    for cell in sorted(stale, key=lambda t: (t[2], -t[1])):
+        groups.setdefault(cell[0], []).append(cell)
+    checks = [cell for cells in groups.values() for cell in cells[:n_check]]
+    tasks = (delayed(_curve_cell)(cell, estimators[cell[0]], X, y, cell[1], cv, int(seeds[pos[cell[1]], cell[2], 0]),
+                                  int(seeds[pos[cell[1]], cell[2], 1])) for cell in checks)
+    new = dict(Parallel(n_jobs=cfg.n_jobs)(tasks))
+    store._repair()
+    for e, cells in groups.items():
+        checked = [cell for cell in cells[:n_check] if cell in new]
+        for cell in checked:
+            done[cell] = new[cell]
+            store.append({"base": base, "estimator": e, "count": cell[1], "repeat": cell[2], "fold_errors": new[cell],
+                          "code": code[e], "params": params[e]})
+        same = all(new[cell] == stale[cell]["fold_errors"] for cell in checked)
+        kept = 0
+        if checked and same:
+            for cell in cells[n_check:]:
+                row = dict(stale[cell])
+                row["revalidated"] = {"from": row.get("code"), "checked": len(checked)}
+                row["code"] = code[e]
+                done[cell] = row["fold_errors"]
+                store.append(row)
+                kept += 1
+        cfg.say(f"  {name} / {e}: {len(checked)} cell(s) made by other code recomputed: "
+                + (f"the same fold errors; its {kept} other stale cell(s) are kept (revalidated)" if same else
+                   "different fold errors: its stale cells are computed again"))
+
+
 def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     """:func:`~knnweights.evaluation.irrelevant_feature_curve`, resumable cell by cell.
 
@@ -231,14 +271,23 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     params = {e: _params_hash([est]) for e, est in estimators.items()}
     store = ResultStore(os.path.join(cfg.out, "store", f"{name}.jsonl"))
     base = [repr(key), cfg.mode, cfg.random_state, cv, n_repeats]
-    done = {}
+    done, stale = {}, {}
     for row in store.read():
         e = row.get("estimator")
-        if row.get("base") == base and e in code and row.get("code") == code[e] and row.get("params") == params[e]:
-            done[(row["estimator"], row["count"], row["repeat"])] = row["fold_errors"]
+        if row.get("base") == base and e in code and row.get("params") == params[e]:
+            cell = (e, row["count"], row["repeat"])
+            if row.get("code") == code[e]:
+                done[cell] = row["fold_errors"]
+            else:
+                stale[cell] = row
+    total = len(counts) * n_repeats * len(estimators)
+    n_check = int(getattr(cfg, "revalidate", 0) or 0)
+    stale = {cell: row for cell, row in stale.items() if cell not in done and cell[1] in counts and cell[2] < n_repeats}
+    if n_check and stale and cfg.computes(name):
+        _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, params, base, X, y, counts, cv,
+                          seeds)
     todo = [(e, c, r) for r in range(n_repeats) for i, c in enumerate(counts) for e in estimators
             if (e, c, r) not in done]
-    total = len(counts) * n_repeats * len(estimators)
     if todo and cfg.computes(name):
         store._repair()
         bar = Progress(total, name, initial=total - len(todo)) if cfg.log is not None and cfg.progress is not False \

@@ -8,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.simplex_qp import _indexed_combination, hull_projections
+from ..engine.incremental import IncrementalHitMiss
 from ..engine.neighbors import nearest_hits_misses
 from ._base import BaseWeighter, normalize_weights
 
@@ -160,21 +161,27 @@ class LHRelief(BaseWeighter):
         self.tol = tol
         self.verbose = verbose
 
-    def _margin_vectors(self, X, y, w, out_cols=None):
+    def _margin_vectors(self, X, y, w, out_cols=None, search=None):
         """``z_n = |x_n - H_miss b_n| - |x_n - H_hit a_n|`` for every sample (eqs. 5-8).
 
         Neighbours and hyperplane coefficients are found on the columns with ``w > 0``
         (the others add nothing to ``d_w`` or to the ``W``-weighted QPs); the margins are
-        returned for the columns ``out_cols`` (default: all).
+        returned for the columns ``out_cols`` (default: all).  ``search``: an
+        :class:`~knnweights.engine.incremental.IncrementalHitMiss` on ``(X, y)`` that the fit's
+        iterations share (the same lists, most pairs skipped once the weights settle).
         """
         n = X.shape[0]
         support = np.flatnonzero(w > 0)
         every = support.size == X.shape[1]
         Xs = X if every else np.ascontiguousarray(X[:, support])
         ws = w if every else w[support]
-        nb = nearest_hits_misses(Xs, y, ws, self.n_neighbors, "manhattan")
+        if search is None:
+            nb = nearest_hits_misses(Xs, y, ws, self.n_neighbors, "manhattan")
+            hit_idx, miss_idx = nb.hit_idx, nb.miss_idx
+        else:
+            hit_idx, miss_idx = search(w, self.n_neighbors)
         # hits and misses of every sample: one batch of 2n simplex QPs
-        idx = np.vstack([nb.hit_idx, nb.miss_idx])
+        idx = np.vstack([hit_idx, miss_idx])
         coef, proj, _ = hull_projections(Xs, Xs, idx, ws)
         out = np.arange(X.shape[1]) if out_cols is None else np.asarray(out_cols)
         if not (out.size == support.size and np.array_equal(out, support)):  # margins on other columns
@@ -201,15 +208,16 @@ class LHRelief(BaseWeighter):
         self.stop_reason_ = "max_iter"
         self.damping_history_ = []
         recent = [w]  # the last four iterates, for the oscillation test of the adaptive damping
+        search = IncrementalHitMiss(X, y, "manhattan")
         for it in range(1, self.max_iter + 1):
             self.n_iter_ = it
             if mult:
                 cols = np.flatnonzero(w > 0)
                 z_mean = np.zeros(d)
-                z_mean[cols] = self._margin_vectors(X, y, w, cols).mean(axis=0)
+                z_mean[cols] = self._margin_vectors(X, y, w, cols, search).mean(axis=0)
                 t = normalize_weights(w * z_mean, "l2")
             else:
-                z_mean = self._margin_vectors(X, y, w).mean(axis=0)
+                z_mean = self._margin_vectors(X, y, w, search=search).mean(axis=0)
                 t = normalize_weights(z_mean, "l2")
             self.cost_history_.append(float(w @ z_mean))
             if not t.any():
