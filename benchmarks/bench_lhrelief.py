@@ -1,6 +1,7 @@
 """LH-RELIEF: fit time, and the Fermat's spiral robustness curve (Cai & Ng, Fig. 1b).
 
     python benchmarks/bench_lhrelief.py fit-time
+    python benchmarks/bench_lhrelief.py search --repeats 3
     python benchmarks/bench_lhrelief.py spiral --counts 0 300 1000 3000 --repeats 1 --cv 5 \
         --n-jobs 2 --out docs/figures/lhrelief_spiral_robustness.png
 
@@ -10,6 +11,13 @@ and ``leukemia_golub``, for both readings of eq. 9; a fixed number of iterations
 (``tol=0``) so the time per iteration is comparable (the multiplicative reading drops
 features whose weight decays to 0 from the neighbour search and the QPs, so its later
 iterations are cheaper).
+
+``search``: the fits of the reproduction's LH-RELIEF Table 2 / Fig. 2 cells (standardised
+Page Blocks, Spambase, Pima: a random 60 % of the rows, the size of an inner training fold;
+Pima with 1000 standard-normal irrelevant features), ``LHRelief(n_neighbors=5)`` with its
+incremental neighbour search (:class:`knnweights.engine.incremental.IncrementalHitMiss`) and
+with one full ``nearest_hits_misses`` per iteration (the search before it), run in turn on one
+thread; process CPU seconds (median), and the two fits' weights compared bit for bit.
 
 ``spiral``: error of HKNN on LH-RELIEF weights (both readings of eq. 9, damped step
 ``--damping``), on I-RELIEF weights and on the raw data as standard-normal irrelevant features are appended
@@ -61,6 +69,75 @@ def fit_time(args):
             print(f"  {label:40s} {update:15s} {t:8.3f} s   ({1000 * t / it:7.1f} ms / iteration)")
 
 
+def search(args):
+    import statistics
+
+    import numba
+    from sklearn.exceptions import ConvergenceWarning
+
+    import knnweights.weighters.lhrelief as lh
+    from knnweights import LHRelief
+    from knnweights.datasets import load
+    from knnweights.engine.neighbors import nearest_hits_misses
+
+    numba.set_num_threads(1)
+    incremental = lh.IncrementalHitMiss
+
+    class Plain:  # one full search per iteration
+        def __init__(self, X, y, metric):
+            self.X, self.y = X, y
+
+        def __call__(self, w, k):
+            s = w > 0
+            Xs = self.X if s.all() else np.ascontiguousarray(self.X[:, s])
+            nb = nearest_hits_misses(Xs, self.y, w[s], k, "manhattan")
+            return nb.hit_idx, nb.miss_idx
+
+    made = []
+
+    class Recording(incremental):
+        def __init__(self, *a):
+            super().__init__(*a)
+            made.append(self)
+
+    rng = np.random.RandomState(0)
+    cases = []
+    for name, noise in (("page_blocks", 0), ("spambase", 0), ("pima_diabetes", 0), ("pima_diabetes", 1000)):
+        X, y = load(name, return_X_y=True, missing="median")
+        X, y = np.asarray(X, float), np.asarray(y)
+        X = X[:, np.ptp(X, axis=0) > 0]
+        X = (X - X.mean(0)) / X.std(0)
+        idx = rng.choice(len(y), int(0.6 * len(y)), replace=False)
+        X, y = X[idx], y[idx]
+        if noise:
+            X = np.hstack([X, rng.randn(len(y), noise)])
+        cases.append((f"{name}{f' + {noise} noise' if noise else ''}", X, y))
+    print("| data (n x d) | reading | iterations | incremental CPU s | one full search per iteration CPU s | ratio | "
+          "full / pruned passes | weights |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, X, y in cases:
+        for update in ("multiplicative", "additive"):
+            t = {"inc": [], "plain": []}
+            w = {}
+            for _ in range(args.repeats):
+                for mode in ("inc", "plain"):
+                    lh.IncrementalHitMiss = Recording if mode == "inc" else Plain
+                    est = LHRelief(n_neighbors=5, update=update)
+                    c0 = time.process_time()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", ConvergenceWarning)
+                        est.fit(X, y)
+                    t[mode].append(time.process_time() - c0)
+                    w[mode] = est.feature_importances_
+                    if mode == "inc":
+                        passes = f"{made[-1].n_full} / {made[-1].n_pruned}"
+            lh.IncrementalHitMiss = incremental
+            a, b = statistics.median(t["inc"]), statistics.median(t["plain"])
+            same = "identical" if np.array_equal(w["inc"], w["plain"]) else "DIFFER"
+            print(f"| {label} ({X.shape[0]} x {X.shape[1]}) | {update} | {est.n_iter_} | {a:.2f} | {b:.2f} | "
+                  f"{b / a:.2f} | {passes} | {same} |", flush=True)
+
+
 def spiral(args):
     from sklearn.model_selection import GridSearchCV
     from sklearn.pipeline import Pipeline
@@ -110,6 +187,8 @@ def main():
     f.add_argument("--k", type=int, default=5)
     f.add_argument("--max-iter", type=int, default=10)
     f.add_argument("--repeats", type=int, default=3)
+    q = sub.add_parser("search")
+    q.add_argument("--repeats", type=int, default=3)
     s = sub.add_parser("spiral")
     s.add_argument("--counts", type=int, nargs="+", default=[0, 300, 1000, 3000])
     s.add_argument("--repeats", type=int, default=2)
@@ -125,7 +204,7 @@ def main():
     s.add_argument("--n-jobs", type=int, default=None)
     s.add_argument("--out", default=None)
     args = p.parse_args()
-    fit_time(args) if args.what == "fit-time" else spiral(args)
+    {"fit-time": fit_time, "search": search, "spiral": spiral}[args.what](args)
 
 
 if __name__ == "__main__":

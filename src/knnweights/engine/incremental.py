@@ -60,6 +60,38 @@ def _list_bound(X, w, N, i, lst, c, phi):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True, nogil=True)
+def _bound_parts(Xp, w0, w, g, c, N0, r, N):  # pragma: no cover - compiled
+    """``N = Xp . w`` and the column part of the lower bound, ``r = g (1 + 2c) a + 2c (N0 + N)``
+    with ``a = (1 + c) Xp . max(w0 - w, 0)`` (``>= sum_f max(w0_f - w_f, 0) |x_if|^p``), summed
+    over the features that count only (no BLAS call: small products under a threaded BLAS cost
+    more than the search)."""
+    n, d = Xp.shape
+    fall = np.empty(d)
+    cols_a = np.empty(d, np.int64)
+    cols_n = np.empty(d, np.int64)
+    na = 0
+    nn = 0
+    for f in range(d):
+        if w0[f] > w[f]:
+            fall[na] = w0[f] - w[f]
+            cols_a[na] = f
+            na += 1
+        if w[f] > 0.0:
+            cols_n[nn] = f
+            nn += 1
+    for i in prange(n):
+        a = 0.0
+        for t in range(na):
+            a += fall[t] * Xp[i, cols_a[t]]
+        v = 0.0
+        for t in range(nn):
+            f = cols_n[t]
+            v += w[f] * Xp[i, f]
+        N[i] = v
+        r[i] = g * (1.0 + 2.0 * c) * (a * (1.0 + c)) + 2.0 * c * (N0[i] + v)
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def _pruned_hits_misses(X, A, w, D0, r, N, codes, prev_h, prev_m, c, k, phi, max_share,
                         hit_idx, hit_dist, miss_idx, miss_dist):  # pragma: no cover - compiled
     """The ``k`` nearest hits and misses of every sample, computing only the candidates.
@@ -205,7 +237,9 @@ class IncrementalHitMiss:
         D = _pairwise_sym(A, self.phi)
         hi, hd, mi, md = self._alloc(k)
         _kernels.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, hi, hd, mi, md)
-        self.base = (w.copy(), D, self.Xp @ w)
+        N0, r = np.empty(n), np.empty(n)
+        _bound_parts(self.Xp, w, w, self.g, self.c, np.zeros(n), r, N0)
+        self.base = (w.copy(), D, N0)
         self.stale = False
         self.since_full = 0
         self.n_full += 1
@@ -214,10 +248,9 @@ class IncrementalHitMiss:
     def _pruned(self, w, A, k, Xs, ws):
         n = self.X.shape[0]
         w0, D0, N0 = self.base
-        a = (self.Xp @ np.maximum(w0 - w, 0.0)) * (1.0 + self.c)  # >= sum_f max(w0_f - w_f, 0) |x_if|^p
-        N = self.Xp @ w
         # the column part of the lower bound: the weights' fall, then the rounding of D0 and of the new distance
-        r = (self.g + 2.0 * self.g * self.c) * a + 2.0 * self.c * (N0 + N)
+        r, N = np.empty(n), np.empty(n)
+        _bound_parts(self.Xp, w0, w, self.g, self.c, N0, r, N)
         hi, hd, mi, md = self._alloc(k)
         total = _pruned_hits_misses(Xs, A, ws, D0, r, N, self.codes, self.prev[1], self.prev[2], self.c, k,
                                     self.phi, 2.0 * self._FAIL_SHARE, hi, hd, mi, md)
