@@ -87,6 +87,16 @@ def compile_kernels():
                             fitted.transform(X[:5])
                     except Exception:  # noqa: BLE001 - see the docstring
                         pass
+        # the incremental hit / miss search (LH-RELIEF) prunes only from n = 64 on: a full pass, then a pruned one
+        from .engine.incremental import IncrementalHitMiss
+
+        rng = np.random.default_rng(1)
+        X = rng.standard_normal((80, 6))
+        for metric in ("manhattan", "sqeuclidean"):
+            search = IncrementalHitMiss(X, np.arange(80) % 2, metric)
+            w = np.full(6, 6**-0.5)
+            search(w, 3)
+            search(w * (1 + 1e-6 * np.arange(6)), 3)
 
 
 def ensure_cached(log=None, timeout=900):

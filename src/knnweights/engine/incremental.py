@@ -3,7 +3,7 @@
 Iterative weighters (LH-RELIEF, and SQP-FW's working-set refresh in
 :mod:`knnweights._solvers.active_set`) search the nearest hits and misses of every sample once
 per iteration, each time an ``O(n^2 d)`` distance pass, while their weights converge and the
-lists hardly change.  :class:`IncrementalHitMiss` returns exactly the lists of
+lists hardly change.  :class:`IncrementalHitMiss` returns the lists of
 :func:`~knnweights.engine.neighbors.nearest_hits_misses` (the same indices, the same order,
 ties to the lower index) and computes only the pairs that can still enter a list:
 
@@ -17,6 +17,12 @@ ties to the lower index) and computes only the pairs that can still enter a list
   own tile kernel (``_tile_phi``: a pair's bits do not depend on where it falls in a tile nor on
   which of the two is the tile's row) and selected as the full pass selects
   (:func:`~knnweights.engine._kernels.insert_sorted`).
+
+The bounds are rigorous (rounding included), so no pair that can enter a list is left out.  The
+candidates' distances are the full pass's arithmetic, compiled into another kernel: like every
+``fastmath`` kernel of the engine they can differ from the full pass's in the last bit where the
+two were compiled in different contexts (:mod:`knnweights._warmup`), and then an exact near-tie
+can be ordered differently; ``knnweights reproduce`` compiles both in one child process first.
 
 When the candidates of a call exceed 2 % of the pairs (the weights have drifted from ``w0``),
 the next call runs the full pass, which becomes the new ``D0``.  When the pruned pass right after
@@ -161,8 +167,8 @@ class IncrementalHitMiss:
 
     ``search(w, k)`` returns ``(hit_idx, miss_idx)``, the lists of
     ``nearest_hits_misses(X[:, w > 0], codes, w[w > 0], k, metric)`` (the distance on the
-    features of positive weight, as the weighters that call it measure it), index for index;
-    see the module docstring for how.
+    features of positive weight, as the weighters that call it measure it), index for index
+    (up to the last-bit caveat of the module docstring); see there for how.
 
     Parameters
     ----------
