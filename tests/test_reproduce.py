@@ -210,6 +210,27 @@ def test_figure_verdicts_judge_the_claims_on_the_numbers():
     assert _fig2_verdict(3, 7).startswith("not reproduced")
 
 
+def test_robustness_verdict_says_a_curve_at_chance_level_is_not_reproduced():
+    """LH-RELIEF Fig. 1-2: a curve that has reached the majority-class error shows no robustness."""
+    from knnweights.reproduce.lhrelief import _majority_error, _robust_verdict
+
+    def res(lh, ir):
+        return {"LH-RELIEF (multiplicative)": {"mean_error": np.array(lh), "counts": [0, 100, 1000]},
+                "I-RELIEF": {"mean_error": np.array(ir), "counts": [0, 100, 1000]}}
+
+    assert _majority_error(np.array([0, 0, 0, 1])) == 0.25
+    good = res([0.10, 0.11, 0.12], [0.10, 0.20, 0.30])
+    assert _robust_verdict(good, chance=0.5).startswith("reproduced")
+    assert _robust_verdict(res([0.10, 0.20, 0.25], [0.10, 0.20, 0.30]), chance=0.5).startswith("partly reproduced")
+    # Bupa's case: LH-RELIEF ends below I-RELIEF, but both sit at the majority-class error
+    bupa = res([0.394, 0.47, 0.465], [0.389, 0.46, 0.470])
+    assert _robust_verdict(bupa).startswith("partly reproduced")
+    text = _robust_verdict(bupa, chance=0.42)
+    assert text.startswith("not reproduced") and "chance level" in text and "42.0%" in text
+    # a flat curve at chance is not robustness either
+    assert _robust_verdict(res([0.41, 0.42, 0.42], [0.41, 0.45, 0.47]), chance=0.42).startswith("not reproduced")
+
+
 def test_smo_stand_in_uses_weka_defaults():
     """WEKA SMO's defaults: attributes scaled to [0, 1] on the training part, PolyKernel <x, y>^p, RBF gamma 0.01."""
     from sklearn.preprocessing import MinMaxScaler

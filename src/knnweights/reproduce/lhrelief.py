@@ -7,6 +7,8 @@ p-value of the paired t-test of I-RELIEF vs LH-RELIEF), Fig. 1 (Fermat's spiral 
 
 import os
 
+import numpy as np
+
 from ..evaluation import Tuned, weighter_pipeline
 from ._common import as_arrays, curve_cells, holdout_two_to_one, limits_note, loader, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec
@@ -130,15 +132,37 @@ def _ours(res):
                      for k, v in res.items())
 
 
-def _robust_verdict(res, lh="LH-RELIEF (multiplicative)", ir="I-RELIEF", rise=0.05):
+def _robust_verdict(res, lh="LH-RELIEF (multiplicative)", ir="I-RELIEF", rise=0.05, chance=None, margin=0.02):
     """Reproduced: LH-RELIEF's error stays within ``rise`` of its value without noise and
-    ends below I-RELIEF's; partly: one of the two."""
+    ends below I-RELIEF's; partly: one of the two.
+
+    ``chance`` is the majority-class error of the data. When LH-RELIEF's error at the
+    largest count is within ``margin`` of it (or above), the curve has reached chance
+    level: neither being "flat" there nor ending below another method at chance shows
+    robustness, so the verdict is "not reproduced" whatever the two tests say.
+    """
     e_lh, e_ir = res[lh]["mean_error"], res[ir]["mean_error"]
     flat = max(e_lh) - e_lh[0] <= rise
     lower = e_lh[-1] < e_ir[-1]
-    word = "reproduced" if flat and lower else ("partly reproduced" if flat or lower else "not reproduced")
-    return (f"{word} ({lh}: {100 * e_lh[0]:.1f}% without noise, at most {100 * max(e_lh):.1f}%, "
-            f"{100 * e_lh[-1]:.1f}% at {res[lh]['counts'][-1]} irrelevant features; {ir} {100 * e_ir[-1]:.1f}% there)")
+    at_chance = chance is not None and e_lh[-1] >= chance - margin
+    if at_chance:
+        word = "not reproduced"
+    else:
+        word = "reproduced" if flat and lower else ("partly reproduced" if flat or lower else "not reproduced")
+    text = (f"{word} ({lh}: {100 * e_lh[0]:.1f}% without noise, at most {100 * max(e_lh):.1f}%, "
+            f"{100 * e_lh[-1]:.1f}% at {res[lh]['counts'][-1]} irrelevant features; {ir} {100 * e_ir[-1]:.1f}% there")
+    if chance is not None:
+        text += f"; majority-class error {100 * chance:.1f}%"
+        if at_chance:
+            text += (f": {lh} ends no more than {100 * margin:.0f} points below it, i.e. at chance level, so its "
+                     "curve shows no robustness")
+    return text + ")"
+
+
+def _majority_error(y):
+    """The error of always predicting the most frequent class."""
+    _, counts = np.unique(y, return_counts=True)
+    return 1.0 - counts.max() / counts.sum()
 
 
 def figures(cfg, out):
@@ -189,7 +213,7 @@ def figures(cfg, out):
                  "png": path if res else None, "cells": info,
                  "claim": "with few irrelevant features the two are similar; as their number grows I-RELIEF's error "
                           "rises sharply while LH-RELIEF's stays stable and lower.",
-                 "verdict": judged(res, info),
+                 "verdict": judged(res, info, chance=_majority_error(y)),
                  "ours": partial_note(info) + f"spiral of radius 3, one turn (our choice); {cv}-fold CV x {reps} "
                          f"repeat(s), counts {counts}; "
                          "LH-RELIEF with both readings of eq. 9 (multiplicative: the literal one; additive: the "
@@ -206,7 +230,8 @@ def figures(cfg, out):
         figs.append({"title": f"LH-RELIEF Fig. 2: {lab} error vs number of irrelevant features",
                      "png": path if res else None, "cells": info,
                      "claim": "LH-RELIEF's error stays lower and more stable than I-RELIEF's as irrelevant "
-                              "features are added.", "verdict": judged(res, info, rise=0.05),
+                              "features are added.",
+                     "verdict": judged(res, info, rise=0.05, chance=_majority_error(y)),
                      "ours": partial_note(info) + (_ours(res) if res else "no finished repeat yet")
                              + (f" ({limits_note(_ROWS)})" if cfg.mode != "full" else "")})
     return figs
