@@ -285,6 +285,11 @@ def test_missed_cells_carry_their_reason(tmp_path):
     assert row["miss_reason"] == ("dataset differs from the paper's: not the paper's data; stand-in classifier: "
                                   "sklearn 1-NN for WEKA IB1; paper ambiguity, reading used: Euclidean distance")
     assert row["miss_kinds"] == "dataset differs, stand-in classifier, paper ambiguity"
+    # what is known about an unexplained gap is said, and the kind stays "unexplained"
+    spec = _toy_spec(X, y)
+    spec.datasets[0].unexplained = "every method misses here"
+    known = run_table(spec, Config(mode="tiny", out=str(tmp_path / "c"), n_jobs=1)).rows[0]
+    assert known["miss_reason"] == "unexplained (every method misses here)" and known["miss_kinds"] == "unexplained"
     from knnweights.reproduce.report import _miss_counts
 
     class R:

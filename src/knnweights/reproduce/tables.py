@@ -59,7 +59,9 @@ class DatasetSpec:
     """One dataset row of a paper table.
 
     ``label`` as the paper prints it; ``load``: ``callable(cfg) -> (X, y)`` or ``None``
-    with ``reason`` (not bundled); ``note``: preprocessing / subsampling said in the table.
+    with ``reason`` (not bundled); ``note``: preprocessing / subsampling said in the table;
+    ``unexplained``: what is known about misses on this set that no known cause explains
+    (said after "unexplained" in the reason column; the kind stays "unexplained").
     """
 
     label: str
@@ -68,6 +70,7 @@ class DatasetSpec:
     reason: str = ""
     note: str = ""
     differs: str = ""  # how the bundled data differ from the paper's (a reason for a missed cell)
+    unexplained: str = ""  # evidence about misses with no known cause (kept of kind "unexplained")
 
     @property
     def bundled(self):
@@ -207,7 +210,7 @@ def miss_reasons(ds, m, reduced=""):
         why.append(("stand-in classifier", f"stand-in classifier: {m.stand_in}"))
     if m.reading:
         why.append(("paper ambiguity", f"paper ambiguity, reading used: {m.reading}"))
-    return why or [("unexplained", "unexplained")]
+    return why or [("unexplained", f"unexplained ({ds.unexplained})" if ds.unexplained else "unexplained")]
 
 
 def miss_reason(ds, m, reduced=""):
