@@ -153,7 +153,10 @@ _MICRO_GAPS = {"breast_vantveer": "every method of Tables 3 and 4 on this set, S
                                   "is far below the paper, while the same protocol comes within tolerance "
                                   "on most Colon and Prostate cells: the gap lies in the data or their preparation, "
                                   "which the paper does not describe (the source has 36,458 missing values, gene "
-                                  "medians imputed here)"}
+                                  "medians imputed here). Selection bias explains part of it at most: choosing "
+                                  "Table 4's 2000 genes on all 78 samples before the CV raises IB1 / IB3 from "
+                                  "65.5 / 69.9 % to 71.3 / 78.0 %, still below the paper's 87.0 / 86.1 %, and "
+                                  "changes nothing on Prostate (benchmarks/breast_selection_bias.md)"}
 
 
 def _micro_ds(std=False):
