@@ -630,3 +630,32 @@ def test_committed_report_cells_come_from_the_code_at_head(folder):
         pytest.skip(f"{folder}/report.json predates the per-method code record")
     bad = check_code(meta)
     assert not bad, f"{folder}: cells made by other code than HEAD's: {bad[:5]}"
+
+
+class _NeighbourLane(KNeighborsClassifier):
+    """1-NN whose every fit appends a row to ``path`` as another process would (a lane on other methods)."""
+
+    def __init__(self, n_neighbors=1, path=None):
+        super().__init__(n_neighbors=n_neighbors)
+        self.path = path
+
+    def fit(self, X, y):
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps({"method": "other lane", "dataset": "toy", "repeat": 0, "fold": 0}) + "\n")
+        return super().fit(X, y)
+
+
+def test_cells_run_counts_only_this_process_rows(tmp_path):
+    # another process appending to the same store file must not count as cells computed by this run
+    rng = np.random.RandomState(1)
+    X = np.r_[rng.normal(0, 1, (12, 2)), rng.normal(3, 1, (12, 2))]
+    y = np.r_[np.zeros(12, int), np.ones(12, int)]
+    path = tmp_path / "store" / "toy.jsonl"
+    path.parent.mkdir()
+    spec = TableSpec("im4e", "toy", "toy", "im4e_table5.csv", [DatasetSpec("VC", "toy", lambda cfg: (X, y))],
+                     [MethodSpec("IB1", lambda cfg: _NeighbourLane(path=str(path)))],
+                     protocol=lambda cfg: RepeatedCV(3, 1), reference="IB1", wtl_rule="im4e")
+    res = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1))
+    lines = path.read_text().splitlines()
+    assert sum('"other lane"' in x for x in lines) == 3  # one foreign row per fit
+    assert res.cells_total == 3 and res.cells_run == 3 and len(lines) == 6

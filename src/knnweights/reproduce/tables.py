@@ -223,14 +223,20 @@ def _n_splits(protocol, y):
 
 
 class _CountingStore(ResultStore):
-    """A :class:`ResultStore` that advances a progress bar for every cell it records."""
+    """A :class:`ResultStore` that advances a progress bar for every cell it records.
+
+    ``appended`` counts the rows this process wrote: other processes may append to the same
+    file meanwhile (lanes on disjoint methods), so the file's growth is not this run's work.
+    """
 
     def __init__(self, path, bar):
         super().__init__(path)
         self.bar = bar
+        self.appended = 0
 
     def append(self, row):
         super().append(row)
+        self.appended += 1
         if self.bar is not None:
             self.bar.update(1)
 
@@ -342,13 +348,12 @@ def run_table(spec, cfg):
         no = getattr(cfg, "table_no", None)
         bar = Progress(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
     store = _CountingStore(path, bar)
-    before = len(store.read())
     try:
         got = _run_cells(method_objs, data, protocol, cfg, store) if method_objs and data else {}
     finally:
         if bar is not None:
             bar.close()
-    res.cells_run = len(store.read()) - before
+    res.cells_run = store.appended
     for (m, d), rows in got.items():
         lab = labels[d]
         if isinstance(rows, NotImplementedError):
