@@ -262,3 +262,21 @@ def test_plot_irrelevant_feature_curve_writes_a_labelled_png(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close(ax.figure)
+
+
+def test_default_max_iter_reaches_the_fixed_point_on_a_slowly_converging_set():
+    # standardised Ionosphere, the training folds of `knnweights demo`: the step falls ~10x per 100
+    # iterations; the slowest fold needs ~740 iterations, which the former default (200) cut short
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    from knnweights import datasets
+
+    X, y = datasets.load("ionosphere", return_X_y=True)
+    X = StandardScaler().fit_transform(X[:, X.std(0) > 0])
+    tr = next(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = LHRelief().fit(X[tr], y[tr])
+    assert est.stop_reason_ == "converged" and 200 < est.n_iter_ < est.max_iter
+    assert est.step_history_[-1] < est.tol <= est.step_history_[-2]
