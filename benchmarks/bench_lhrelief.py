@@ -122,7 +122,7 @@ def search(args):
             for _ in range(args.repeats):
                 for mode in ("inc", "plain"):
                     lh.IncrementalHitMiss = Recording if mode == "inc" else Plain
-                    est = LHRelief(n_neighbors=5, update=update)
+                    est = LHRelief(n_neighbors=5, update=update, max_iter=200)  # the reproduction's cells
                     c0 = time.process_time()
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", ConvergenceWarning)

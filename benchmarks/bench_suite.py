@@ -382,6 +382,8 @@ def render(results, args):
           "| NCADiagonal against scikit-learn's NCA | `bench_nca.py` | [bench_nca.md](bench_nca.md) |",
           "| Logo, GFlip, SVMRFE, IRelief, LHRelief | `bench_iterative.py` | "
           "[bench_iterative.md](bench_iterative.md) |",
+          "| LHRelief's incremental neighbour search against one full search per iteration | "
+          "`bench_lhrelief.py search` | [bench_lhrelief.md](bench_lhrelief.md) |",
           "| EFW, SBMLR | `bench_efw_sbmlr.py` | [bench_efw_sbmlr.md](bench_efw_sbmlr.md) |",
           "| Relief family with missing values | `bench_relief_missing.py` | "
           "[bench_relief_missing.md](bench_relief_missing.md) |", ""]
@@ -391,7 +393,7 @@ def render(results, args):
         L += ["## Kernels", "",
               f"Machine limit: **{lim:.3g} elements/s** (a compiled `|a - b|` accumulate over cache-resident blocks on "
               "all cores, best of 7 runs). Element rate = n*n*d / seconds, medians of "
-              f"{args.repeat}. \"vs NumPy\" is the chunked NumPy broadcast of the same kernel.", "",
+              f"{k.get('repeat', 1)}. \"vs NumPy\" is the chunked NumPy broadcast of the same kernel.", "",
               "| n x d | L1 float64 el/s (% of limit) | L2sq float64 | L1 float32 | L2sq float32 | NumPy L1 "
               "| L1 vs NumPy |",
               "| --- | --- | --- | --- | --- | --- | --- |"]
@@ -527,7 +529,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         if "kernels" in sections:
             print("kernels", flush=True)
-            results["kernels"] = kernels_section(sizes, a.repeat)
+            results["kernels"] = {**kernels_section(sizes, a.repeat), "repeat": a.repeat}
         if "peers" in sections:
             print("peers", flush=True)
             pdatas = [f"syn:{n}x{d}" for n, d in sizes] + MICROARRAYS[:1]
