@@ -380,7 +380,7 @@ def render(results, args):
           "[bench_sqpfw.md](bench_sqpfw.md) |",
           "| MDM (lazy LP: rounds, rows, IPM iterations) | `bench_mdm.py` | [bench_mdm.md](bench_mdm.md) |",
           "| NCADiagonal against scikit-learn's NCA | `bench_nca.py` | [bench_nca.md](bench_nca.md) |",
-          "| Logo, GFlip, SVMRFE, IRelief, LHRelief | `bench_iterative.py` | "
+          "| Logo, GFlip, SVMRFE, Simba (default parameters, microarrays) | `bench_iterative.py` | "
           "[bench_iterative.md](bench_iterative.md) |",
           "| LHRelief's incremental neighbour search against one full search per iteration | "
           "`bench_lhrelief.py search` | [bench_lhrelief.md](bench_lhrelief.md) |",
