@@ -476,6 +476,11 @@ def test_partial_run_is_reported_as_partial(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     old = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1, compute=False))
     assert old.cells_stale == 2 and old.cells_total == 6 and old.partial
+    # --revalidate 1: one stale cell recomputed, the other kept; only the first counts as run
+    assert {rows[0]["method"], rows[1]["method"]} == {"IB1"}
+    kept = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1, revalidate=1))
+    assert kept.cells_total == 8 and not kept.partial and kept.cells_stale == 0
+    assert (kept.cells_run, kept.cells_revalidated) == (1, 1)
 
 
 def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):

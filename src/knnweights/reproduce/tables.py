@@ -137,6 +137,7 @@ class TableResult:
     seconds: float = 0.0
     raw: list = field(default_factory=list)
     cells_expected: int = None  # the cells the protocol asks for (None: not counted, e.g. a custom table)
+    cells_revalidated: int = 0  # stale cells kept under the current code by --revalidate (not computed)
     cells_stale: int = 0  # stored cells made by other code, not used (recomputed on resume, or --revalidate)
     code: dict = field(default_factory=dict)  # method label -> {"hash", "modules"} of the code computing its cells
 
@@ -225,18 +226,24 @@ def _n_splits(protocol, y):
 class _CountingStore(ResultStore):
     """A :class:`ResultStore` that advances a progress bar for every cell it records.
 
-    ``appended`` counts the rows this process wrote: other processes may append to the same
-    file meanwhile (lanes on disjoint methods), so the file's growth is not this run's work.
+    ``appended`` counts the cells this process computed and wrote, ``revalidated`` the stale
+    cells it kept under the current code (``--revalidate``: written again, not computed).
+    Other processes may append to the same file meanwhile (lanes on disjoint methods), so
+    the file's growth is not this run's work.
     """
 
     def __init__(self, path, bar):
         super().__init__(path)
         self.bar = bar
         self.appended = 0
+        self.revalidated = 0
 
     def append(self, row):
         super().append(row)
-        self.appended += 1
+        if "revalidated" in row:
+            self.revalidated += 1
+        else:
+            self.appended += 1
         if self.bar is not None:
             self.bar.update(1)
 
@@ -354,6 +361,7 @@ def run_table(spec, cfg):
         if bar is not None:
             bar.close()
     res.cells_run = store.appended
+    res.cells_revalidated = store.revalidated
     for (m, d), rows in got.items():
         lab = labels[d]
         if isinstance(rows, NotImplementedError):
@@ -374,8 +382,9 @@ def run_table(spec, cfg):
                           - done_keys)
     # failed / not implemented groups have no cells to wait for
     res.cells_expected = sum(per_ds[d] for (m, d), rows in got.items() if not isinstance(rows, Exception))
+    rev = f", {res.cells_revalidated} of them revalidated" if res.cells_revalidated else ""
     cfg.say(f"  {spec.name}: {res.cells_total} cells ({res.cells_run} run, {res.cells_total - res.cells_run} "
-            "from the store)")
+            f"from the store{rev})")
     # comparison rows
     sign = -1.0 if spec.metric == "error" else 1.0
     for ds in spec.datasets:
