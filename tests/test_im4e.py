@@ -327,3 +327,19 @@ def test_verbose_prints_one_line_per_update(capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.strip() and ln.split()[0].isdigit()]
     assert len(lines) == est.n_iter_ + 1  # the start and every update
     assert float(lines[-1].split()[1]) == pytest.approx(est.cost_history_[-1], rel=1e-8)
+
+
+def test_default_max_iter_reaches_tol_on_a_slowly_converging_fold():
+    # standardised BUPA, the third training fold of `knnweights demo --dataset bupa_liver`: the relative
+    # cost change falls slowly and the fit needs ~350 updates, which the former default (100) cut short
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load("bupa_liver", return_X_y=True, missing="median")
+    tr = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[2][0]
+    Xt = StandardScaler().fit_transform(X[tr])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = IM4E().fit(Xt, y[tr])
+    c = est.cost_history_
+    assert est.stop_reason_ == "tol" and 100 < est.n_iter_ < est.max_iter
+    assert abs(c[-1] - c[-2]) <= est.tol * abs(c[-2]) < abs(c[-2] - c[-3])
