@@ -331,7 +331,8 @@ def test_verbose_prints_one_line_per_update(capsys):
 
 def test_default_max_iter_reaches_tol_on_a_slowly_converging_fold():
     # standardised BUPA, the third training fold of `knnweights demo --dataset bupa_liver`: the relative
-    # cost change falls slowly and the fit needs ~350 updates, which the former default (100) cut short
+    # cost change falls slowly and the fit needs ~350 updates from most random starts (seeds 0-7: 317-357,
+    # one 37), which the former default (100) cut short; the start is seeded, as the demo seeds it
     from sklearn.model_selection import StratifiedKFold
 
     X, y = load("bupa_liver", return_X_y=True, missing="median")
@@ -339,7 +340,7 @@ def test_default_max_iter_reaches_tol_on_a_slowly_converging_fold():
     Xt = StandardScaler().fit_transform(X[tr])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = IM4E().fit(Xt, y[tr])
+        est = IM4E(random_state=0).fit(Xt, y[tr])
     c = est.cost_history_
     assert est.stop_reason_ == "tol" and 100 < est.n_iter_ < est.max_iter
     assert abs(c[-1] - c[-2]) <= est.tol * abs(c[-2]) < abs(c[-2] - c[-3])
