@@ -155,8 +155,9 @@ _MICRO_GAPS = {"breast_vantveer": "every method of Tables 3 and 4 on this set, S
                                   "which the paper does not describe (the source has 36,458 missing values, gene "
                                   "medians imputed here). Selection bias explains part of it at most: choosing "
                                   "Table 4's 2000 genes on all 78 samples before the CV raises IB1 / IB3 from "
-                                  "65.5 / 69.9 % to 71.3 / 78.0 %, still below the paper's 87.0 / 86.1 %, and "
-                                  "changes nothing on Prostate (benchmarks/breast_selection_bias.md)"}
+                                  "65.3 / 69.9 % to 72.3 / 78.9 % (same folds), still below the paper's "
+                                  "87.0 / 86.1 %, and changes nothing on Prostate "
+                                  "(benchmarks/breast_selection_bias.md)"}
 
 
 def _micro_ds(std=False):
