@@ -122,3 +122,10 @@ def test_selectkbest_breaks_equal_scores_by_the_highest_index():
     X = np.c_[x0, np.ones((20, 4))]
     sel = SelectKBest(weka_chi_squared, k=3).fit(X, y)
     np.testing.assert_array_equal(np.flatnonzero(sel.get_support()), [0, 3, 4])
+
+
+def test_bad_input_is_refused_with_the_shared_messages():
+    with pytest.raises(ValueError, match="infinity"):
+        weka_chi_squared(np.array([[1.0, np.inf], [2.0, 3.0]]), [0, 1])
+    with pytest.raises(ValueError, match="class labels"):
+        weka_chi_squared(np.ones((2, 1)), [0.0, np.nan])

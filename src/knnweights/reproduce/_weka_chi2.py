@@ -41,6 +41,8 @@ from scipy.stats import chi2 as _chi2_dist
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
+from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
+
 __all__ = ["weka_chi_squared", "mdl_cut_points"]
 
 _LOG2 = np.log(2.0)
@@ -158,18 +160,25 @@ def _cut_points(sv, sl, m, n_classes, out):
 
 
 @njit(cache=True, nogil=True)
+def _gene_cuts(col, y, n_classes, cuts):
+    """Sort one attribute (NaN last), split its ``m`` present values: ``(sorted values, their labels, m, k)``
+    with the ``k`` cut points in ``cuts[:k]``."""
+    order = np.argsort(col, kind="mergesort")  # NaN sort last
+    sv = col[order]
+    sl = y[order]
+    m = col.shape[0]
+    while m > 0 and np.isnan(sv[m - 1]):
+        m -= 1
+    k = _cut_points(sv, sl, m, n_classes, cuts)
+    return sv, sl, m, k
+
+
+@njit(cache=True, nogil=True)
 def _scores(X, y, n_classes, stat, dof):
     n, d = X.shape
     cuts = np.empty(n)
     for j in range(d):
-        col = X[:, j]
-        order = np.argsort(col, kind="mergesort")  # NaN sort last
-        sv = col[order]
-        sl = y[order]
-        m = n
-        while m > 0 and np.isnan(sv[m - 1]):
-            m -= 1
-        k = _cut_points(sv, sl, m, n_classes, cuts)
+        sv, sl, m, k = _gene_cuts(X[:, j], y, n_classes, cuts)
         tab = np.zeros((k + 1, n_classes))
         for i in range(m):
             b = 0
@@ -209,6 +218,9 @@ def _scores(X, y, n_classes, stat, dof):
 
 
 def _check(X, y):
+    check_numeric_columns(X)
+    check_finite_columns(X, allow_nan=True)
+    check_target(y)
     X, y = check_X_y(X, y, dtype=np.float64, ensure_all_finite="allow-nan", y_numeric=False)
     check_classification_targets(y)
     classes, yi = np.unique(y, return_inverse=True)
@@ -261,10 +273,6 @@ def mdl_cut_points(x, y):
         first cut point ``c_j`` with ``v <= c_j`` (the last bin when there is none).
     """
     X, yi, n_classes = _check(np.asarray(x, dtype=np.float64).reshape(-1, 1), y)
-    col = X[:, 0]
-    order = np.argsort(col, kind="mergesort")
-    sv, sl = col[order], yi[order]
-    m = int(np.sum(~np.isnan(sv)))
-    out = np.empty(max(len(sv), 1))
-    k = _cut_points(sv, sl, m, n_classes, out)
+    out = np.empty(max(X.shape[0], 1))
+    k = _gene_cuts(X[:, 0], yi, n_classes, out)[3]
     return out[:k].copy()
