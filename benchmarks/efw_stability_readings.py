@@ -37,6 +37,7 @@ from knnweights.evaluation import spearman_similarity, stability
 from knnweights.reproduce._common import loader
 from knnweights.reproduce.efw import _efw
 from knnweights.reproduce.tables import Config
+from knnweights.weighters.efw import _start as member_start
 from knnweights.weighters.efw import efw_objective, ensemble_subsamples, soft_base_margins
 
 PAPER = {"colon_alon": 0.9661, "prostate_singh": 0.9687, "arcene": 0.9587, "ionosphere": 0.9725,
@@ -60,8 +61,7 @@ def _relaxed(X, y, nonneg):
     rows = ensemble_subsamples(codes, M, 0.9, 0)
     Zs = [Z[r] for r in rows]
     d = X.shape[1]
-    W0 = np.vstack([np.maximum(Zk.sum(axis=0), 0.0) for Zk in Zs])
-    W0 /= np.linalg.norm(W0, axis=1, keepdims=True)
+    W0 = np.vstack([member_start(Zk, np.ones(d)) for Zk in Zs])  # the judged reading's start
 
     def fun(v):
         f, G = efw_objective(v.reshape(M, d), Zs, GAMMA)
@@ -73,8 +73,9 @@ def _relaxed(X, y, nonneg):
 
 
 def _start(X, y):
+    """The members' start (normalised positive part of the summed margins) on all of ``X``."""
     codes = np.unique(y, return_inverse=True)[1]
-    return np.maximum(soft_base_margins(X, codes, 1.0).sum(axis=0), 0.0)
+    return member_start(soft_base_margins(X, codes, 1.0), np.ones(X.shape[1]))
 
 
 def main(argv=None):
