@@ -13,10 +13,15 @@ The remedy here: when the cache does not hold the kernels yet, compile them in a
 process (:func:`compile_kernels`, which writes the cache) before any cell is computed,
 so that every process of the run, the parent and its joblib workers, loads the same
 cached code.  :func:`ensure_cached` does that once; ``knnweights reproduce`` calls it.
+A cache that holds only some kernels (a script or notebook that fitted one method
+compiled and cached that method's kernels alone) counts as lacking them: the child
+leaves a stamp beside numba's cache, keyed by the installed sources, and only the
+stamp says that every kernel the warm-up reaches is there.
 Across machines (another CPU, another numba) the last bits may still differ, as with
 any BLAS.
 """
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -27,19 +32,65 @@ import numpy as np
 __all__ = ["compile_kernels", "ensure_cached", "kernels_cached"]
 
 
-def kernels_cached():
-    """True when numba's cache holds the main pairwise kernel for the sources installed now.
+def _main_kernel():
+    from .engine import _kernels
 
-    ``None`` when that cannot be told (numba's cache internals changed, no cache).
+    return getattr(_kernels.pairwise_phi, "compiled", _kernels.pairwise_phi)
+
+
+def _main_kernel_indexed():
+    """True when numba's cache holds the main pairwise kernel for its source now (its index is valid)."""
+    return bool(_main_kernel()._cache._cache_file._load_index())
+
+
+def _sources_key():
+    """A key of the installed sources and compiler: numba keys its cache on each file's time and size."""
+    import numba
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(f"{numba.__version__} {sys.version}".encode())
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                st = os.stat(path)
+                h.update(f"{os.path.relpath(path, root)} {st.st_mtime_ns} {st.st_size}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def _stamp_path():
+    """The warm-up's stamp, in the directory numba caches the main kernel in."""
+    return os.path.join(_main_kernel()._cache._cache_path, f"knnweights-warm-{_sources_key()}.stamp")
+
+
+def _write_stamp():
+    """Say that every kernel the warm-up reaches is cached for these sources (older sources' stamps go)."""
+    try:
+        path = _stamp_path()
+        folder, name = os.path.split(path)
+        for old in os.listdir(folder):
+            if old.startswith("knnweights-warm-") and old.endswith(".stamp") and old != name:
+                os.remove(os.path.join(folder, old))
+        with open(path, "w") as fh:
+            fh.write("every kernel the warm-up reaches was compiled and cached for these sources\n")
+    except Exception:  # noqa: BLE001 - an unwritable cache: the next run warms up again
+        pass
+
+
+def kernels_cached():
+    """True when numba's cache holds the kernels for the sources installed now.
+
+    That is: the main pairwise kernel is in the cache and the warm-up's stamp for these
+    sources is there (written by :func:`compile_kernels` once every kernel it reaches is
+    compiled).  ``None`` when that cannot be told (numba's cache internals changed, no cache).
     """
     try:
-        from .engine import _kernels
-
-        f = getattr(_kernels.pairwise_phi, "compiled", _kernels.pairwise_phi)
-        index = f._cache._cache_file._load_index()
+        indexed = _main_kernel_indexed()
+        stamp = _stamp_path()
     except Exception:  # noqa: BLE001 - private numba API: unknown is not an error
         return None
-    return bool(index)
+    return indexed and os.path.exists(stamp)
 
 
 def _tiny(n_classes, dtype, seed=0):
@@ -97,6 +148,7 @@ def compile_kernels():
             w = np.full(6, 6**-0.5)
             search(w, 3)
             search(w * (1 + 1e-6 * np.arange(6)), 3)
+    _write_stamp()
 
 
 def ensure_cached(log=None, timeout=900):
