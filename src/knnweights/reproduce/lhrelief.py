@@ -82,6 +82,22 @@ _DS = [("Bupa", "bupa_liver", "bupa_liver"), ("Teach", "tae", "tae"), ("Sonar", 
        ("Spambase", "spambase", "spambase")]
 
 
+_RAW = ("the paper scales \"the raw datasets\"; benchmarks/lhrelief_table2_scaling.md, a cheaper protocol: one setting "
+        "per method, 5 holdouts")
+#: what is known about the misses no cause explains (the reason column says it after "unexplained")
+_GAPS = {
+    "tae": "raw features come closer to the paper for every weighter on this set (" + _RAW + "): SBMLR 34.4 %, "
+           "I-RELIEF 48.0, Simba 54.4, LH-RELIEF 46.8 against the paper's 34.4 / 46.3 / 62.3 / 64.4 (standardised "
+           "46.0 / 51.6 / 47.2 / 44.4), but standardised features come closer in 23 of the table's 32 rows",
+    "page_blocks": "every method we run gives 95-97 % on standardised features, where the paper's spread over "
+                   "89.8-95.7; raw features do not explain it (" + _RAW + "): SBMLR 92.2 %, I-RELIEF 89.0, Simba "
+                   "68.7, LH-RELIEF 62.7 against the paper's 95.7 / 94.1 / 89.8 / 94.5",
+    "spambase": "every method we run gives 87.7-92.7 % on standardised features against the paper's 78.0-84.8 "
+                "(Simba 39.4); raw features do not explain it (" + _RAW + "): Simba drops to 60.4 %, but I-RELIEF "
+                "to 66.3 and LH-RELIEF to 61.2 (paper 78.0 / 84.8)",
+}
+
+
 def table2():
     ds = []
     for lab, key, name in _DS:
@@ -91,7 +107,8 @@ def table2():
             note = "standardised"
             if name == "wpbc":
                 note = "WPBC stands in (198 x 32 as the paper, but 2 classes, not 6); standardised"
-            ds.append(DatasetSpec(lab, key, loader(name, std=True, const=True, max_rows=_ROWS), note=note))
+            ds.append(DatasetSpec(lab, key, loader(name, std=True, const=True, max_rows=_ROWS), note=note,
+                                  unexplained=_GAPS.get(name, "")))
     methods = [
         MethodSpec("LH-RELIEF", _lh, stand_in="knnweights LHRelief + HKNN", reading=READING),
         MethodSpec("LH-RELIEF (additive)", _lh_additive, stand_in="knnweights LHRelief(update='additive') + HKNN",
