@@ -27,7 +27,7 @@ import platform
 import time
 
 import numpy as np
-from bench_sqpfw import _colon
+from bench_sqpfw import _CPU, _colon, _median_time
 from numba import njit
 from threadpoolctl import threadpool_limits
 
@@ -103,9 +103,8 @@ def _fit(X, y, blas):
     if blas == 2:
         active_set.single_thread_blas = _two_thread_blas
     try:
-        t, c = time.perf_counter(), time.process_time()
-        est = SQPFW(theta=1.0).fit(X, y)
-        return est, time.perf_counter() - t, time.process_time() - c
+        wall, est = _median_time(lambda: SQPFW(theta=1.0).fit(X, y), 1)
+        return est, wall, _CPU[-1]
     finally:
         active_set.single_thread_blas = saved
 
