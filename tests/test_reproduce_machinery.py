@@ -664,3 +664,72 @@ def test_cells_run_counts_only_this_process_rows(tmp_path):
     lines = path.read_text().splitlines()
     assert sum('"other lane"' in x for x in lines) == 3  # one foreign row per fit
     assert res.cells_total == 3 and res.cells_run == 3 and len(lines) == 6
+
+
+def test_code_hash_parts_include_module_constants(tmp_path):
+    from knnweights.reproduce import _codehash
+
+    f = tmp_path / "c.py"
+    f.write_text("CAP = 5\nCAPTION = 'a'\n\n\ndef run():\n    return CAP\n")
+    a = _codehash._file_digest(str(f), ("run", "CAP"))
+    _codehash._FILE_HASH.clear()
+    f.write_text("CAP = 5\nCAPTION = 'b'\n\n\ndef run():\n    return CAP\n")
+    assert _codehash._file_digest(str(f), ("run", "CAP")) == a  # glue changed
+    _codehash._FILE_HASH.clear()
+    f.write_text("CAP = 6\nCAPTION = 'b'\n\n\ndef run():\n    return CAP\n")
+    assert _codehash._file_digest(str(f), ("run", "CAP")) != a  # a constant the part reads changed
+    _codehash._FILE_HASH.clear()
+
+
+@pytest.mark.parametrize("module", ["knnweights.reproduce.sqpfw", "knnweights.evaluation.runner"])
+def test_code_hash_parts_are_closed_over_their_module(module):
+    """Every top-level definition of the module that a hashed part reads is itself hashed (or an import)."""
+    import ast
+    import importlib.util
+
+    from knnweights.reproduce import _codehash
+
+    parts = set(_codehash._PARTS[module])
+    tree = ast.parse(open(importlib.util.find_spec(module).origin).read())
+    defined, imported = {}, set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(t, ast.Name):
+                    defined[t.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported.update((a.asname or a.name).split(".")[0] for a in node.names)
+    assert parts <= set(defined), parts - set(defined)
+    todo, seen = list(parts), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for n in ast.walk(defined[name]):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in defined and n.id not in seen:
+                todo.append(n.id)
+    # the runner's _run_cell turns its values into JSON with these (no arithmetic); they join its parts at the
+    # next change that stales every stored cell anyway (adding them changes every method's hash)
+    known = {"knnweights.evaluation.runner": {"_jsonable", "_json_default"}}.get(module, set())
+    missing = seen - parts - known
+    assert not missing, f"{module}: hashed parts read {sorted(missing)}, which are not hashed"
+    assert not imported & parts
+
+
+def test_sqpfw_table1_reads_wdbc_from_scikit_learn():
+    """Table 1's "Bre. Can. Dia." row is UCI WDBC, which scikit-learn ships (no network, no bundled copy)."""
+    from knnweights.reproduce import resolve_datasets
+    from knnweights.reproduce._common import reduction
+    from knnweights.reproduce.sqpfw import table1
+    from knnweights.reproduce.tables import Config
+
+    ds = {d.key: d for d in table1().datasets}["wdbc"]
+    assert ds.load is not None and not ds.reason
+    X, y = ds.load(Config(mode="full"))
+    assert X.shape == (569, 30) and np.bincount(np.unique(y, return_inverse=True)[1]).tolist() == [212, 357]
+    np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)  # standardised, as the other rows
+    assert reduction(ds.load, "full") == "" and "300 rows" in reduction(ds.load, "quick")
+    assert "wdbc" in resolve_datasets(["WDBC"], ["sqp-fw"]) and "Bre. Can. Dia." in resolve_datasets(["wdbc"])

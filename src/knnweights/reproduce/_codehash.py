@@ -14,7 +14,10 @@ callable):
   package's ``__init__``); the imports of ``knnweights.reproduce`` modules are not
   followed (glue and captions, not numbers);
 * the cell runner (:mod:`knnweights.evaluation.runner`: only the definitions that compute a
-  cell, ``_run_cell`` and the split protocols, not the store and resume code) and its imports.
+  cell, ``_run_cell`` and the split protocols, not the store and resume code) and its imports;
+* of a module named in ``_PARTS`` only the listed top-level definitions (functions, classes,
+  module constants): the runner, and SQP-FW's table method in :mod:`knnweights.reproduce.sqpfw`
+  (a table's dataset list or caption there changes no stored cell).
 
 The method's parameters, the data and the split are already in the cell's fingerprint
 (:func:`knnweights.evaluation.run_grid`), so together they pin the cell.  The hash is
@@ -39,7 +42,10 @@ _SKIP = {"knnweights", "knnweights.cli", "knnweights.__main__", "knnweights.repr
 _ALWAYS = ("knnweights.evaluation.runner",)
 #: modules of which only these top-level definitions compute a cell (the rest is storage, resuming, reporting):
 #: their source segments are hashed instead of the whole file, and their imports are those of the module
-_PARTS = {"knnweights.evaluation.runner": ("_run_cell", "RepeatedCV", "RepeatedHoldout", "_root_seed")}
+_PARTS = {"knnweights.evaluation.runner": ("_run_cell", "RepeatedCV", "RepeatedHoldout", "_root_seed"),
+          # the method SQP-FW's table cells pickle and what it calls or reads at run time (not the tables' glue:
+          # dataset lists and captions, which are in the cells' fingerprints or change no number)
+          "knnweights.reproduce.sqpfw": ("_SQPFWPathKNN", "_path_errors", "_T1_BREAKPOINTS")}
 
 
 class _Recorder(pickle.Unpickler):
@@ -155,8 +161,15 @@ def _file_digest(path, names=None):
         if names:
             text = data.decode("utf-8")
             tree = ast.parse(text)
-            segs = {n.name: ast.get_source_segment(text, n) for n in tree.body
-                    if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names}
+            segs = {}
+            for n in tree.body:
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names:
+                    segs[n.name] = ast.get_source_segment(text, n)
+                elif isinstance(n, (ast.Assign, ast.AnnAssign)):  # a module constant the parts read
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    for t in targets:
+                        if isinstance(t, ast.Name) and t.id in names:
+                            segs[t.id] = ast.get_source_segment(text, n)
             missing = set(names) - set(segs)
             if missing:  # renamed: hash the whole file rather than nothing
                 segs = {"": text}

@@ -36,9 +36,22 @@ def top_variance(X, k):
     return X[:, idx]
 
 
+#: paper datasets that scikit-learn ships (read from its installed files, no network), not bundled as a CSV:
+#: name -> (loader in sklearn.datasets, n, d). WDBC is SQP-FW Table 1's "Breast Cancer Wisconsin (Diagnostic)".
+SKLEARN_SETS = {"wdbc": ("load_breast_cancer", 569, 30)}
+
+
+def _load_raw(name):
+    if name in SKLEARN_SETS:
+        import sklearn.datasets
+
+        return getattr(sklearn.datasets, SKLEARN_SETS[name][0])(return_X_y=True)
+    return _ds.load(name, return_X_y=True, missing="median")
+
+
 def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, max_rows=None, max_features=None,
            min_class=None):
-    """A ``callable(cfg) -> (X, y)`` for a bundled dataset.
+    """A ``callable(cfg) -> (X, y)`` for a bundled dataset (or one of :data:`SKLEARN_SETS`).
 
     ``max_rows`` / ``max_features``: dicts mode -> limit (quick / tiny subsampling, said in the
     table captions); ``rows``: keep the first ``rows`` samples (SQP-FW's 102 Prostate samples);
@@ -47,7 +60,7 @@ def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, m
     """
 
     def load(cfg):
-        X, y = _ds.load(name, return_X_y=True, missing="median")
+        X, y = _load_raw(name)
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y)
         if rows is not None:
@@ -106,7 +119,7 @@ def reduction(load, mode, shape=None):
             info = _ds.dataset_info(name)
             n, d = info["n"], info["d"]
         except Exception:  # noqa: BLE001 - only a caption
-            pass
+            n, d = SKLEARN_SETS.get(name, (None, None, None))[1:]
     if mr and (n is None or n > mr):
         parts.append(f"--{mode} subsample of <= {mr} rows")
     if mf and (d is None or d > mf):

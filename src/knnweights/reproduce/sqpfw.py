@@ -55,7 +55,7 @@ def _baseline(name, **kw):
     return build
 
 
-_T1 = [("Bre. Can. Dia.", "wdbc", None), ("Con. Ben.", "sonar", "sonar"),
+_T1 = [("Bre. Can. Dia.", "wdbc", "wdbc"), ("Con. Ben.", "sonar", "sonar"),
        ("Ima. Seg.", "image_segmentation", "image_segmentation"), ("Ionosphere", "ionosphere", "ionosphere"),
        ("Pag. Blo. Cla.", "page_blocks", "page_blocks"), ("Parkinson", "parkinsons", "parkinsons"),
        ("Pen. Rec. Han. Dig.", "pendigits", "pendigits"), ("Spambase", "spambase", "spambase"),
@@ -65,15 +65,13 @@ _T1 = [("Bre. Can. Dia.", "wdbc", None), ("Con. Ben.", "sonar", "sonar"),
 def table1():
     ds = []
     for lab, key, name in _T1:
-        if name is None:
-            ds.append(DatasetSpec(lab, key, None,
-                                  reason="Breast Cancer Wisconsin (Diagnostic) is not among the bundled datasets"))
-        else:
-            note = "constant features dropped, standardised"
-            if name == "wine_quality":
-                note += "; quality 9 (5 samples) dropped: a third of it cannot give each sample a hit"
-            load = loader(name, std=True, const=True, max_rows=_ROWS, min_class=10)
-            ds.append(DatasetSpec(lab, key, load, note=note))
+        note = "constant features dropped, standardised"
+        if name == "wdbc":
+            note = "UCI WDBC as scikit-learn ships it (load_breast_cancer, 569 x 30); " + note
+        if name == "wine_quality":
+            note += "; quality 9 (5 samples) dropped: a third of it cannot give each sample a hit"
+        load = loader(name, std=True, const=True, max_rows=_ROWS, min_class=10)
+        ds.append(DatasetSpec(lab, key, load, note=note))
     methods = [MethodSpec("Relief", _baseline("Relief", random_state=0), stand_in="knnweights Relief + kNN"),
                MethodSpec("Simba", _baseline("Simba", random_state=0), stand_in="knnweights Simba + kNN"),
                MethodSpec("MulRel", _baseline("MulRel"), stand_in="knnweights MulRel + kNN"),
