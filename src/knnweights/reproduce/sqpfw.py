@@ -86,7 +86,9 @@ def table1():
                              "baselines tune the removed share 0..99 % "
                              "(--quick: steps of 10 %); Simba / NCA-D best of 5 starts (--quick: 2). SQP-FW's paths "
                              "stop after 5000 events (breakpoints): on the larger sets (e.g. Pendigits, Page Blocks) "
-                             "some end before theta = 100 and the larger thetas get their last weights. " +
+                             "some end before theta = 100 and the larger thetas get their last weights; a path whose "
+                             "active set cycles at a degenerate point (tied distances) ends there in the same way, "
+                             "with a ConvergenceWarning. " +
                              limits_note(_ROWS) + ".")
 
 
@@ -215,7 +217,9 @@ def table2():
                              "standardised data); random train / test 2:1, 10 repeats (--quick: 2); theta by 10-fold "
                              "CV on the training "
                              "part (--quick: 3-fold) along the regularisation path (100 log-spaced values in "
-                             "[1e-3, 1e2]); " + limits_note(None, _FEATS) +
+                             "[1e-3, 1e2]; a path whose active set cycles at a degenerate point ends there, with a "
+                             "ConvergenceWarning, and the larger thetas get its last weights); " +
+                             limits_note(None, _FEATS) +
                              " (so the median number of non-zero weights is out of those). Paper's ± is SD or SE "
                              "(not said).")
 
