@@ -691,7 +691,7 @@ def test_code_hash_parts_are_closed_over_their_module(module):
 
     parts = set(_codehash._PARTS[module])
     tree = ast.parse(open(importlib.util.find_spec(module).origin).read())
-    defined, imported = {}, set()
+    defined, imported, glue = {}, set(), set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             defined[node.name] = node
@@ -700,7 +700,16 @@ def test_code_hash_parts_are_closed_over_their_module(module):
                 if isinstance(t, ast.Name):
                     defined[t.id] = node
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imported.update((a.asname or a.name).split(".")[0] for a in node.names)
+            names = {(a.asname or a.name).split(".")[0] for a in node.names}
+            imported |= names
+            pkg = module.rpartition(".")[0]
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
+                src = ".".join(base + ([node.module] if node.module else []))
+            else:
+                src = getattr(node, "module", None) or ""
+            if src.startswith("knnweights.reproduce"):  # reproduce modules' imports are not followed by the hash
+                glue |= names
     assert parts <= set(defined), parts - set(defined)
     todo, seen = list(parts), set()
     while todo:
@@ -709,8 +718,10 @@ def test_code_hash_parts_are_closed_over_their_module(module):
             continue
         seen.add(name)
         for n in ast.walk(defined[name]):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in defined and n.id not in seen:
-                todo.append(n.id)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                assert n.id not in glue, f"{module}: hashed part {name} reads {n.id} from an unhashed reproduce module"
+                if n.id in defined and n.id not in seen:
+                    todo.append(n.id)
     # the runner's _run_cell turns its values into JSON with these (no arithmetic); they join its parts at the
     # next change that stales every stored cell anyway (adding them changes every method's hash)
     known = {"knnweights.evaluation.runner": {"_jsonable", "_json_default"}}.get(module, set())
