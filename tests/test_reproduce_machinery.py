@@ -691,25 +691,14 @@ def test_code_hash_parts_are_closed_over_their_module(module):
 
     parts = set(_codehash._PARTS[module])
     tree = ast.parse(open(importlib.util.find_spec(module).origin).read())
-    defined, imported, glue = {}, set(), set()
+    defined, imported, glue = _codehash._definitions(tree), set(), set()
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            defined[node.name] = node
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                if isinstance(t, ast.Name):
-                    defined[t.id] = node
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = {(a.asname or a.name).split(".")[0] for a in node.names}
             imported |= names
-            pkg = module.rpartition(".")[0]
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                src = ".".join(base + ([node.module] if node.module else []))
-            else:
-                src = getattr(node, "module", None) or ""
-            if src.startswith("knnweights.reproduce"):  # reproduce modules' imports are not followed by the hash
-                glue |= names
+            if isinstance(node, ast.ImportFrom) and _codehash._from_target(
+                    node, module.rpartition(".")[0]).startswith("knnweights.reproduce"):
+                glue |= names  # reproduce modules' imports are not followed by the hash
     assert parts <= set(defined), parts - set(defined)
     todo, seen = list(parts), set()
     while todo:

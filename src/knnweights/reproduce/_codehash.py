@@ -83,6 +83,28 @@ def _is_pkg(module):
 _IMPORTS = {}
 
 
+def _from_target(node, pkg):
+    """The absolute module an ``ast.ImportFrom`` inside package ``pkg`` imports from."""
+    if not node.level:
+        return node.module or ""
+    base = pkg.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _definitions(tree):
+    """``{name: node}`` of a module's top-level functions, classes and constants (``name = ...``)."""
+    out = {}
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+            out[n.name] = n
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                if isinstance(t, ast.Name):
+                    out[t.id] = n
+    return out
+
+
 def _imports(module):
     """knnweights modules ``module`` imports (any level of its source), names resolved to their modules."""
     if module in _IMPORTS:
@@ -99,12 +121,7 @@ def _imports(module):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith(_PKG + ".") or a.name == _PKG)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _from_target(node, pkg)
             if not (target == _PKG or target.startswith(_PKG + ".")):
                 continue
             if not _is_pkg(target):
@@ -161,15 +178,7 @@ def _file_digest(path, names=None):
         if names:
             text = data.decode("utf-8")
             tree = ast.parse(text)
-            segs = {}
-            for n in tree.body:
-                if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names:
-                    segs[n.name] = ast.get_source_segment(text, n)
-                elif isinstance(n, (ast.Assign, ast.AnnAssign)):  # a module constant the parts read
-                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                    for t in targets:
-                        if isinstance(t, ast.Name) and t.id in names:
-                            segs[t.id] = ast.get_source_segment(text, n)
+            segs = {k: ast.get_source_segment(text, n) for k, n in _definitions(tree).items() if k in names}
             missing = set(names) - set(segs)
             if missing:  # renamed: hash the whole file rather than nothing
                 segs = {"": text}
