@@ -733,3 +733,42 @@ def test_sqpfw_table1_reads_wdbc_from_scikit_learn():
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-12)  # standardised, as the other rows
     assert reduction(ds.load, "full") == "" and "300 rows" in reduction(ds.load, "quick")
     assert "wdbc" in resolve_datasets(["WDBC"], ["sqp-fw"]) and "Bre. Can. Dia." in resolve_datasets(["wdbc"])
+
+
+def test_best_of_row_against_the_papers_marked_best():
+    from knnweights.reproduce.report import fidelity
+    from knnweights.reproduce.tables import TableResult, _best_of_row
+
+    rng = np.random.RandomState(0)
+    noise = rng.normal(0, 3, 10)
+
+    def cells(acc):
+        return [{"repeat": 0, "fold": k, "accuracy": float(a)} for k, a in enumerate(acc)]
+
+    spec = TableSpec("p", "t", "t", "t.csv", [DatasetSpec(d, d.lower(), None) for d in ("S", "T", "N", "O", "U")],
+                     [MethodSpec("A", None), MethodSpec("B", None),
+                      MethodSpec("A2", None, paper_label="A", reading="another reading")], None, metric="error")
+    paper = [{"dataset": d, "method": m, "mean": "10", "best_marked": "yes" if m == best else ""}
+             for d, best in (("S", "A"), ("T", "A"), ("N", "A"), ("O", "B"), ("U", "B")) for m in ("A", "B")]
+    got = {("S", "A"): cells(80 + noise), ("S", "B"): cells(70 + noise),  # the paper's best is ours: same
+           ("T", "A"): cells(80 + noise), ("T", "B"): cells(80.5 + noise[::-1]),  # ours B (0.5 points better), tied
+           ("N", "A"): cells(70 + noise), ("N", "B"): cells(80 + noise + rng.normal(0, 0.5, 10)),  # B, not tied
+           # another reading of A (not a competitor) beats both: B stays our best, the paper's B agrees
+           ("O", "A"): cells(60 + noise), ("O", "B"): cells(70 + noise), ("O", "A2"): cells(95 + noise),
+           ("U", "A"): cells(60 + noise)}  # the marked B not computed: the row is left out
+    best = {b["dataset"]: b for b in _best_of_row(spec, got, paper)}
+    assert set(best) == {"S", "T", "N", "O"}
+    assert best["S"]["ours_best"] == "A" and best["S"]["agree"] and best["S"]["p_value"] == 1.0
+    assert best["T"]["ours_best"] == "B" and best["T"]["agree"] and best["T"]["p_value"] >= 0.05
+    assert best["N"]["ours_best"] == "B" and not best["N"]["agree"] and best["N"]["p_value"] < 1e-6
+    assert best["O"]["ours_best"] == "B" and best["O"]["agree"] and best["O"]["competitors"] == 2
+    res = TableResult(spec, [{"within": True, "diff": 1.0}] * 9 + [{"within": False, "diff": 5.0}],
+                      best=list(best.values()))
+    assert fidelity([res])["best_agree"] == 3 and fidelity([res])["best_compared"] == 4
+    word, text = verdict(res)  # 90 % of the cells, 75 % of the rows: the claim-level check passes
+    assert word == "reproduced" and "ours or statistically tied with it in 3/4 rows (75 %)" in text
+    res.best = res.best[2:]  # one row of two agreeing: 50 %
+    assert verdict(res)[0] == "partly reproduced"
+    res.rows = []
+    text = table_markdown(res)
+    assert "| N | A | B |" in text and text.count("| no |") == 1 and "| O | B | B | 1 | same |" in text

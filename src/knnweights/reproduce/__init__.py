@@ -298,6 +298,8 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None, extr
     if fid["cells_compared"] or fid["wtl_compared"]:
         fid_text = (f"fidelity: {fid['cells_within']}/{fid['cells_compared']} cells within 2 SE + 2 points, "
                     f"W/T/L directions {fid['wtl_agree']}/{fid['wtl_compared']}")
+        if fid["best_compared"]:
+            fid_text += f", the paper's best ours or tied in {fid['best_agree']}/{fid['best_compared']} rows"
     else:
         fid_text = "fidelity: no paper numbers to compare with in these tables"
     cfg.say(f"done in {wall:.0f} s: {cells_total} cells ({cells_run} computed, {cells_total - cells_run} from the "

@@ -132,6 +132,7 @@ class TableResult:
     spec: TableSpec
     rows: list  # comparison rows (dicts)
     wtl: list = field(default_factory=list)
+    best: list = field(default_factory=list)  # per dataset: the paper's marked best against ours (_best_of_row)
     cells_total: int = 0
     cells_run: int = 0
     seconds: float = 0.0
@@ -443,10 +444,11 @@ def run_table(spec, cfg):
             else:
                 row["status"] = "not run (dataset not selected)"
             res.rows.append(row)
+    need_by_label = {labels[d]: n for d, n in per_ds.items()}
+    complete = {k: v for k, v in cells.items() if v and len(v) >= need_by_label.get(k[0], 0)}
     if spec.reference and spec.wtl_rule:
-        need_by_label = {labels[d]: n for d, n in per_ds.items()}
-        complete = {k: v for k, v in cells.items() if v and len(v) >= need_by_label.get(k[0], 0)}
         res.wtl = _wtl(spec, complete, paper_rows, sign)  # partly computed cells are not counted
+    res.best = _best_of_row(spec, complete, paper_rows)
     res.seconds = time.monotonic() - t0
     return res
 
@@ -512,3 +514,51 @@ def _wtl(spec, cells, paper_rows, sign):
         out.append({"method": m.label, "ours": f"{ours['win']}/{ours['tie']}/{ours['loss']}",
                     "paper": pwtl.get(m.label, ""), "agree": agree, "compared": total, "per_dataset": per})
     return out
+
+
+#: the p-value at or above which our paired t-test cannot tell two methods apart (SQP-FW Table 1's boldface rule)
+BEST_TIE_P = 0.05
+
+
+def _best_of_row(spec, cells, paper_rows):
+    """Per dataset whose paper row marks a best method: the paper's best against ours.
+
+    SQP-FW Table 1 (asterisk) and LH-RELIEF Table 2 (star) mark the best method of each row,
+    and SQP-FW sets in bold the methods "not significantly different from the best"
+    (paired t-test, p >= 0.05), which the paper's text no longer shows. A row agrees when
+    the paper's best is our best too, or when our paired t-test of the two over the same
+    splits gives p >= :data:`BEST_TIE_P` (the paper's best would be bold in our table).
+    The competitors are the rows labelled as in the paper (not other readings) that have a
+    paper number and every cell done; a dataset whose marked method is not among them, or
+    with fewer than two, is left out. Best means the highest mean accuracy (the lowest error).
+    """
+    marked = {}
+    pnum = set()
+    for r in paper_rows:
+        if _f(r.get("mean")) is not None:
+            pnum.add((r.get("dataset"), r.get("method")))
+        if str(r.get("best_marked", "")).strip().lower() == "yes":
+            marked.setdefault(r.get("dataset"), []).append(r.get("method"))
+    out = []
+    for ds in spec.datasets:
+        d = ds.label
+        if d not in marked:
+            continue
+        comp = [m.label for m in spec.methods
+                if m.paper_label is None and (d, m.label) in pnum and cells.get((d, m.label))]
+        paper_best = [m for m in marked[d] if m in comp]
+        if len(comp) < 2 or not paper_best:
+            continue
+        means = {m: float(np.mean([r["accuracy"] for r in cells[(d, m)]])) for m in comp}
+        ours = max(comp, key=lambda m: means[m])  # the first of equal means, in the table's order
+        pb = max(paper_best, key=lambda m: means[m])
+        if pb == ours:
+            pval, agree = 1.0, True
+        else:
+            a, b = _paired(cells[(d, ours)], cells[(d, pb)])
+            pval = float(paired_ttest(a, b)[1]) if a.size >= 2 else float("nan")
+            agree = bool(np.isfinite(pval) and pval >= BEST_TIE_P)
+        out.append({"dataset": d, "paper_best": pb, "ours_best": ours, "p_value": pval, "agree": agree,
+                    "competitors": len(comp)})
+    return out
+
