@@ -772,3 +772,25 @@ def test_best_of_row_against_the_papers_marked_best():
     res.rows = []
     text = table_markdown(res)
     assert "| N | A | B |" in text and text.count("| no |") == 1 and "| O | B | B | 1 | same |" in text
+
+
+def test_wtl_against_an_outcome_the_paper_states(tmp_path):
+    from sklearn.dummy import DummyClassifier
+
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(0, 1, (30, 3)), rng.normal(3, 1, (30, 3))]
+    y = np.r_[np.zeros(30, int), np.ones(30, int)]
+
+    def spec(ref):
+        return TableSpec("im4e", "toy", "toy", "im4e_table5.csv", [DatasetSpec("VC", "toy", lambda cfg: (X, y))],
+                         [MethodSpec("IB1", lambda cfg: KNeighborsClassifier(1)), MethodSpec("I-M4E", ref)],
+                         protocol=lambda cfg: RepeatedCV(5, 2), reference="I-M4E", wtl_rule="stated",
+                         stated_outcome="tie")
+
+    same = run_table(spec(lambda cfg: KNeighborsClassifier(1)), Config(mode="full", out=str(tmp_path / "a"), n_jobs=1))
+    assert same.wtl[0]["ours"] == "0/1/0" and (same.wtl[0]["agree"], same.wtl[0]["compared"]) == (1, 1)
+    worse = run_table(spec(lambda cfg: DummyClassifier(strategy="constant", constant=0)),
+                      Config(mode="full", out=str(tmp_path / "b"), n_jobs=1))
+    w = worse.wtl[0]
+    assert w["ours"] == "1/0/0" and (w["agree"], w["compared"]) == (0, 1) and w["per_dataset"][0]["paper"] == "tie"
+    assert "the paper's outcome on every dataset: tie, as its text states" in table_markdown(worse)

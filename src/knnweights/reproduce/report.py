@@ -285,6 +285,8 @@ def table_markdown(result, mode=None):
     if result.wtl:
         rule = ("p < 0.01 and >= 0.5 points, counted from the competitor's side vs " + spec.reference
                 if spec.wtl_rule == "im4e" else "paired t-test vs " + spec.reference + ", p < 0.05")
+        if spec.wtl_rule == "stated":
+            rule += f"; the paper's outcome on every dataset: {spec.stated_outcome}, as its text states"
         lines += ["", f"W/T/L ({rule}):", "",
                   "| method | ours W/T/L | paper W/T/L | per-dataset directions agreeing |",
                   "| --- | --- | --- | --- |"]

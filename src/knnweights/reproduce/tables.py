@@ -122,7 +122,9 @@ class TableSpec:
     protocol: object  # callable(cfg) -> RepeatedCV / RepeatedHoldout
     metric: str = "accuracy"  # or "error" (100 - accuracy)
     reference: str = None  # W/T/L reference method label
-    wtl_rule: str = None  # "im4e" | "lhrelief" | None
+    wtl_rule: str = None  # "im4e" | "lhrelief" | "stated" | None
+    #: with wtl_rule "stated": the outcome the paper's text gives for every dataset ("tie": no significant difference)
+    stated_outcome: str = None
     caption: str = ""
     extra_value: str = None  # a further recorded value to report (e.g. "n_nonzero")
 
@@ -467,6 +469,8 @@ def _wtl(spec, cells, paper_rows, sign):
     in its ``W/T/L`` row, and per dataset the direction implied by its means (its README
     checks that the 0.5-point rule alone reproduces every printed W/T/L cell).
     LH-RELIEF rule: the p-value of the paired t-test of I-RELIEF vs LH-RELIEF, p < 0.05.
+    Stated rule: paired t-test p < 0.05 for ours; the paper's outcome on every dataset is the
+    one its text states (``spec.stated_outcome``, e.g. SQP-FW's "not statistically significant").
     """
     ref = spec.reference
     pmean = {(r["dataset"], r["method"]): _f(r["mean"]) for r in paper_rows}
@@ -498,6 +502,8 @@ def _wtl(spec, cells, paper_rows, sign):
                 diff = sign * (pm - pr)
                 if spec.wtl_rule == "im4e":
                     paper_o = "win" if diff >= 0.5 else "loss" if diff <= -0.5 else "tie"
+                elif spec.wtl_rule == "stated":
+                    paper_o = spec.stated_outcome
                 else:
                     pp = None
                     for r in paper_rows:
