@@ -275,9 +275,11 @@ def table_markdown(result, mode=None):
         note = r["status"] if r["status"] != "ok" else (r.get("stand_in") or "")
         if r.get("dataset_note"):
             note = f"{note} [{r['dataset_note']}]" if note else f"[{r['dataset_note']}]"
-        extra = [k for k in r if k.startswith("ours_median_")]
+        extra = [k for k in r if k.startswith("ours_median_") and r[k] is not None]
         for k in extra:
             note += f" median {k[len('ours_median_'):]} = {_fmt(r[k], 0)}"
+            if spec.extra_paper and r.get(f"paper_{spec.extra_paper}") is not None:
+                note += f" (paper: {_fmt(r[f'paper_{spec.extra_paper}'], 0)})"
         why = r.get("miss_reason") or ("unexplained" if r["within"] is False else "")
         lines.append(f"| {r['dataset']} | {r['method']} | {r.get('paper_as_printed') or _fmt(r['paper'])} | "
                      f"{_fmt(r['ours_mean'], nd)} | {_fmt(r['ours_std'], nd)} | {r['n_cells'] or ''} | "

@@ -127,6 +127,7 @@ class TableSpec:
     stated_outcome: str = None
     caption: str = ""
     extra_value: str = None  # a further recorded value to report (e.g. "n_nonzero")
+    extra_paper: str = None  # the paper CSV's column to print beside its median (e.g. "median_genes_selected")
 
 
 @dataclass
@@ -431,6 +432,8 @@ def run_table(spec, cfg):
                 if spec.extra_value:
                     ev = [r.get(spec.extra_value) for r in rows if r.get(spec.extra_value) is not None]
                     row[f"ours_median_{spec.extra_value}"] = float(np.median(ev)) if ev else None
+                    if spec.extra_paper and p and _f(p.get(spec.extra_paper)) is not None:
+                        row[f"paper_{spec.extra_paper}"] = _f(p.get(spec.extra_paper))
                 if need is not None and len(rows) < need:
                     # a run stopped before the end: the mean of the cells done so far, never judged
                     row["status"] = f"partial: {len(rows)} / {need} cells (not judged)"
