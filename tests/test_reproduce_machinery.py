@@ -794,3 +794,28 @@ def test_wtl_against_an_outcome_the_paper_states(tmp_path):
     w = worse.wtl[0]
     assert w["ours"] == "1/0/0" and (w["agree"], w["compared"]) == (0, 1) and w["per_dataset"][0]["paper"] == "tie"
     assert "the paper's outcome on every dataset: tie, as its text states" in table_markdown(worse)
+
+
+class _FiveGenes:
+    """A picklable table method that records a non-zero weight count beside its accuracy."""
+
+    def __call__(self, X_tr, y_tr, X_te, y_te, X_val=None, y_val=None, random_state=0):
+        pred = KNeighborsClassifier(1).fit(X_tr, y_tr).predict(X_te)
+        return {"accuracy": float(np.mean(pred == y_te)), "n_nonzero": 5}
+
+
+def test_extra_value_printed_beside_the_papers(tmp_path):
+    rng = np.random.RandomState(0)
+    X = np.r_[rng.normal(0, 1, (20, 3)), rng.normal(3, 1, (20, 3))]
+    y = np.r_[np.zeros(20, int), np.ones(20, int)]
+    spec = TableSpec("sqp-fw", "toy", "toy", "sqpfw_table2.csv", [DatasetSpec("Colon Cancer [16]", "toy",
+                                                                                lambda cfg: (X, y))],
+                     [MethodSpec("Standard 1NN", lambda cfg: KNeighborsClassifier(1)),
+                      MethodSpec("Weighted 1NN with SQP-FW", lambda cfg: _FiveGenes())],
+                     protocol=lambda cfg: RepeatedCV(2, 1), metric="error", extra_value="n_nonzero",
+                     extra_paper="median_genes_selected")
+    res = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1))
+    plain, weighted = res.rows
+    assert weighted["ours_median_n_nonzero"] == 5 and weighted["paper_median_genes_selected"] == 20
+    text = table_markdown(res)
+    assert "median n_nonzero = 5 (paper: 20)" in text and text.count("median n_nonzero") == 1
