@@ -538,8 +538,9 @@ def _best_of_row(spec, cells, paper_rows):
     the paper's best is our best too, or when our paired t-test of the two over the same
     splits gives p >= :data:`BEST_TIE_P` (the paper's best would be bold in our table).
     The competitors are the rows labelled as in the paper (not other readings) that have a
-    paper number and every cell done; a dataset whose marked method is not among them, or
-    with fewer than two, is left out. Best means the highest mean accuracy (the lowest error).
+    paper number and every cell done; a dataset whose marked method is not among them, with
+    fewer than two competitors, or with fewer than two paired splits (no test), is left out. Best means the highest mean
+    accuracy (the lowest error).
     """
     marked = {}
     pnum = set()
@@ -561,12 +562,11 @@ def _best_of_row(spec, cells, paper_rows):
         means = {m: float(np.mean([r["accuracy"] for r in cells[(d, m)]])) for m in comp}
         ours = max(comp, key=lambda m: means[m])  # the first of equal means, in the table's order
         pb = max(paper_best, key=lambda m: means[m])
-        if pb == ours:
-            pval, agree = 1.0, True
-        else:
-            a, b = _paired(cells[(d, ours)], cells[(d, pb)])
-            pval = float(paired_ttest(a, b)[1]) if a.size >= 2 else float("nan")
-            agree = bool(np.isfinite(pval) and pval >= BEST_TIE_P)
+        a, b = _paired(cells[(d, ours)], cells[(d, pb)])
+        if a.size < 2:  # one split (e.g. --tiny) cannot test a difference: the row is not compared
+            continue
+        pval = 1.0 if pb == ours else float(paired_ttest(a, b)[1])
+        agree = pval >= BEST_TIE_P
         out.append({"dataset": d, "paper_best": pb, "ours_best": ours, "p_value": pval, "agree": agree,
                     "competitors": len(comp)})
     return out
