@@ -260,6 +260,8 @@ class SelectTopK(_WeighterSelector):
     (80, 2)
     """
 
+    algorithm_version = 1
+
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"])],
         "k": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"all"})],
@@ -364,6 +366,8 @@ class TuRF(_WeighterSelector):
     >>> t.get_support(indices=True).tolist(), t.n_rounds_
     ([0, 1], 5)
     """
+
+    algorithm_version = 1
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"]), None],

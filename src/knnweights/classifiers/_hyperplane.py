@@ -126,6 +126,8 @@ class HKNN(_LocalDistanceClassifier):
     array([0])
     """
 
+    algorithm_version = 1
+
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
@@ -220,6 +222,8 @@ class CKNN(_LocalDistanceClassifier):
     >>> CKNN(n_neighbors=3).fit(X, [0, 0, 0, 1, 1, 1]).predict([[1., 1.], [1., 2.]])
     array([0, 1])
     """
+
+    algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -33,6 +33,8 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
     """
 
+    algorithm_version = 1
+
     _parameter_constraints = {
         "weighter": [HasMethods(["fit", "transform"])],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],

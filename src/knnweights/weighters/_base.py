@@ -325,6 +325,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
       column order.
     """
 
+    #: the version of the algorithm's results: bump it in the commit that changes what
+    #: ``fit`` computes (beyond a stated tolerance); stored reproduction cells are keyed by it
+    algorithm_version = 1
+
     _metric = "manhattan"
     #: minimum samples per class the method needs (2 = a hit for every sample)
     _min_class_size = 2

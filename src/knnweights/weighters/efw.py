@@ -461,6 +461,8 @@ class EFW(BaseWeighter):
     (60,)
     """
 
+    algorithm_version = 1
+
     _metric = "manhattan"
     _min_class_size = 2
     _parameter_constraints = {
@@ -609,6 +611,8 @@ class ERelief(BaseWeighter):
     Y. Li, S. Gao and S. Chen, "Ensemble feature weighting based on local learning and
     diversity", AAAI 2012.
     """
+
+    algorithm_version = 1
 
     _metric = "manhattan"
     _parameter_constraints = {

@@ -103,6 +103,8 @@ class SVMRFE(BaseWeighter):
     classification using support vector machines", Machine Learning 46:389-422, 2002.
     """
 
+    algorithm_version = 1
+
     _metric = "manhattan"
     _min_class_size = 1
     _parameter_constraints = {
@@ -199,6 +201,8 @@ class VRLmba(BaseWeighter):
     ICDM 2010, 206-215.  Y. Li and B.-L. Lu, "Feature selection based on loss margin of
     nearest neighbor classification", Pattern Recognition 42:1914-1921, 2009.
     """
+
+    algorithm_version = 1
 
     _metric = "manhattan"
 

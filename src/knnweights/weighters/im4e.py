@@ -245,6 +245,8 @@ class IM4E(BaseWeighter):
     0
     """
 
+    algorithm_version = 1
+
     _metric = "manhattan"
     _parameter_constraints = {
         "sigma": [Interval(numbers.Real, 0, None, closed="neither")],

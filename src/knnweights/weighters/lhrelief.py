@@ -144,6 +144,8 @@ class LHRelief(BaseWeighter):
     ([0, 1], 'converged')
     """
 
+    algorithm_version = 1
+
     _metric = "manhattan"
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],

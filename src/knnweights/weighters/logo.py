@@ -257,6 +257,8 @@ class Logo(BaseWeighter):
     0
     """
 
+    algorithm_version = 1
+
     _metric = "manhattan"
     _parameter_constraints = {
         "sigma": [Interval(numbers.Real, 0, None, closed="neither")],

@@ -214,6 +214,8 @@ class MDM(BaseWeighter):
     0
     """
 
+    algorithm_version = 1
+
     _metric = "sqeuclidean"
     _min_class_size = 1
     _parameter_constraints = {

@@ -196,6 +196,8 @@ class NCADiagonal(BaseWeighter):
     0
     """
 
+    algorithm_version = 1
+
     _metric = "sqeuclidean"
     _parameter_constraints = {
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],

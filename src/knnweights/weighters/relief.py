@@ -263,6 +263,8 @@ class Relief(_ReliefBase):
     K. Kira and L. Rendell, "A practical approach to feature selection", ICML 1992.
     """
 
+    algorithm_version = 1
+
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "normalize": ["boolean"],
@@ -340,6 +342,8 @@ class ReliefF(_ReliefBase):
     M. Robnik-Sikonja and I. Kononenko, "Theoretical and empirical analysis of ReliefF
     and RReliefF", Machine Learning 53, 2003.
     """
+
+    algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -461,6 +465,8 @@ class IRelief(_ReliefBase):
     Y. Sun, "Iterative RELIEF for feature weighting: algorithms, theories, and
     applications", IEEE TPAMI 29(6), 2007.
     """
+
+    algorithm_version = 1
 
     _parameter_constraints = {
         "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -601,6 +607,8 @@ class MulRel(_ReliefBase):
         ``||w_t+1 - w_t||_2`` per round.
     metric_ : ``"manhattan"``
     """
+
+    algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -910,6 +918,8 @@ class SURF(_RadiusReliefBase):
     0
     """
 
+    algorithm_version = 1
+
     _rule = "mean"
 
     def _store_thresholds(self, thresholds):
@@ -966,6 +976,8 @@ class MultiSURF(_RadiusReliefBase):
     >>> int(np.argmax(MultiSURF().fit(X, y).feature_importances_))
     0
     """
+
+    algorithm_version = 1
 
     _rule = "mean-std/2"
 

@@ -365,6 +365,8 @@ class SBMLR(BaseWeighter):
     [0, 3]
     """
 
+    algorithm_version = 1
+
     _metric = "manhattan"
     _min_class_size = 1
     _parameter_constraints = {

@@ -51,6 +51,8 @@ class Simba(BaseWeighter):
     theory and algorithms", ICML 2004.
     """
 
+    algorithm_version = 1
+
     _metric = "sqeuclidean"
     _parameter_constraints = {
         "n_passes": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -143,6 +145,8 @@ class GFlip(BaseWeighter):
     list runs out before the bound is scanned in full.  Memory: the ``n x n`` matrix
     plus ``n x 128`` lists.
     """
+
+    algorithm_version = 1
 
     _metric = "sqeuclidean"
     _parameter_constraints = {

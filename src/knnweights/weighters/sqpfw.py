@@ -136,6 +136,8 @@ class SQPFW(BaseWeighter):
     0
     """
 
+    algorithm_version = 1
+
     _metric = "sqeuclidean"
     _parameter_constraints = {
         "kappa": [Interval(numbers.Integral, 1, None, closed="left")],
