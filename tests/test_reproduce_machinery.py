@@ -12,7 +12,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from knnweights.evaluation import RepeatedCV, run_grid
 from knnweights.reproduce import check_report, reproduce, resolve_datasets, resolve_methods
 from knnweights.reproduce._progress import Progress, format_seconds
-from knnweights.reproduce.report import SOURCE_PARTS, source_hash, table_markdown, verdict
+from knnweights.reproduce.report import table_markdown, verdict
 from knnweights.reproduce.tables import Config, DatasetSpec, MethodSpec, TableSpec, miss_reason, run_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -183,26 +183,6 @@ def test_reproduce_shows_a_progress_bar(tmp_path, capsys):
 
 
 # -- provenance -------------------------------------------------------------------------
-def test_source_hash_follows_the_code(tmp_path):
-    import knnweights
-
-    pkg = os.path.dirname(knnweights.__file__)
-    copy = tmp_path / "knnweights"
-    for part in SOURCE_PARTS:
-        src = os.path.join(pkg, part)
-        if os.path.isdir(src):
-            shutil.copytree(src, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            os.makedirs(os.path.dirname(copy / part), exist_ok=True)
-            shutil.copy(src, copy / part)
-    (copy / "weighters" / "__pycache__").mkdir(exist_ok=True)
-    (copy / "weighters" / "__pycache__" / "x.pyc").write_bytes(b"junk")  # generated files do not count
-    assert source_hash(copy) == source_hash(pkg)  # the same code elsewhere: the same hash
-    f = copy / "weighters" / "_base.py"
-    f.write_text(f.read_text() + "\n# changed\n")
-    assert source_hash(copy) != source_hash(pkg)
-
-
 @pytest.fixture(scope="module")
 def mdm_tiny(tmp_path_factory):
     out = tmp_path_factory.mktemp("mdm")
@@ -210,47 +190,35 @@ def mdm_tiny(tmp_path_factory):
     return out
 
 
-def test_report_records_its_code_and_check_report(mdm_tiny, tmp_path, capsys):
+def test_report_records_its_versions_and_check_report(mdm_tiny, tmp_path, capsys):
+    from knnweights import MDM
     from knnweights.cli import main
 
     md = mdm_tiny / "report.md"
     meta = json.loads((mdm_tiny / "report.json").read_text())
-    assert meta["provenance"]["source_hash"] == source_hash()
-    assert f"source hash `sha256:{source_hash()}`" in md.read_text()
+    assert meta["provenance"]["version"] and "source_hash" not in meta["provenance"]
+    keys = {m: rec["version"] for m, rec in meta["code"]["mdm_ours"].items()}
+    assert keys["hard MDM + 1-NN"] == f"MDM={MDM.algorithm_version},WeightedKNN=1,_Run=1,protocol=1"
     assert check_report(md)["match"] is True
     assert main(["reproduce", "--check-report", str(md)]) == 0
-    assert "matches the code" in capsys.readouterr().out
-    # a report made by other code (its recorded hash differs), with and without the JSON sidecar
+    assert "made by the algorithm versions installed now" in capsys.readouterr().out
+    # a report whose MDM cells were made by another version of MDM
     other = tmp_path / "other"
     other.mkdir()
-    (other / "report.md").write_text(md.read_text().replace(source_hash(), "0" * 64))
-    assert check_report(other / "report.md")["match"] is False
-    assert main(["reproduce", "--check-report", str(other / "report.md")]) == 1
-    assert "other code" in capsys.readouterr().out
-    meta["provenance"]["source_hash"] = "1" * 64
+    (other / "report.md").write_text(md.read_text())
+    meta["code"]["mdm_ours"]["hard MDM + 1-NN"]["version"] = keys["hard MDM + 1-NN"].replace(
+        f"MDM={MDM.algorithm_version}", f"MDM={MDM.algorithm_version + 1}")
     (other / "report.json").write_text(json.dumps(meta))
-    (other / "report.md").write_text(md.read_text())  # the sidecar wins: it says other code
-    assert check_report(other / "report.md")["match"] is False
+    res = check_report(other / "report.md")
+    assert res["match"] is False and res["stale"] == [("mdm_ours", "hard MDM + 1-NN", meta["code"]["mdm_ours"][
+        "hard MDM + 1-NN"]["version"], ["MDM"])]
+    assert main(["reproduce", "--check-report", str(other / "report.md")]) == 1
+    assert "other algorithm versions" in capsys.readouterr().out
     old = tmp_path / "old"
     old.mkdir()
     (old / "report.md").write_text("# a report from before provenance\n")
     assert check_report(old / "report.md")["match"] is None
     assert main(["reproduce", "--check-report", str(old / "report.md")]) == 1
-
-
-@pytest.mark.parametrize("folder", ["docs/results", "docs/results/full"])
-def test_committed_reports_record_their_code(folder):
-    """A committed report says which code made it (``--check-report`` then tells whether it is current).
-
-    Whether it *matches* HEAD is not asserted here (every code change would fail CI until the
-    report is regenerated); ``knnweights reproduce --check-report docs/results/report.md`` says so.
-    """
-    md = os.path.join(ROOT, folder, "report.md")
-    if not os.path.exists(md):
-        pytest.skip(f"{folder}/report.md not committed")
-    res = check_report(md)
-    assert res["recorded"] is not None and len(res["recorded"]) == 64, res["message"]
-    assert res["match"] in (True, False)
 
 
 # -- report text ------------------------------------------------------------------------
@@ -369,43 +337,66 @@ def test_coinciding_lines_say_so_in_the_legend():
     plt.close("all")
 
 
-# -- a --full run over several sessions: per-cell code hashes, partial reports ----------------------
-def test_code_hash_names_the_methods_sources():
+# -- a --full run over several sessions: per-cell algorithm versions, partial reports ----------------------
+def test_version_key_names_the_classes_that_compute_the_cells():
     from knnweights import IRelief, LHRelief
     from knnweights.evaluation import weighter_pipeline
-    from knnweights.reproduce._codehash import code_hash, code_modules
+    from knnweights.reproduce._versions import PROTOCOL_VERSION, algorithm_versions, version_key
     from knnweights.reproduce.mdm import _Run
     from knnweights.reproduce.sqpfw import _SQPFWPathKNN
 
-    lh = code_modules(weighter_pipeline(LHRelief(), KNeighborsClassifier(1)))
-    assert {"knnweights.weighters.lhrelief", "knnweights.evaluation.runner", "knnweights.engine.neighbors"} <= set(lh)
-    assert "knnweights.weighters.sqpfw" not in lh and "knnweights.weighters.mdm" not in lh
-    assert "knnweights.reproduce.report" not in lh and "knnweights" not in lh  # no root package / report code
-    plain = code_modules(KNeighborsClassifier(1))
-    assert not any(m.startswith("knnweights.weighters.") and m not in ("knnweights.weighters._base",
-                                                                       "knnweights.weighters.relief") for m in plain)
-    # callables that import their weighter inside __call__ declare it
-    assert "knnweights.weighters.sqpfw" in code_modules(_SQPFWPathKNN([1.0]))
-    assert "knnweights.weighters.mdm" in code_modules(_Run("soft"))
-    # the hash follows the module set and is stable
-    a, b = code_hash(LHRelief()), code_hash(IRelief())
-    assert a != b and a == code_hash(LHRelief(max_iter=3)) and len(a) == 16  # params: in the fingerprint, not here
+    lh = algorithm_versions(weighter_pipeline(LHRelief(), KNeighborsClassifier(1)))
+    assert lh == {"LHRelief": LHRelief.algorithm_version, "RemoveLowestWeights": 1, "protocol": PROTOCOL_VERSION}
+    assert algorithm_versions(KNeighborsClassifier(1)) == {"protocol": PROTOCOL_VERSION}
+    # callables that import their weighter inside __call__ name it
+    assert "SQPFW" in algorithm_versions(_SQPFWPathKNN([1.0])) and "MDM" in algorithm_versions(_Run("soft"))
+    # parameters are in the cell's fingerprint, not in the key
+    assert version_key(LHRelief()) == version_key(LHRelief(max_iter=3)) != version_key(IRelief())
 
 
-def test_code_hash_of_the_runner_covers_only_the_cell_code(tmp_path):
-    from knnweights.reproduce import _codehash
+def test_a_version_bump_stales_only_that_methods_cells(monkeypatch):
+    from knnweights import IRelief, LHRelief
+    from knnweights.reproduce import _versions
 
-    f = tmp_path / "m.py"
-    f.write_text("def _run_cell():\n    return 1\n\n\ndef store():\n    return 2\n")
-    a = _codehash._file_digest(str(f), ("_run_cell",))
-    _codehash._FILE_HASH.clear()
-    f.write_text("def _run_cell():\n    return 1\n\n\ndef store():\n    return 3  # resume code changed\n")
-    assert _codehash._file_digest(str(f), ("_run_cell",)) == a
-    _codehash._FILE_HASH.clear()
-    f.write_text("def _run_cell():\n    return 4\n\n\ndef store():\n    return 3\n")
-    assert _codehash._file_digest(str(f), ("_run_cell",)) != a
-    _codehash._FILE_HASH.clear()
-    assert set(_codehash._PARTS["knnweights.evaluation.runner"]) >= {"_run_cell", "RepeatedCV", "RepeatedHoldout"}
+    lh, ir = _versions.version_key(LHRelief()), _versions.version_key(IRelief())
+    assert _versions.stale_names(lh) == [] and _versions.stale_names(ir) == []
+    monkeypatch.setattr(LHRelief, "algorithm_version", LHRelief.algorithm_version + 1)
+    monkeypatch.setattr(_versions, "_CURRENT", None)
+    assert _versions.stale_names(lh) == ["LHRelief"] and _versions.stale_names(ir) == []
+    assert _versions.version_key(LHRelief()) != lh
+    monkeypatch.setattr(_versions, "_CURRENT", None)
+    assert _versions.stale_names("not a key") == ["(not a version key)"]
+
+
+def test_every_reproduction_component_declares_its_version():
+    """Every knnweights class (or score function) a table's method pickles declares ``algorithm_version``."""
+    import io
+    import pickle
+
+    from knnweights.evaluation.tuning import Tuned
+    from knnweights.reproduce import PAPERS, _module
+    from knnweights.reproduce._versions import _own_version
+
+    missing = set()
+
+    class Rec(pickle.Unpickler):
+        def find_class(self, module, name):
+            obj = super().find_class(module, name)
+            if module.startswith("knnweights") and obj is not Tuned and _own_version(obj) is None:
+                missing.add(f"{module}.{name}")
+            return obj
+
+    for p in PAPERS:
+        for spec in _module(p).tables():
+            for m in spec.methods:
+                if m.build is None:
+                    continue
+                try:
+                    obj = m.build(Config(mode="full", out="unused"))
+                except NotImplementedError:
+                    continue
+                Rec(io.BytesIO(pickle.dumps(obj))).load()
+    assert not missing, sorted(missing)
 
 
 def test_cells_made_by_other_code_are_recomputed(tmp_path):
@@ -416,7 +407,7 @@ def test_cells_made_by_other_code_are_recomputed(tmp_path):
     assert [r["code"] for r in rows] == ["aaaa", "aaaa"]
     assert len(run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "aaaa"}, **kw)) == 2
     assert len(store.read_text().splitlines()) == 2  # same code: nothing recomputed
-    with pytest.warns(RuntimeWarning, match="computed by other code"):
+    with pytest.warns(RuntimeWarning, match="computed by other algorithm versions"):
         rows = run_grid({"1nn": KNeighborsClassifier(1)}, {"d": (X, y)}, code_versions={"1nn": "bbbb"}, **kw)
     assert [r["code"] for r in rows] == ["bbbb", "bbbb"] and len(store.read_text().splitlines()) == 4
     # --revalidate: one stale cell per (method, dataset) recomputed with the same result vouches for the other
@@ -456,7 +447,7 @@ def test_partial_run_is_reported_as_partial(tmp_path):
     cfg = Config(mode="full", out=str(tmp_path), n_jobs=1)
     full = run_table(spec, cfg)
     assert full.cells_expected == full.cells_total == 8 and not full.partial
-    assert verdict(full)[0] != "partial" and full.code["IB1"]["hash"]
+    assert verdict(full)[0] != "partial" and full.code["IB1"]["version"] == "protocol=1"
     path = tmp_path / "store" / "toy.jsonl"
     path.write_text("".join(path.read_text().splitlines(keepends=True)[:3]))  # a run stopped after 3 cells
     part = run_table(spec, Config(mode="full", out=str(tmp_path), n_jobs=1, compute=False))
@@ -614,27 +605,19 @@ def test_tables_selects_figures_by_prefix_and_rejects_other_names(tmp_path, monk
 
 
 @pytest.mark.parametrize("folder", ["docs/results", "docs/results/full"])
-def test_committed_report_cells_come_from_the_code_at_head(folder):
-    """Every method's cells in a committed report were made by the sources of that method at HEAD.
+def test_committed_reports_were_made_by_the_algorithm_versions_at_head(folder):
+    """Every method's cells in a committed report were made by the algorithm versions declared at HEAD.
 
-    Per method, ``report.json`` records the modules its cells depend on and their hash
-    (:mod:`knnweights.reproduce._codehash`); a changed weighter, engine or runner fails this
-    test until the report is regenerated: ``knnweights reproduce all --full --out FOLDER
-    --report-only`` (seconds; cells made by other code are then left out and counted as stale)
-    or a resumed run (recomputes them; ``--revalidate N`` keeps them when N recomputed per
-    method and dataset agree).  Reports made before the per-method record are skipped.
+    A commit that bumps a method's ``algorithm_version`` fails this until the report is made
+    again: ``knnweights reproduce all --full --out FOLDER --report-only`` (seconds; the
+    method's cells are then counted as stale) or a resumed run (recomputes them).  A refactor
+    that keeps the versions keeps every stored cell.
     """
-    from knnweights.reproduce.report import check_code
-
     side = os.path.join(ROOT, folder, "report.json")
     if not os.path.exists(side):
         pytest.skip(f"{folder}/report.json not committed")
-    with open(side, encoding="utf-8") as fh:
-        meta = json.load(fh)
-    if not meta.get("code"):
-        pytest.skip(f"{folder}/report.json predates the per-method code record")
-    bad = check_code(meta)
-    assert not bad, f"{folder}: cells made by other code than HEAD's: {bad[:5]}"
+    res = check_report(os.path.join(ROOT, folder, "report.md"))
+    assert res["match"] is True, res["message"]
 
 
 class _NeighbourLane(KNeighborsClassifier):
@@ -666,57 +649,7 @@ def test_cells_run_counts_only_this_process_rows(tmp_path):
     assert res.cells_total == 3 and res.cells_run == 3 and len(lines) == 6
 
 
-def test_code_hash_parts_include_module_constants(tmp_path):
-    from knnweights.reproduce import _codehash
 
-    f = tmp_path / "c.py"
-    f.write_text("CAP = 5\nCAPTION = 'a'\n\n\ndef run():\n    return CAP\n")
-    a = _codehash._file_digest(str(f), ("run", "CAP"))
-    _codehash._FILE_HASH.clear()
-    f.write_text("CAP = 5\nCAPTION = 'b'\n\n\ndef run():\n    return CAP\n")
-    assert _codehash._file_digest(str(f), ("run", "CAP")) == a  # glue changed
-    _codehash._FILE_HASH.clear()
-    f.write_text("CAP = 6\nCAPTION = 'b'\n\n\ndef run():\n    return CAP\n")
-    assert _codehash._file_digest(str(f), ("run", "CAP")) != a  # a constant the part reads changed
-    _codehash._FILE_HASH.clear()
-
-
-@pytest.mark.parametrize("module", ["knnweights.reproduce.sqpfw", "knnweights.evaluation.runner"])
-def test_code_hash_parts_are_closed_over_their_module(module):
-    """Every top-level definition of the module that a hashed part reads is itself hashed (or an import)."""
-    import ast
-    import importlib.util
-
-    from knnweights.reproduce import _codehash
-
-    parts = set(_codehash._PARTS[module])
-    tree = ast.parse(open(importlib.util.find_spec(module).origin).read())
-    defined, imported, glue = _codehash._definitions(tree), set(), set()
-    for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = {(a.asname or a.name).split(".")[0] for a in node.names}
-            imported |= names
-            if isinstance(node, ast.ImportFrom) and _codehash._from_target(
-                    node, module.rpartition(".")[0]).startswith("knnweights.reproduce"):
-                glue |= names  # reproduce modules' imports are not followed by the hash
-    assert parts <= set(defined), parts - set(defined)
-    todo, seen = list(parts), set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for n in ast.walk(defined[name]):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
-                assert n.id not in glue, f"{module}: hashed part {name} reads {n.id} from an unhashed reproduce module"
-                if n.id in defined and n.id not in seen:
-                    todo.append(n.id)
-    # the runner's _run_cell turns its values into JSON with these (no arithmetic); they join its parts at the
-    # next change that stales every stored cell anyway (adding them changes every method's hash)
-    known = {"knnweights.evaluation.runner": {"_jsonable", "_json_default"}}.get(module, set())
-    missing = seen - parts - known
-    assert not missing, f"{module}: hashed parts read {sorted(missing)}, which are not hashed"
-    assert not imported & parts
 
 
 def test_sqpfw_table1_reads_wdbc_from_scikit_learn():

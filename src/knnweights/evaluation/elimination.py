@@ -147,6 +147,8 @@ class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
     ``get_feature_names_out`` and ``set_output(transform="pandas")``.
     """
 
+    algorithm_version = 1
+
     _parameter_constraints = {
         "ranker": [HasMethods(["fit"])],
         "estimator": [HasMethods(["fit", "predict"]), None],

@@ -118,6 +118,8 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         The weighter's metric (read by :class:`knnweights.classifiers.WeightedKNN`).
     """
 
+    algorithm_version = 1
+
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"])],
         "share": [Interval(numbers.Real, 0, 1, closed="left")],

@@ -52,6 +52,12 @@ __all__ = [
 
 
 
+def _package_version():
+    from .. import __version__
+
+    return __version__
+
+
 # -- seeds -----------------------------------------------------------------------------
 def _root_seed(random_state):
     if random_state is None:
@@ -318,7 +324,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
         row.update(extra)
         row["fingerprint"] = fingerprint
         if code is not None:
-            row["code"] = code
+            row["code"], row["package_version"] = code, _package_version()
         return row
     else:
         raise TypeError(f"method {method_name!r}: expected an estimator, a Tuned or a callable; got {method!r}.")
@@ -335,7 +341,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
     row.update(extra)
     row["fingerprint"] = fingerprint
     if code is not None:
-        row["code"] = code
+        row["code"], row["package_version"] = code, _package_version()
     return row
 
 
@@ -408,21 +414,21 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         ``score`` column on the test part (``accuracy`` is always recorded).
         :class:`Tuned` methods tune by their own ``scoring``.
     code_versions : dict, optional
-        Method name -> a string naming the code that computes its cells (e.g. a hash of
-        its sources, :func:`knnweights.reproduce._codehash.code_hash`).  Each new row
-        records it as ``code``; a stored row whose ``code`` differs (or is missing) is
-        stale: it is not reused and its cell is computed again.
+        Method name -> a string naming the algorithm versions that compute its cells
+        (:func:`knnweights.reproduce._versions.version_key`).  Each new row records it as
+        ``code`` (with the ``package_version``); a stored row whose ``code`` differs (or is
+        missing) is stale: it is not reused and its cell is computed again.
     compute : bool, default=True
         ``False``: compute nothing, return only the cells found in the store (a report
         of a partly finished run).
     revalidate : int, default=0
-        For stored cells made by other code (``code_versions``): per (method, dataset),
-        recompute up to this many of them with the code now; when every recomputed row
+        For stored cells made by other versions (``code_versions``): per (method, dataset),
+        recompute up to this many of them now; when every recomputed row
         equals its stored one (accuracy and every recorded value but the timings), the
         group's other stale rows are kept and stamped with the new ``code`` (and
         ``revalidated``: the old code and the number checked), else they are all
-        recomputed.  A cheap way past a refactor that does not change the numbers; it is
-        evidence from a sample, not a proof, so it is off by default.
+        recomputed.  A cheap way past a version bump that does not change these cells'
+        numbers; it is evidence from a sample, not a proof, so it is off by default.
 
     Returns
     -------
@@ -481,8 +487,8 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
             warnings.warn(f"{store.path}: {stale} stored row(s) come from a different configuration "
                           "(method, data, protocol, seed or scoring) and are ignored.", RuntimeWarning, stacklevel=2)
         if old_code:
-            warnings.warn(f"{store.path}: {old_code} stored row(s) were computed by other code (their 'code' hash "
-                          "differs from the sources now) and are computed again.", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"{store.path}: {old_code} stored row(s) were computed by other algorithm versions (their "
+                          "'code' differs from the versions installed now) and are computed again.", RuntimeWarning, stacklevel=2)
         if compute:
             store._repair()
 
@@ -531,7 +537,7 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     return _maybe_frame(rows, as_frame)
 
 
-_VOLATILE = ("fit_time", "score_time", "code", "fingerprint", "revalidated")
+_VOLATILE = ("fit_time", "score_time", "code", "package_version", "fingerprint", "revalidated")
 
 
 def _same_result(a, b):
@@ -575,7 +581,7 @@ def _revalidate(old_rows, done, n_check, methods, data, protocol, root, scoring,
                 row["code"] = code_versions.get(m)
                 done[k] = row
                 store.append(row)
-            warnings.warn(f"{store.path}: {m} on {d}: {len(checked)} cell(s) made by other code recomputed with the "
+            warnings.warn(f"{store.path}: {m} on {d}: {len(checked)} cell(s) made by other algorithm versions recomputed with the "
                           f"same results; its {len(keys) - len(checked)} other stale cell(s) are kept (revalidated).",
                           RuntimeWarning, stacklevel=3)
 

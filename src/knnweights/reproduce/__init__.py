@@ -178,7 +178,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         ``False`` (``--report-only``): compute nothing, write the report from the cells in
         ``out/store/`` (a stopped run's report says per table "partial: k / N cells").
     revalidate : int, default=0
-        ``--revalidate N``: stored cells made by other code are kept when N of them per
+        ``--revalidate N``: stored cells made by other algorithm versions are kept when N of them per
         (method, dataset), recomputed now, give the same results (see
         :func:`knnweights.evaluation.run_grid`); otherwise they are all recomputed.  Figure
         cells likewise, N per estimator (the largest noise count first).
@@ -374,7 +374,7 @@ def add_parser(subparsers):
     p.add_argument("--check-report", metavar="REPORT_MD", default=None,
                    help="say whether REPORT_MD (a report.md) was made by the code installed now; exit 1 if not")
     p.add_argument("--revalidate", type=int, default=0, metavar="N",
-                   help="keep stored cells made by other code when N of them per method and dataset (per "
+                   help="keep stored cells made by other algorithm versions when N of them per method and dataset (per "
                         "estimator for figure cells), recomputed, give the same results (a refactor that keeps the "
                         "numbers); default 0: recompute them all")
     p.set_defaults(func=_cmd)

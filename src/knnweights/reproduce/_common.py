@@ -137,23 +137,28 @@ def limits_note(max_rows=None, max_features=None):
     return "; ".join(parts)
 
 
-def _code_record(cfg, name, deps):
-    """Hash the sources of ``deps`` (see :mod:`._codehash`) and note it in ``cfg.code_used[name]`` for the report."""
-    from ._codehash import code_hash, code_modules
+def _package_version():
+    from .. import __version__
 
-    mods = code_modules(*deps)
-    h = code_hash(modules=mods)
+    return __version__
+
+
+def _code_record(cfg, name, deps):
+    """The algorithm versions of ``deps`` (:func:`._versions.version_key`), noted in ``cfg.code_used[name]``."""
+    from ._versions import version_key
+
+    key = version_key(*deps)
     used = getattr(cfg, "code_used", None)
     if used is None:
         used = cfg.code_used = {}
-    used[name] = {"hash": h, "modules": mods}
-    return h
+    used[name] = {"version": key}
+    return key
 
 
 def _params_hash(deps):
     """A hash of the estimators ``deps`` themselves (their parameters, nested ones included).
 
-    The source hash of :func:`_code_record` does not see a parameter changed where the
+    The version key of :func:`_code_record` does not see a parameter changed where the
     estimator is built (``LHRelief(damping=0.2)`` instead of ``LHRelief()``); a stored value
     is used only when this hash matches too, as :func:`~knnweights.evaluation.run_grid`'s
     fingerprint does for the tables' cells.
@@ -168,9 +173,9 @@ def cached(cfg, name, key, compute, deps=()):
 
     Figures and stability numbers are not :func:`run_grid` cells; they resume through the
     same :class:`~knnweights.evaluation.ResultStore` mechanism (one JSON line per result,
-    ``OUT/store/figures.jsonl``).  ``deps``: the estimators the value comes from; the hash of
-    their sources (:func:`._codehash.code_hash`) is stored with the value, and a value made
-    by other code is computed again.  With ``cfg.compute`` false, or ``name`` not among the
+    ``OUT/store/figures.jsonl``).  ``deps``: the estimators the value comes from; their algorithm
+    versions (:func:`._versions.version_key`) are stored with the value, and a value made
+    by other versions is computed again.  With ``cfg.compute`` false, or ``name`` not among the
     figures a restricted run selects (``cfg.computes``), nothing is computed: a value not in
     the store gives ``None``.
     """
@@ -201,7 +206,8 @@ def cached(cfg, name, key, compute, deps=()):
     cfg.say(f"  {name}: done in {time.monotonic() - t0:.0f} s (kept in the store)")
     cfg.computed = getattr(cfg, "computed", 0) + 1
     store._repair()
-    store.append({"key": full_key, "value": value, "code": code, "params": params})
+    store.append({"key": full_key, "value": value, "code": code, "params": params,
+                  "package_version": _package_version()})
     return value
 
 
@@ -214,9 +220,9 @@ def _curve_cell(tag, estimator, X, y, n_noise, cv, noise_seed, cv_seed):
 def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, params, base, X, y, counts, cv,
                       seeds):
     """``--revalidate N`` for figure cells: per estimator, recompute ``N`` of its cells made by
-    other code (the largest noise count of the first repeat first: the most demanding cell);
+    other algorithm versions (the largest noise count of the first repeat first: the most demanding cell);
     when every one gives the stored fold errors exactly, the estimator's other stale cells are
-    kept, stamped with the current code and ``"revalidated": {"from": old hash, "checked": N}``,
+    kept, stamped with the current versions and ``"revalidated": {"from": old key, "checked": N}``,
     as :func:`~knnweights.evaluation.run_grid` does for table cells.  The recomputed cells are
     stored whatever the verdict."""
     from joblib import Parallel, delayed
@@ -235,7 +241,8 @@ def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, 
         for cell in checked:
             done[cell] = new[cell]
             store.append({"base": base, "estimator": e, "count": cell[1], "repeat": cell[2], "fold_errors": new[cell],
-                          "code": code[e], "params": params[e]})
+                          "code": code[e], "params": params[e],
+                          "package_version": _package_version()})
         same = all(new[cell] == stale[cell]["fold_errors"] for cell in checked)
         kept = 0
         if checked and same:
@@ -246,7 +253,7 @@ def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, 
                 done[cell] = row["fold_errors"]
                 store.append(row)
                 kept += 1
-        cfg.say(f"  {name} / {e}: {len(checked)} cell(s) made by other code recomputed: "
+        cfg.say(f"  {name} / {e}: {len(checked)} cell(s) made by other algorithm versions recomputed: "
                 + (f"the same fold errors; its {kept} other stale cell(s) are kept (revalidated)" if same else
                    "different fold errors: its stale cells are computed again"))
 
@@ -255,8 +262,8 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     """:func:`~knnweights.evaluation.irrelevant_feature_curve`, resumable cell by cell.
 
     One cell is one (estimator, count, repeat): a ``cv``-fold CV on the data with that many
-    noise features, stored as its fold errors in ``OUT/store/<name>.jsonl`` with the hash of
-    the estimator's sources (a cell made by other code is computed again).  The noise and
+    noise features, stored as its fold errors in ``OUT/store/<name>.jsonl`` with the
+    estimator's algorithm versions (a cell made by other versions is computed again).  The noise and
     the folds are those of ``irrelevant_feature_curve(estimators, X, y, counts, cv,
     n_repeats, random_state=cfg.random_state)``, so a finished curve has the same numbers.
     Cells run repeat by repeat (every count and estimator of repeat 0 first), so a stopped
@@ -312,7 +319,8 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
             for (e, c, r), errs in Parallel(n_jobs=cfg.n_jobs, return_as="generator_unordered")(tasks):
                 done[(e, c, r)] = errs
                 store.append({"base": base, "estimator": e, "count": c, "repeat": r, "fold_errors": errs,
-                              "code": code[e], "params": params[e]})
+                              "code": code[e], "params": params[e],
+                          "package_version": _package_version()})
                 cfg.computed = getattr(cfg, "computed", 0) + 1
                 if bar is not None:
                     bar.update(1)

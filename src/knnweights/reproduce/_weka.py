@@ -1,8 +1,4 @@
-"""Stand-ins for WEKA classifiers the papers compare with, written from WEKA's documented behaviour.
-
-Kept in a module of their own: a reproduction cell records a hash of the modules its method
-refers to (:mod:`knnweights.reproduce._codehash`), and these classes change rarely.
-"""
+"""Stand-ins for WEKA classifiers the papers compare with, written from WEKA's documented behaviour."""
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -76,6 +72,8 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
     underflow: the same decisions except where its doubles reach zero in a far tail). Nominal
     attributes (WEKA's discrete estimators) are not modelled: the bundled data are numeric.
     """
+
+    algorithm_version = 1
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)

@@ -257,6 +257,8 @@ def weka_chi_squared(X, y):
     p[pos] = _chi2_dist.sf(stat[pos], dof[pos])
     return stat, p
 
+weka_chi_squared.algorithm_version = 1
+
 
 def mdl_cut_points(x, y):
     """Cut points of WEKA's supervised ``Discretize`` (Fayyad & Irani MDL, better encoding) for one attribute.

@@ -1,61 +1,26 @@
 """Markdown report and CSV files of a ``knnweights reproduce`` run, and their provenance.
 
-Every report records which code made it: a SHA-256 of the sources its numbers depend on
-(:func:`source_hash`), the package version and, in a git checkout, the commit.
-:func:`check_report` (``knnweights reproduce --check-report report.md``) says whether a
-committed report still matches the code.
+Every report records which algorithms made it: per table (or figure) and method, the
+algorithm versions of the classes its cells come from (:mod:`._versions`), beside the
+package version and, in a git checkout, the commit.  :func:`check_report`
+(``knnweights reproduce --check-report report.md``) says whether the installed package
+declares the same versions, i.e. would make the same report within the golden tests'
+tolerance.
 """
 
 import csv
-import hashlib
 import json
 import os
-import re
 import subprocess
 
 from .tables import BEST_TIE_P, MISS_KINDS
 
-__all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity", "verdict", "source_hash", "provenance",
-           "check_report", "SOURCE_PARTS"]
-
-# the parts of the package whose code decides a report's numbers
-SOURCE_PARTS = ("weighters", "engine", "_solvers", "classifiers", "evaluation", "reproduce", "datasets.py",
-                "data/paper_tables")
-_HASH_RE = re.compile(r"source hash `sha256:([0-9a-f]{64})`")
+__all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity", "verdict", "provenance", "check_report",
+           "check_code"]
 
 
 def _package_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _source_files(root, parts=SOURCE_PARTS):
-    files = []
-    for part in parts:
-        path = os.path.join(root, part)
-        if os.path.isfile(path):
-            files.append(path)
-            continue
-        for d, dirs, names in os.walk(path):
-            dirs[:] = sorted(x for x in dirs if x != "__pycache__")
-            files.extend(os.path.join(d, n) for n in names if n.endswith((".py", ".csv")))
-    return sorted(files, key=lambda f: os.path.relpath(f, root).replace(os.sep, "/"))
-
-
-def source_hash(root=None, parts=SOURCE_PARTS):
-    """SHA-256 (hex) of the method, engine, solver, classifier, evaluation and reproduce sources.
-
-    Each file's path relative to the package and its bytes (line endings normalised) enter
-    the hash, in sorted order; ``__pycache__`` and other generated files do not.
-    Two checkouts with the same code give the same hash whatever their location.
-    """
-    root = _package_root() if root is None else os.fspath(root)
-    h = hashlib.sha256()
-    for f in _source_files(root, parts):
-        rel = os.path.relpath(f, root).replace(os.sep, "/")
-        with open(f, "rb") as fh:
-            data = fh.read().replace(b"\r\n", b"\n")
-        h.update(rel.encode("utf-8") + b"\0" + str(len(data)).encode() + b"\0" + data)
-    return h.hexdigest()
 
 
 def _git(*args):
@@ -67,70 +32,53 @@ def _git(*args):
 
 
 def provenance():
-    """``{"source_hash", "version", "git_commit", "git_dirty"}`` of the code running now."""
+    """``{"version", "git_commit", "git_dirty"}`` of the package running now."""
     from .. import __version__
 
     commit = _git("rev-parse", "HEAD")
     dirty = None
     if commit:
-        st = _git("status", "--porcelain", "--", *SOURCE_PARTS)
+        st = _git("status", "--porcelain", "--", ".")
         dirty = bool(st) if st is not None else None
-    return {"source_hash": source_hash(), "version": __version__, "git_commit": commit, "git_dirty": dirty}
+    return {"version": __version__, "git_commit": commit, "git_dirty": dirty}
 
 
 def check_report(path):
-    """Does the report at ``path`` come from the code running now?
+    """Do the algorithm versions a report records match those of the installed package?
 
-    Reads the source hash recorded in ``report.md`` (or its ``report.json`` sidecar) and
-    compares it with :func:`source_hash` of the installed package.
+    Reads the ``code`` section of the ``report.json`` beside ``path`` (a ``report.md``):
+    per table or figure and method, the :func:`~._versions.version_key` of its cells.
 
     Returns
     -------
     dict
-        ``match`` (bool, ``None`` when the report records no hash), ``recorded``,
-        ``current``, ``recorded_commit``, ``message``.
+        ``match`` (bool, ``None`` when the report records no versions), ``recorded_commit``,
+        ``stale`` (``[(part, method, recorded key, names whose version changed)]``), ``message``.
     """
     path = os.fspath(path)
-    recorded = commit = None
     side = os.path.join(os.path.dirname(path), "report.json") if path.endswith(".md") else path
+    meta = {}
     if os.path.exists(side) and side.endswith(".json"):
         with open(side, encoding="utf-8") as fh:
-            meta = json.load(fh).get("provenance", {})
-        recorded, commit = meta.get("source_hash"), meta.get("git_commit")
-    if recorded is None and path.endswith(".md"):
-        with open(path, encoding="utf-8") as fh:
-            m = _HASH_RE.search(fh.read())
-        recorded = m.group(1) if m else None
-    meta_full = {}
-    if os.path.exists(side) and side.endswith(".json"):
-        with open(side, encoding="utf-8") as fh:
-            meta_full = json.load(fh)
-    if meta_full.get("mode") == "full" and meta_full.get("code"):
-        # per method: the sources its cells depend on (a --full report built over several sessions)
-        bad = check_code(meta_full)
-        n = sum(len(v) for v in meta_full["code"].values())
-        if bad:
-            shown = ", ".join(f"{p} / {m}" for p, m, _, _ in bad[:6]) + (" ..." if len(bad) > 6 else "")
-            msg = (f"{path}: {len(bad)} of {n} methods' cells were made by other code than the sources now ({shown}): "
-                   "rerun the command (stale cells are recomputed)")
-        else:
-            msg = f"{path}: the cells of all {n} methods were made by the code now (per-method source hashes)"
-        return {"match": not bad, "recorded": recorded, "current": source_hash(), "recorded_commit": commit,
-                "message": msg, "stale": bad}
-    current = source_hash()
-    if recorded is None:
-        match, msg = None, f"{path} records no source hash (made before reports recorded one): regenerate it"
-    elif recorded == current:
-        match, msg = True, f"{path} matches the code (source hash {current[:12]})"
+            meta = json.load(fh)
+    commit = (meta.get("provenance") or {}).get("git_commit")
+    if not meta.get("code"):
+        return {"match": None, "recorded_commit": commit, "stale": [],
+                "message": f"{path} records no algorithm versions (made before reports recorded them): regenerate it"}
+    bad = check_code(meta)
+    n = sum(len(v) for v in meta["code"].values())
+    if bad:
+        shown = ", ".join(f"{p} / {m} ({', '.join(names)})" for p, m, _, names in bad[:6]) + (
+            " ..." if len(bad) > 6 else "")
+        msg = (f"{path}: {len(bad)} of {n} methods' cells were made by other algorithm versions than the installed "
+               f"package's ({shown}): rerun the command (their cells are recomputed)")
     else:
-        match = False
-        msg = (f"{path} was made from other code (source hash {recorded[:12]}"
-               + (f", commit {commit[:12]}" if commit else "") + f"; the code now: {current[:12]}): regenerate it")
-    return {"match": match, "recorded": recorded, "current": current, "recorded_commit": commit, "message": msg}
+        msg = f"{path}: the cells of all {n} methods were made by the algorithm versions installed now"
+    return {"match": not bad, "recorded_commit": commit, "message": msg, "stale": bad}
 
 
 def _code_section(results, cfg):
-    """``{table or figure: {method: {"hash", "modules"}}}``: the code each part's cells were made by."""
+    """``{table or figure: {method: {"version": key}}}``: the algorithm versions each part's cells were made by."""
     out = {}
     for res in results:
         if getattr(res, "code", None):
@@ -141,18 +89,20 @@ def _code_section(results, cfg):
 
 
 def check_code(meta):
-    """Per table and method: does the recorded code hash match the sources now?  ``[(part, method, old, new)]``."""
-    from ._codehash import code_hash
+    """Per table and method: the recorded versions that differ from the installed ones.
+
+    Returns ``[(part, method, recorded key, [names whose version changed])]``; a record
+    without a version key (a report made before versions) counts as stale.
+    """
+    from ._versions import stale_names
 
     bad = []
     for part, methods in (meta.get("code") or {}).items():
         for m, rec in methods.items():
-            try:
-                now = code_hash(modules=rec["modules"])
-            except Exception:  # noqa: BLE001 - a module that no longer exists
-                now = None
-            if now != rec["hash"]:
-                bad.append((part, m, rec["hash"], now))
+            key = rec.get("version") if isinstance(rec, dict) else None
+            names = stale_names(key)
+            if names:
+                bad.append((part, m, key, names))
     return bad
 
 
@@ -256,11 +206,11 @@ def table_markdown(result, mode=None):
         code = getattr(result, "code", {}) or {}
         lines += [f"Cells: **{result.cells_total} / {result.cells_expected}**"
                   + (" (partial)" if result.partial else " (complete)")
-                  + "; every cell used was computed by the sources of its method as they are now (code hash per "
-                    "method: " + ", ".join(f"{m} `{c['hash']}`" for m, c in code.items()) + ")."
-                  + (f" {result.cells_stale} more stored cell(s) were made by other code and are not used (a resumed "
-                     "run recomputes them, or keeps them with `--revalidate N` when N recomputed per method and "
-                     "dataset agree)." if getattr(result, "cells_stale", 0) else ""), ""]
+                  + "; every cell used was computed by the algorithm versions installed now (per method: "
+                  + ", ".join(f"{m} `{c['version']}`" for m, c in code.items()) + ")."
+                  + (f" {result.cells_stale} more stored cell(s) were made by other algorithm versions and are not "
+                     "used (a resumed run recomputes them, or keeps them with `--revalidate N` when N recomputed per "
+                     "method and dataset agree)." if getattr(result, "cells_stale", 0) else ""), ""]
     if not spec.csv:
         lines += ["This table has **no paper numbers**: the paper columns stay empty and nothing is counted in "
                   "the fidelity summary.", ""]
@@ -391,8 +341,8 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
         lines += [f"> **Partial run: {done} / {need} cells done.** The run stopped before the end (it resumes from "
                   "`store/`). Tables and figures marked *partial* show the cells finished so far and are neither "
                   "judged nor counted in the fidelity below; only finished rows are."
-                  + (f" The store holds {stale} further table cell(s) made by other code than this report's (not "
-                     "used: see each table)." if stale else ""), ""]
+                  + (f" The store holds {stale} further table cell(s) made by other algorithm versions than "
+                     "this report's (not used: see each table)." if stale else ""), ""]
     commit = prov["git_commit"]
     lines += [f"Command: `{command}`; papers: {', '.join(papers)}; mode `{cfg.mode}`; wall time {wall:.0f} s; "
               f"cells {cells_total} ({cells_run} computed in this run, {cells_total - cells_run} read from the store).",
@@ -400,9 +350,8 @@ def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, c
               f"Made by knnweights {prov['version']}"
               + (f", git commit `{commit[:12]}`" + (" with uncommitted changes" if prov["git_dirty"] else "")
                  if commit else "")
-              + f"; source hash `sha256:{prov['source_hash']}` (methods, engine, solvers, classifiers, evaluation, "
-              "reproduce, bundled paper tables). `knnweights reproduce --check-report report.md` says whether the "
-              "code installed now would make this report.",
+              + "; every method's algorithm versions are in `report.json` (`code`). `knnweights reproduce "
+              "--check-report report.md` says whether the package installed now declares the same versions.",
               "",
               "Each table lists every method and dataset of the paper's table. Rows we cannot compute say why "
               "(`not bundled`, `not available`, `not implemented`). Where a scikit-learn (or knnweights) "

@@ -129,8 +129,9 @@ class _SQPFWPathKNN:
     path runs to ``max(thetas)``). Picklable; its pickled state is the store fingerprint.
     """
 
-    #: the sources its cells depend on beyond this module (imported inside __call__; see _codehash)
-    code_modules = ("knnweights.weighters.sqpfw",)
+    algorithm_version = 1
+    #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
+    algorithm_uses = ("knnweights.weighters.sqpfw:SQPFW",)
 
     def __init__(self, thetas, ks=(1,), tns=(1,), cv=None, max_breakpoints=_T1_BREAKPOINTS):
         self.thetas, self.ks, self.tns, self.cv = tuple(thetas), tuple(ks), tuple(tns), cv

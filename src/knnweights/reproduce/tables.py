@@ -142,8 +142,8 @@ class TableResult:
     raw: list = field(default_factory=list)
     cells_expected: int = None  # the cells the protocol asks for (None: not counted, e.g. a custom table)
     cells_revalidated: int = 0  # stale cells kept under the current code by --revalidate (not computed)
-    cells_stale: int = 0  # stored cells made by other code, not used (recomputed on resume, or --revalidate)
-    code: dict = field(default_factory=dict)  # method label -> {"hash", "modules"} of the code computing its cells
+    cells_stale: int = 0  # stored cells made by other algorithm versions, not used (recomputed on resume)
+    code: dict = field(default_factory=dict)  # method label -> {"version": the algorithm versions of its cells}
 
     @property
     def partial(self):
@@ -259,9 +259,9 @@ def _run_cells(method_objs, data, protocol, cfg, store):
     cell raises, the run is split (per dataset, then per method) so the failing group gets
     its reason and the others their rows; finished cells are kept by the store.
     """
-    from ._codehash import code_hash
+    from ._versions import version_key
 
-    code = {m: code_hash(obj) for m, obj in method_objs.items()}  # memoised: the same as run_table's
+    code = {m: version_key(obj) for m, obj in method_objs.items()}
 
     def grid(methods, datasets):
         return run_grid(methods, datasets, protocol=protocol, random_state=cfg.random_state, n_jobs=cfg.n_jobs,
@@ -342,11 +342,10 @@ def run_table(spec, cfg):
         labels[ds.key] = ds.label
         reduced[ds.label] = reduction(ds.load, cfg.mode)
     path = os.path.join(cfg.out, "store", f"{spec.name}.jsonl")
-    from ._codehash import code_hash, code_modules
+    from ._versions import version_key
 
     for m, obj in method_objs.items():
-        mods = code_modules(obj)
-        res.code[m] = {"hash": code_hash(modules=mods), "modules": mods}
+        res.code[m] = {"version": version_key(obj)}
     per_ds = {d: _n_splits(protocol, y) for d, (_, y) in data.items()}
     res.cells_expected = sum(per_ds.values()) * len(method_objs)
     bar = None
@@ -355,7 +354,7 @@ def run_table(spec, cfg):
         stored = len({(r.get("method"), r.get("dataset"), r.get("repeat"), r.get("fold"))
                       for r in ResultStore(path).read()
                       if r.get("method") in method_objs and r.get("dataset") in data
-                      and r.get("code") == res.code[r.get("method")]["hash"]})
+                      and r.get("code") == res.code[r.get("method")]["version"]})
         no = getattr(cfg, "table_no", None)
         bar = Progress(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
     store = _CountingStore(path, bar)
@@ -382,7 +381,7 @@ def run_table(spec, cfg):
     res.cells_stale = len({(r.get("method"), r.get("dataset"), r.get("repeat"), r.get("fold"))
                            for r in ResultStore(path).read()
                            if r.get("method") in res.code and r.get("dataset") in data
-                           and r.get("code") != res.code[r["method"]]["hash"]}
+                           and r.get("code") != res.code[r["method"]]["version"]}
                           - done_keys)
     # failed / not implemented groups have no cells to wait for
     res.cells_expected = sum(per_ds[d] for (m, d), rows in got.items() if not isinstance(rows, Exception))
