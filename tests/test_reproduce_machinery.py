@@ -3,7 +3,6 @@
 import io
 import json
 import os
-import shutil
 
 import numpy as np
 import pytest

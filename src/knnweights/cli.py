@@ -535,12 +535,6 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
-    if args.func in (_cmd_rank, _cmd_evaluate, _cmd_demo):
-        # the same compiled kernels in the first run as in every later one (see knnweights._warmup;
-        # ``reproduce`` does the same inside knnweights.reproduce.reproduce)
-        from ._warmup import ensure_cached
-
-        ensure_cached(lambda m: print(m, file=sys.stderr, flush=True))
     old = np.seterr(all="ignore")
     try:
         with _cli_warnings():

@@ -57,7 +57,7 @@ _STALE = 50  # the cached distances are recomputed after this many incremental u
 _SCALE_RANGE = 1e3  # constraint rows whose norms span more than this are equilibrated when the factor fails
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _pair_dots(X, cand, v, nz, p, out):
     """``out[i, k] = sum_j (X[i, j] - X[cand[i, k], j])**2 v[j]`` over the columns ``nz[:p]``.
 
@@ -578,7 +578,7 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
     return bv, -1, -1
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
     """``acc = E^T mu_E`` over all features: ``sum_r mu_r eps_{i,c_r}`` minus, per sample and
     side, the sum of its multipliers times ``eps_{i,rep}``.  The rows go four at a time (one
@@ -925,7 +925,7 @@ _MAINT_COND = 1e-3  # the updated factor is used when min U_ii > this * max U_ii
 _DOWN_TOL = 1e-12  # a downdate pivot U_kk^2 - x_k^2 below this * U_kk^2 counts as lost definiteness
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _chol_rank1(U, lo, hi, x, sign):
     """``U^T U += sign x x^T`` on the block ``[lo, hi)`` (``x`` overwritten); False if a downdate
     loses positive definiteness."""
@@ -960,7 +960,7 @@ def _chol_delete(U, fm, f):
             U[r - 1, j - 1] = U[r, j]
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _chol_append(U, fm, b, dd):
     """Append a column with Gram entries ``b`` (against the ``fm`` columns) and ``dd`` (its own);
     False when the new pivot is not positive."""
@@ -980,7 +980,7 @@ def _chol_append(U, fm, b, dd):
     return True
 
 
-@njit(cache=True, nogil=True, fastmath={"contract"})
+@njit(cache=True, nogil=True)
 def _forward_solve(U, fm, y):
     """``y <- U^{-T} y`` by rows of ``U``, four rows per pass over ``y``: each ``y[j]`` sees the
     multiply-subtracts of rows ``0, 1, ...`` in order and its division, as the row-at-a-time
@@ -1009,7 +1009,7 @@ def _forward_solve(U, fm, y):
             y[j] -= yr * U[r, j]
 
 
-@njit(cache=True, nogil=True, fastmath={"contract"})
+@njit(cache=True, nogil=True)
 def _sub_rows(B, fm, p, x, res):
     """``res[q] -= B[f, q] x[f]`` for ``f = 0, ..., fm - 1`` in order, four rows per pass over
     ``res`` (each element the same fused multiply-subtracts in the same order)."""
@@ -1032,7 +1032,7 @@ def _sub_rows(B, fm, p, x, res):
         f += 1
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _utu_solve(U, fm, b):
     """``x`` with ``U^T U x = b`` (leading ``fm x fm`` block of ``U``)."""
     y = b[:fm].copy()
@@ -1045,7 +1045,7 @@ def _utu_solve(U, fm, b):
     return y
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _rows_dot(B, fm, p, v):
     out = np.empty(fm)
     for f in range(fm):
@@ -1056,7 +1056,7 @@ def _rows_dot(B, fm, p, v):
     return out
 
 
-@njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, nogil=True)
 def _factor_solve(g, P, p, B, U, fm, perm, fsc, dw, mu):
     """EQP (4) through the factor ``U^T U = B B^T`` (``B``: ``fm x p``, column ``f`` of the
     factor is column ``perm[f]`` of ``[1, E_P^T]``): the semi-normal equations with the same

@@ -18,23 +18,25 @@ from numba import njit, prange
 L1 = 0
 L2SQ = 1
 
-# Cache blocking of the pairwise kernel.  Output tiles of _TILE_I x _TILE_J are the
-# parallel tasks; the feature axis is cut into slabs of _TILE_K so that the A slab
-# (16 x 256 x 8 B = 32 KiB) stays in L1 and the B slab (64 x 256 x 8 B = 128 KiB) in L2
-# while every B row is reused by 16 A rows.  Inside a slab four rows of A share each
-# load of a B element (register blocking), halving the loads per element compared
-# with one row at a time.  Measured in benchmarks/bench_kernels.py.
+# Determinism: no kernel here lets the compiler reassociate or contract (no ``fastmath``), and every
+# distance sums its terms in the order k = 0, 1, ..., d - 1 from 0, whatever the kernel, the tile a pair
+# falls in, the SIMD width the CPU offers or the number of threads.  A distance therefore has the same
+# bits whether a kernel was compiled in this process or loaded from numba's cache, on AVX2 or AVX-512,
+# and every argmin, tie and threshold built on it comes out the same.
+#
+# The pairwise kernels vectorise across output columns instead of along the sum: with B transposed,
+# ``acc[i, j] += phi(A[i, k] - BT[k, j])`` over j is a run of independent additions that the compiler
+# vectorises without reordering any single sum.  Output tiles of _TILE_I x _TILE_J are the parallel
+# tasks; the accumulator tile (16 x 64 x 8 B = 8 KiB) stays in L1 while each BT row slice is reused by
+# 16 rows of A.
 _TILE_I = 16
 _TILE_J = 64
 _TILE_K = 256
 
 
-@njit(fastmath=True, inline="never", cache=True)
-def _phi_sum4(a0, a1, a2, a3, b, phi):  # pragma: no cover - compiled
-    s0 = a0.dtype.type(0.0)
-    s1 = s0
-    s2 = s0
-    s3 = s0
+@njit(inline="never", cache=True)
+def _phi_sum4(a0, a1, a2, a3, b, phi, s0, s1, s2, s3):  # pragma: no cover - compiled
+    """The running sums ``s_r + sum_k phi(a_r[k] - b[k])`` of four rows, each in the order k = 0, 1, ..."""
     if phi == 0:
         for k in range(b.shape[0]):
             bk = b[k]
@@ -56,35 +58,67 @@ def _phi_sum4(a0, a1, a2, a3, b, phi):  # pragma: no cover - compiled
     return s0, s1, s2, s3
 
 
-@njit(fastmath=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _tile_phi(A, B, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
-    """acc[i - i0, j - j0] += sum_k phi(A[i, k] - B[j, k]) over one output tile, feature slab by slab."""
+    """acc[i - i0, j - j0] += sum_k phi(A[i, k] - B[j, k]) over one output tile, in the order k = 0, 1, ...
+
+    For few columns (the incremental searches' single column); :func:`pairwise_phi` uses
+    :func:`_tile_phi_t`, which gives the same bits.
+    """
     d = A.shape[1]
     for k0 in range(0, d, _TILE_K):
         k1 = min(k0 + _TILE_K, d)
         for j in range(j0, j1):
             b = B[j, k0:k1]
+            c = j - j0
             i = i0
             while i + 3 < i1:
-                s0, s1, s2, s3 = _phi_sum4(A[i, k0:k1], A[i + 1, k0:k1], A[i + 2, k0:k1], A[i + 3, k0:k1], b, phi)
-                acc[i - i0, j - j0] += s0
-                acc[i + 1 - i0, j - j0] += s1
-                acc[i + 2 - i0, j - j0] += s2
-                acc[i + 3 - i0, j - j0] += s3
+                r = i - i0
+                s0, s1, s2, s3 = _phi_sum4(A[i, k0:k1], A[i + 1, k0:k1], A[i + 2, k0:k1], A[i + 3, k0:k1], b, phi,
+                                           acc[r, c], acc[r + 1, c], acc[r + 2, c], acc[r + 3, c])
+                acc[r, c] = s0
+                acc[r + 1, c] = s1
+                acc[r + 2, c] = s2
+                acc[r + 3, c] = s3
                 i += 4
-            while i < i1:  # leftover rows take the same 4-way path, so that a pair's
-                a = A[i, k0:k1]  # bits never depend on where its row fell in a block
-                s0, s1, s2, s3 = _phi_sum4(a, a, a, a, b, phi)
-                acc[i - i0, j - j0] += s0
+            while i < i1:
+                a = A[i, k0:k1]
+                r = i - i0
+                s0, s1, s2, s3 = _phi_sum4(a, a, a, a, b, phi, acc[r, c], 0.0, 0.0, 0.0)
+                acc[r, c] = s0
                 i += 1
     return acc
 
 
-@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
+def _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
+    """acc[i - i0, j - j0] += sum_k phi(A[i, k] - BT[k, j]), each sum in the order k = 0, 1, ...
+
+    Vectorised across j (independent sums), never along a sum.
+    """
+    d = A.shape[1]
+    m = j1 - j0
+    for k in range(d):
+        bt = BT[k, j0:j1]
+        for i in range(i0, i1):
+            a = A[i, k]
+            row = acc[i - i0]
+            if phi == 0:
+                for c in range(m):
+                    row[c] += abs(a - bt[c])
+            else:
+                for c in range(m):
+                    t = a - bt[c]
+                    row[c] += t * t
+    return acc
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
     """out[i, j] = sum_k phi(A[i, k] - B[j, k]) for row blocks A (na, d), B (nb, d)."""
     na, d = A.shape
     nb = B.shape[0]
+    BT = np.ascontiguousarray(B.T)
     n_ti = (na + _TILE_I - 1) // _TILE_I
     n_tj = (nb + _TILE_J - 1) // _TILE_J
     for t in prange(n_ti * n_tj):
@@ -93,19 +127,20 @@ def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
         j0 = (t % n_tj) * _TILE_J
         j1 = min(j0 + _TILE_J, nb)
         acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
-        _tile_phi(A, B, i0, i1, j0, j1, phi, acc)
+        _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(j0, j1):
                 out[i, j] = acc[i - i0, j - j0]
     return out
 
 
-@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
     """out = pairwise_phi(A, A): only the output tiles touching the upper triangle are
-    computed, the rest mirrored (|a - b| = |b - a| and each row's sum runs in the same
+    computed, the rest mirrored (|a - b| = |b - a| and each sum runs in the same
     order, so the result is bit-identical to :func:`pairwise_phi`)."""
     n, d = A.shape
+    AT = np.ascontiguousarray(A.T)
     n_ti = (n + _TILE_I - 1) // _TILE_I
     n_tj = (n + _TILE_J - 1) // _TILE_J
     n_active = 0
@@ -127,7 +162,7 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
         j0 = tiles[t, 1] * _TILE_J
         j1 = min(j0 + _TILE_J, n)
         acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
-        _tile_phi(A, A, i0, i1, j0, j1, phi, acc)
+        _tile_phi_t(A, AT, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
                 out[i, j] = acc[i - i0, j - j0]
@@ -146,7 +181,7 @@ _COEF_ROWS = 8
 _COEF_K = 512
 
 
-@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
@@ -178,7 +213,7 @@ def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def index_phi_rows(A, B, idx, coef, phi, out):  # pragma: no cover - compiled
     """out[i, :] = sum_t coef[i, t] * phi(A[i] - B[idx[i, t]]); negative idx skipped."""
     na, d = A.shape
@@ -276,7 +311,7 @@ def select_hits_misses(D, self_cols, codes_rows, codes_cols, k,  # pragma: no co
     return hit_idx, hit_dist, miss_idx, miss_dist
 
 
-@njit(cache=True, fastmath=True, nogil=True)
+@njit(cache=True, nogil=True)
 def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
     """One Simba pass (Gilad-Bachrach, Navot & Tishby 2004, Fig. 1), in place on ``w``.
 
@@ -334,7 +369,7 @@ def _row_logit_max(D, r, codes_cols, own, me, inv_sigma):  # pragma: no cover - 
     return mh, mm
 
 
-@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h, lse_m, ent_h, ent_m):
     """Kernel-soft hit / miss probabilities of a block of distances, fused into margin coefficients.
 
@@ -392,7 +427,7 @@ def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h
     return P
 
 
-@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def soft_coefficient_counts(D, codes_rows, codes_cols, row_offset, inv_sigma, cutoff, mh, mm, counts):
     """First pass of :func:`soft_coefficients_sparse`: each row's largest hit / miss logit
     (``mh``, ``mm``; ``-inf`` if none) and how many of its logits lie within ``cutoff`` of
@@ -417,7 +452,7 @@ def soft_coefficient_counts(D, codes_rows, codes_cols, row_offset, inv_sigma, cu
         counts[r] = k
 
 
-@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def soft_coefficients_sparse(D, codes_rows, codes_cols, row_offset, inv_sigma, cutoff, mh, mm, indptr, indices,
                              data, lse_h, lse_m, ent_h, ent_m):  # pragma: no cover - compiled
     """:func:`soft_coefficients` in CSR form, keeping only the logits within ``cutoff`` of
@@ -709,7 +744,7 @@ def gflip_sort_rows(D, order, list_d, sorted_d0, slack):  # pragma: no cover - c
         slack[i] = 0.0
 
 
-@njit(parallel=True, fastmath=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
     """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
 
@@ -779,7 +814,7 @@ soft_coefficients_sparse = _size_dispatch(soft_coefficients_sparse, lambda D, *a
 # NumPy (vectorised; these compiled loops would call the scalar libm exp).
 
 
-@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def nca_shifted_logits(G, sq_rows, sq_cols, row_offset):  # pragma: no cover - compiled
     """In place: ``G[r, c] = a_r . a_c`` becomes ``-D[r, c] + min_c' D[r, c']`` with
     ``D = max(0, sq_rows[r] + sq_cols[c] - 2 G[r, c])``, and ``-inf`` on the sample itself
@@ -805,7 +840,7 @@ def nca_shifted_logits(G, sq_rows, sq_cols, row_offset):  # pragma: no cover - c
     return G
 
 
-@njit(parallel=True, fastmath=False, cache=True, nogil=True)
+@njit(parallel=True, cache=True, nogil=True)
 def nca_coefficients(E, codes_rows, codes_cols, p):  # pragma: no cover - compiled
     """In place: ``E`` (unnormalised softmax rows ``e_rc``, ``0`` on the sample itself) becomes
     the gradient coefficients ``C[r, c] = p_rc (p_r - [y_c = y_r])`` with ``p_rc = e_rc / sum_c e_rc``

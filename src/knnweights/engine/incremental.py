@@ -19,10 +19,8 @@ ties to the lower index) and computes only the pairs that can still enter a list
   (:func:`~knnweights.engine._kernels.insert_sorted`).
 
 The bounds are rigorous (rounding included), so no pair that can enter a list is left out.  The
-candidates' distances are the full pass's arithmetic, compiled into another kernel: like every
-``fastmath`` kernel of the engine they can differ from the full pass's in the last bit where the
-two were compiled in different contexts (:mod:`knnweights._warmup`), and then an exact near-tie
-can be ordered differently; ``knnweights reproduce`` compiles both in one child process first.
+candidates' distances have the full pass's bits: every engine kernel sums a distance's terms in
+the same order, with no reassociation (:mod:`knnweights.engine._kernels`).
 
 When the candidates of a call exceed 2 % of the pairs (the weights have drifted from ``w0``),
 the next call runs the full pass, which becomes the new ``D0``.  When the pruned pass right after

@@ -488,7 +488,8 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
                           "(method, data, protocol, seed or scoring) and are ignored.", RuntimeWarning, stacklevel=2)
         if old_code:
             warnings.warn(f"{store.path}: {old_code} stored row(s) were computed by other algorithm versions (their "
-                          "'code' differs from the versions installed now) and are computed again.", RuntimeWarning, stacklevel=2)
+                          "'code' differs from the versions installed now) and are computed again.", RuntimeWarning,
+                          stacklevel=2)
         if compute:
             store._repair()
 
@@ -581,8 +582,8 @@ def _revalidate(old_rows, done, n_check, methods, data, protocol, root, scoring,
                 row["code"] = code_versions.get(m)
                 done[k] = row
                 store.append(row)
-            warnings.warn(f"{store.path}: {m} on {d}: {len(checked)} cell(s) made by other algorithm versions recomputed with the "
-                          f"same results; its {len(keys) - len(checked)} other stale cell(s) are kept (revalidated).",
+            warnings.warn(f"{store.path}: {m} on {d}: {len(checked)} cell(s) made by other algorithm versions "
+                          f"recomputed with the same results; its {len(keys) - len(checked)} other stale cell(s) are kept (revalidated).",
                           RuntimeWarning, stacklevel=3)
 
 

@@ -217,11 +217,6 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
                  datasets=selected, random_state=random_state, log=log, compute=compute, revalidate=revalidate,
                  methods=chosen)
     os.makedirs(out, exist_ok=True)
-    if compute:
-        # every process of the run loads the same compiled kernels (see knnweights._warmup)
-        from .._warmup import ensure_cached
-
-        ensure_cached(log)
     t0 = time.monotonic()
     with warnings.catch_warnings():
         # iterative weighters warn when they stop at max_iter (reduced on purpose in --quick / --tiny)
