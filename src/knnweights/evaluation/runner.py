@@ -583,7 +583,8 @@ def _revalidate(old_rows, done, n_check, methods, data, protocol, root, scoring,
                 done[k] = row
                 store.append(row)
             warnings.warn(f"{store.path}: {m} on {d}: {len(checked)} cell(s) made by other algorithm versions "
-                          f"recomputed with the same results; its {len(keys) - len(checked)} other stale cell(s) are kept (revalidated).",
+                          f"recomputed with the same results; its {len(keys) - len(checked)} other stale cell(s) are "
+                          "kept (revalidated).",
                           RuntimeWarning, stacklevel=3)
 
 
