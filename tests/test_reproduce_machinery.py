@@ -197,7 +197,7 @@ def test_report_records_its_versions_and_check_report(mdm_tiny, tmp_path, capsys
     meta = json.loads((mdm_tiny / "report.json").read_text())
     assert meta["provenance"]["version"] and "source_hash" not in meta["provenance"]
     keys = {m: rec["version"] for m, rec in meta["code"]["mdm_ours"].items()}
-    assert keys["hard MDM + 1-NN"] == f"MDM={MDM.algorithm_version},WeightedKNN=1,_Run=1,protocol=1"
+    assert keys["hard MDM + 1-NN"] == f"MDM={MDM._algorithm_version},WeightedKNN=1,_Run=1,protocol=1"
     assert check_report(md)["match"] is True
     assert main(["reproduce", "--check-report", str(md)]) == 0
     assert "made by the algorithm versions installed now" in capsys.readouterr().out
@@ -206,7 +206,7 @@ def test_report_records_its_versions_and_check_report(mdm_tiny, tmp_path, capsys
     other.mkdir()
     (other / "report.md").write_text(md.read_text())
     meta["code"]["mdm_ours"]["hard MDM + 1-NN"]["version"] = keys["hard MDM + 1-NN"].replace(
-        f"MDM={MDM.algorithm_version}", f"MDM={MDM.algorithm_version + 1}")
+        f"MDM={MDM._algorithm_version}", f"MDM={MDM._algorithm_version + 1}")
     (other / "report.json").write_text(json.dumps(meta))
     res = check_report(other / "report.md")
     assert res["match"] is False and res["stale"] == [("mdm_ours", "hard MDM + 1-NN", meta["code"]["mdm_ours"][
@@ -345,7 +345,7 @@ def test_version_key_names_the_classes_that_compute_the_cells():
     from knnweights.reproduce.sqpfw import _SQPFWPathKNN
 
     lh = algorithm_versions(weighter_pipeline(LHRelief(), KNeighborsClassifier(1)))
-    assert lh == {"LHRelief": LHRelief.algorithm_version, "RemoveLowestWeights": 1, "protocol": PROTOCOL_VERSION}
+    assert lh == {"LHRelief": LHRelief._algorithm_version, "RemoveLowestWeights": 1, "protocol": PROTOCOL_VERSION}
     assert algorithm_versions(KNeighborsClassifier(1)) == {"protocol": PROTOCOL_VERSION}
     # callables that import their weighter inside __call__ name it
     assert "SQPFW" in algorithm_versions(_SQPFWPathKNN([1.0])) and "MDM" in algorithm_versions(_Run("soft"))
@@ -359,7 +359,7 @@ def test_a_version_bump_stales_only_that_methods_cells(monkeypatch):
 
     lh, ir = _versions.version_key(LHRelief()), _versions.version_key(IRelief())
     assert _versions.stale_names(lh) == [] and _versions.stale_names(ir) == []
-    monkeypatch.setattr(LHRelief, "algorithm_version", LHRelief.algorithm_version + 1)
+    monkeypatch.setattr(LHRelief, "_algorithm_version", LHRelief._algorithm_version + 1)
     monkeypatch.setattr(_versions, "_CURRENT", None)
     assert _versions.stale_names(lh) == ["LHRelief"] and _versions.stale_names(ir) == []
     assert _versions.version_key(LHRelief()) != lh
@@ -368,7 +368,7 @@ def test_a_version_bump_stales_only_that_methods_cells(monkeypatch):
 
 
 def test_every_reproduction_component_declares_its_version():
-    """Every knnweights class (or score function) a table's method pickles declares ``algorithm_version``."""
+    """Every knnweights class (or score function) a table's method pickles declares ``_algorithm_version``."""
     import io
     import pickle
 
@@ -607,7 +607,7 @@ def test_tables_selects_figures_by_prefix_and_rejects_other_names(tmp_path, monk
 def test_committed_reports_were_made_by_the_algorithm_versions_at_head(folder):
     """Every method's cells in a committed report were made by the algorithm versions declared at HEAD.
 
-    A commit that bumps a method's ``algorithm_version`` fails this until the report is made
+    A commit that bumps a method's ``_algorithm_version`` fails this until the report is made
     again: ``knnweights reproduce all --full --out FOLDER --report-only`` (seconds; the
     method's cells are then counted as stale) or a resumed run (recomputes them).  A refactor
     that keeps the versions keeps every stored cell.

@@ -260,7 +260,7 @@ class SelectTopK(_WeighterSelector):
     (80, 2)
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"])],
@@ -367,7 +367,7 @@ class TuRF(_WeighterSelector):
     ([0, 1], 5)
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"]), None],

@@ -367,7 +367,10 @@ def _svd_solve(U, sv, Vt, rank, b):
     """``V_r diag(1/s_r) U_r^T b``: the minimum-norm least-squares solution at rank ``rank``."""
     y = np.empty(rank)
     for r in range(rank):
-        y[r] = (U[:, r] @ b) / sv[r]
+        t = 0.0
+        for i in range(b.shape[0]):  # a column of U: strided, summed in order
+            t += U[i, r] * b[i]
+        y[r] = t / sv[r]
     x = np.zeros(Vt.shape[1])
     for r in range(rank):
         x += y[r] * Vt[r]

@@ -90,7 +90,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
     array([0, 1])
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "sigma": [Interval(numbers.Real, 0, None, closed="neither")],

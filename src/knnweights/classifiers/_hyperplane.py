@@ -126,7 +126,7 @@ class HKNN(_LocalDistanceClassifier):
     array([0])
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -223,7 +223,7 @@ class CKNN(_LocalDistanceClassifier):
     array([0, 1])
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -33,7 +33,7 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit", "transform"])],

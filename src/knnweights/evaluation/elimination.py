@@ -147,7 +147,7 @@ class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
     ``get_feature_names_out`` and ``set_output(transform="pandas")``.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "ranker": [HasMethods(["fit"])],

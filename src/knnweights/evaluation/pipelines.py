@@ -118,7 +118,7 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         The weighter's metric (read by :class:`knnweights.classifiers.WeightedKNN`).
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"])],

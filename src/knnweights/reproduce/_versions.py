@@ -4,14 +4,14 @@ A ``--full`` run takes longer than one session, so its finished cells are kept i
 committed store and reused by later runs.  A reused cell is trustworthy while the
 algorithms that computed it still compute the same results.  Every weighter, classifier,
 selector and reproduction callable declares that as an integer class attribute,
-``algorithm_version``, bumped in the commit that changes its results beyond the tolerance
+``_algorithm_version``, bumped in the commit that changes its results beyond the tolerance
 of its golden regression test (``tests/test_golden.py``).  A refactor, a faster kernel or
 a moved helper leaves the versions, and so every stored cell, alone.
 
 :func:`version_key` names the versions behind one method object (an estimator, a
 :class:`~knnweights.evaluation.Tuned`, a pipeline or a picklable callable): every
 knnweights class its pickle refers to that declares a version, the classes a callable
-names in ``algorithm_uses`` (those it imports inside ``__call__``), and the cell
+names in ``_algorithm_uses`` (those it imports inside ``__call__``), and the cell
 protocol's own :data:`PROTOCOL_VERSION` (splits, seeds, tuning).  The method's parameters,
 the data and the split are in the cell's fingerprint
 (:func:`knnweights.evaluation.run_grid`), so key and fingerprint together pin the cell.
@@ -33,8 +33,8 @@ _PROTOCOL = "protocol"
 
 
 def _own_version(obj):
-    """The ``algorithm_version`` a class (or a function, as an attribute) declares itself, not inherited."""
-    v = obj.__dict__.get("algorithm_version")
+    """The ``_algorithm_version`` a class (or a function, as an attribute) declares itself, not inherited."""
+    v = obj.__dict__.get("_algorithm_version")
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
@@ -69,12 +69,12 @@ def _add(found, cls):
         if v is not None and klass.__module__.startswith(_PKG):
             found[klass.__name__] = v
             break
-    for used in getattr(cls, "algorithm_uses", ()):
+    for used in getattr(cls, "_algorithm_uses", ()):
         _add(found, _resolve(used))
 
 
 def algorithm_versions(*objs):
-    """``{class name: algorithm_version}`` of the classes that compute ``objs``' results, with the protocol's."""
+    """``{class name: _algorithm_version}`` of the classes that compute ``objs``' results, with the protocol's."""
     found = {}
     for obj in objs:
         rec = _Recorder(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
@@ -104,7 +104,7 @@ _CURRENT = None
 
 
 def current_versions():
-    """``{class name: algorithm_version}`` of every versioned class in the installed package."""
+    """``{class name: _algorithm_version}`` of every versioned class in the installed package."""
     global _CURRENT
     if _CURRENT is None:
         pkg = importlib.import_module(_PKG)

@@ -73,7 +73,7 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
     attributes (WEKA's discrete estimators) are not modelled: the bundled data are numeric.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)

@@ -257,7 +257,7 @@ def weka_chi_squared(X, y):
     p[pos] = _chi2_dist.sf(stat[pos], dof[pos])
     return stat, p
 
-weka_chi_squared.algorithm_version = 1
+weka_chi_squared._algorithm_version = 1
 
 
 def mdl_cut_points(x, y):

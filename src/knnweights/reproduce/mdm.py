@@ -21,9 +21,9 @@ _FEATS = {"tiny": 50, "quick": 500}
 class _Run:
     """A picklable run_grid callable: fit, 1-NN test accuracy, number of non-zero weights."""
 
-    algorithm_version = 1
+    _algorithm_version = 1
     #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
-    algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN")
+    _algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN")
 
     def __init__(self, kind, C=1.0):
         self.kind, self.C = kind, C

@@ -129,9 +129,9 @@ class _SQPFWPathKNN:
     path runs to ``max(thetas)``). Picklable; its pickled state is the store fingerprint.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
     #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
-    algorithm_uses = ("knnweights.weighters.sqpfw:SQPFW",)
+    _algorithm_uses = ("knnweights.weighters.sqpfw:SQPFW",)
 
     def __init__(self, thetas, ks=(1,), tns=(1,), cv=None, max_breakpoints=_T1_BREAKPOINTS):
         self.thetas, self.ks, self.tns, self.cv = tuple(thetas), tuple(ks), tuple(tns), cv

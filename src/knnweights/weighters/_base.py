@@ -327,7 +327,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     #: the version of the algorithm's results: bump it in the commit that changes what
     #: ``fit`` computes (beyond a stated tolerance); stored reproduction cells are keyed by it
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     #: minimum samples per class the method needs (2 = a hit for every sample)

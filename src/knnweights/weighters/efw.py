@@ -461,7 +461,7 @@ class EFW(BaseWeighter):
     (60,)
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _min_class_size = 2
@@ -612,7 +612,7 @@ class ERelief(BaseWeighter):
     diversity", AAAI 2012.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _parameter_constraints = {

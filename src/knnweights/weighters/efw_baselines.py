@@ -103,7 +103,7 @@ class SVMRFE(BaseWeighter):
     classification using support vector machines", Machine Learning 46:389-422, 2002.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _min_class_size = 1
@@ -202,7 +202,7 @@ class VRLmba(BaseWeighter):
     nearest neighbor classification", Pattern Recognition 42:1914-1921, 2009.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
 

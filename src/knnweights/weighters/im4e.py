@@ -245,7 +245,7 @@ class IM4E(BaseWeighter):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _parameter_constraints = {

@@ -144,7 +144,7 @@ class LHRelief(BaseWeighter):
     ([0, 1], 'converged')
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _parameter_constraints = {

@@ -257,7 +257,7 @@ class Logo(BaseWeighter):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _parameter_constraints = {

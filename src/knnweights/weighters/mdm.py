@@ -214,7 +214,7 @@ class MDM(BaseWeighter):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "sqeuclidean"
     _min_class_size = 1

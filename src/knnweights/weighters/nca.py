@@ -196,7 +196,7 @@ class NCADiagonal(BaseWeighter):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "sqeuclidean"
     _parameter_constraints = {

@@ -263,7 +263,7 @@ class Relief(_ReliefBase):
     K. Kira and L. Rendell, "A practical approach to feature selection", ICML 1992.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -343,7 +343,7 @@ class ReliefF(_ReliefBase):
     and RReliefF", Machine Learning 53, 2003.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -466,7 +466,7 @@ class IRelief(_ReliefBase):
     applications", IEEE TPAMI 29(6), 2007.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "sigma": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -608,7 +608,7 @@ class MulRel(_ReliefBase):
     metric_ : ``"manhattan"``
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -918,7 +918,7 @@ class SURF(_RadiusReliefBase):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _rule = "mean"
 
@@ -977,7 +977,7 @@ class MultiSURF(_RadiusReliefBase):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _rule = "mean-std/2"
 

@@ -365,7 +365,7 @@ class SBMLR(BaseWeighter):
     [0, 3]
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "manhattan"
     _min_class_size = 1

@@ -51,7 +51,7 @@ class Simba(BaseWeighter):
     theory and algorithms", ICML 2004.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "sqeuclidean"
     _parameter_constraints = {
@@ -146,7 +146,7 @@ class GFlip(BaseWeighter):
     plus ``n x 128`` lists.
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "sqeuclidean"
     _parameter_constraints = {

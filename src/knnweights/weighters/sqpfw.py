@@ -136,7 +136,7 @@ class SQPFW(BaseWeighter):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "sqeuclidean"
     _parameter_constraints = {
