@@ -8,7 +8,7 @@ import pytest
 
 WEIGHTER_NAMES = [
     "IM4E", "LHRelief", "SQPFW", "MDM", "EFW", "ERelief", "Relief", "ReliefF", "SURF", "MultiSURF",
-    "IRelief", "Simba", "GFlip", "Logo", "MulRel", "NCADiagonal", "SVMRFE", "Lmba",
+    "IRelief", "Simba", "GFlip", "Logo", "MulRel", "NCADiagonal", "SVMRFE",
 ]
 CLASSIFIER_NAMES = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN"]
 EVALUATION_NAMES = ["win_tie_loss", "corrected_ttest", "stability"]

@@ -126,6 +126,6 @@ def test_feature_names_and_float32():
 
 def test_weighters_registry_is_complete():
     expected = {"IM4E", "LHRelief", "SQPFW", "MDM", "EFW", "ERelief", "Relief", "ReliefF", "IRelief", "Simba",
-                "GFlip", "MulRel", "Logo", "NCADiagonal", "Lmba"}
+                "GFlip", "MulRel", "Logo", "NCADiagonal"}
     assert expected <= set(knnweights.WEIGHTERS)
     assert all(knnweights.WEIGHTERS[k].__name__ == k for k in knnweights.WEIGHTERS)

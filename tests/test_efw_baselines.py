@@ -1,12 +1,11 @@
-"""SVM-RFE as a weighter; VR-Lmba refuses to run (no faithful version)."""
+"""SVM-RFE as a weighter."""
 
 import numpy as np
-import pytest
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights.weighters.efw_baselines import SVMRFE, VRLmba, rank_weights
+from knnweights.weighters.efw_baselines import SVMRFE, rank_weights
 
 
 @parametrize_with_checks([SVMRFE(step=0.5)])
@@ -61,13 +60,6 @@ def test_chunked_steps_tie_within_a_chunk():
     X, y = _data(d=8)
     r = SVMRFE(step=4).fit(X, y).elimination_ranking_
     assert np.bincount(r).max() > 1
-
-
-@pytest.mark.parametrize("cls", [VRLmba])
-def test_unfaithful_baselines_raise_with_reason(cls):
-    X, y = _data()
-    with pytest.raises(NotImplementedError, match="faithful"):
-        cls().fit(X, y)
 
 
 def test_integer_step_equals_sklearn_rfe():

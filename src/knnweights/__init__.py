@@ -18,7 +18,6 @@ from .weighters import (
     GFlip,
     IRelief,
     LHRelief,
-    Lmba,
     Logo,
     MulRel,
     MultiSURF,
@@ -36,7 +35,7 @@ WEIGHTERS = {
     cls.__name__: cls
     for cls in (
         IM4E, LHRelief, SQPFW, MDM, EFW, ERelief,
-        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, Lmba, SVMRFE, SBMLR,
+        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, SVMRFE, SBMLR,
     )
 }
 

@@ -6,7 +6,6 @@ from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
 from .im4e import IM4E
 from .lhrelief import LHRelief
-from .lmba import Lmba
 from .logo import Logo
 from .mdm import MDM
 from .nca import NCADiagonal
@@ -16,6 +15,6 @@ from .simba import GFlip, Simba
 from .sqpfw import SQPFW
 
 __all__ = [
-    "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Lmba", "Logo", "MDM", "NCADiagonal",
+    "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
 ]

@@ -1,11 +1,11 @@
-"""Other baselines of the EFW / LH-RELIEF papers: SVM-RFE, VR-Lmba.
+"""Other baselines of the EFW / LH-RELIEF papers: SVM-RFE.
 
 * :class:`SVMRFE`: Guyon, Weston, Barnhill & Vapnik (2002), recursive elimination with
   a linear SVM (fractional steps of the remaining features); a ranking, exposed as
   weights derived from it.
-* :class:`VRLmba`: Han & Yu (2010) margin-based sample weighting combined with Lmba
-  (Li & Lu 2009), as the EFW paper names it; cannot be made faithful here (see its
-  docstring): ``fit`` raises ``NotImplementedError``.
+* VR-Lmba (Han & Yu 2010 sample weighting with Lmba, Li & Lu 2009), which the EFW paper
+  names, is not in knnweights: the EFW paper does not say how the sample weights enter
+  Lmba's objective, and neither Lmba's nor Han & Yu's formulas are in the papers at hand.
 * SBMLR (Cawley, Talbot & Girolami 2007), the LH-RELIEF paper's baseline, is
   :class:`knnweights.weighters.sbmlr.SBMLR`.
 """
@@ -22,7 +22,7 @@ from ..engine._config import get_config
 from ..engine.linalg import single_thread_blas
 from ._base import BaseWeighter
 
-__all__ = ["SVMRFE", "VRLmba", "rank_weights"]
+__all__ = ["SVMRFE", "rank_weights"]
 
 
 def rank_weights(ranking):
@@ -174,43 +174,3 @@ class SVMRFE(BaseWeighter):
         self.n_iter_ = rounds
         self.elimination_ranking_ = ranking
         return rank_weights(ranking) * varying
-
-
-class VRLmba(BaseWeighter):
-    """VR-Lmba: Han & Yu's (2010) margin-based sample weighting combined with Lmba.
-
-    Not available: ``fit`` raises ``NotImplementedError``, because a faithful version
-    cannot be written from the material at hand:
-
-    * the EFW paper (Li, Gao & Chen 2012) names VR-Lmba but does not say how Han & Yu's
-      sample weights enter Lmba's objective (Lmba, Li & Lu 2009, has no sample weights);
-      that combination is the EFW authors' own and is not described;
-    * Han & Yu's weighting formula (the margin-vector space and the weight as a function
-      of each sample's outlying degree, and its normalisation) is not in the shared
-      papers, so it cannot be checked against its source;
-    * :class:`knnweights.Lmba` itself is being written separately.
-
-    Parameters
-    ----------
-    n_neighbors : int, default=1
-        Kept for the API (Lmba's neighbourhood size).
-
-    References
-    ----------
-    Y. Han and L. Yu, "A variance reduction framework for stable feature selection",
-    ICDM 2010, 206-215.  Y. Li and B.-L. Lu, "Feature selection based on loss margin of
-    nearest neighbor classification", Pattern Recognition 42:1914-1921, 2009.
-    """
-
-    _algorithm_version = 1
-
-    _metric = "manhattan"
-
-    def __init__(self, n_neighbors=1):
-        self.n_neighbors = n_neighbors
-
-    def _fit(self, X, y):
-        raise NotImplementedError(
-            "VRLmba cannot be made faithful: the EFW paper does not say how Han & Yu's (2010) sample weights enter "
-            "Lmba's objective, and Han & Yu's weighting formula is not among the shared papers to check against."
-        )
