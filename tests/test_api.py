@@ -45,6 +45,7 @@ def test_subpackage_names_import(module, names):
         assert callable(getattr(mod, name)), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "module",
     ["knnweights.engine", "knnweights.weighters", "knnweights.selection", "knnweights._solvers.lp",

@@ -450,6 +450,7 @@ def _run(store, delay, tmp_path):
                             stderr=subprocess.PIPE)
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_without_losing_or_duplicating_cells(tmp_path):
     from knnweights.evaluation import ResultStore
 

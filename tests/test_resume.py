@@ -181,6 +181,7 @@ def reproduce_reference(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_killed_reproduce_resumes_to_the_same_report(tmp_path, reproduce_reference):
     ref = reproduce_reference
     total = _stored_lines(ref)
@@ -195,6 +196,7 @@ def test_killed_reproduce_resumes_to_the_same_report(tmp_path, reproduce_referen
     assert meta["cells_total"] == total and meta["cells_run"] < total, context
 
 
+@pytest.mark.slow
 def test_killed_evaluate_resumes_to_the_same_report(tmp_path):
     sys.path.insert(0, str(Path(__file__).parent))
     from test_cli_user import make_expression_csv
