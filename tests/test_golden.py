@@ -38,13 +38,20 @@ def _problem(n=60, d=8, n_classes=2, seed=0):
 
 
 def _weighter(name, **params):
+    """A weighter's weights; run with the recorded parameters, so a change of a default alone (which the stored
+    cells' fingerprints see) needs no version bump."""
     import knnweights
 
-    def run():
+    def run(recorded=None):
         X, y = _problem()
-        est = knnweights.WEIGHTERS[name](**params).fit(X, y)
+        est = knnweights.WEIGHTERS[name](**(params if recorded is None else recorded)).fit(X, y)
         return np.asarray(est.feature_importances_, dtype=float)
 
+    def params_now():
+        p = knnweights.WEIGHTERS[name](**params).get_params(deep=False)
+        return {k: v for k, v in p.items() if v is None or isinstance(v, (bool, int, float, str))}
+
+    run.params = params_now
     return getattr(knnweights, name), run
 
 
@@ -153,9 +160,11 @@ def _version(owner):
     return owner.__dict__.get("_algorithm_version")
 
 
-def _compute(run):
+def _compute(run, rec=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        if rec is not None and "params" in rec:
+            return run(rec["params"])
         return run()
 
 
@@ -173,7 +182,7 @@ def test_result_matches_the_record_of_its_version(name):
     assert rec["version"] == version, (
         f"{name}: _algorithm_version is {version}, the golden record is of version {rec['version']}: record it "
         f"again in the commit that bumps the version (`python tests/test_golden.py {name}`)")
-    got = _compute(run)
+    got = _compute(run, rec)
     want = np.asarray(rec["value"], float)
     scale = max(float(np.abs(want).max(initial=0.0)), 1e-300)
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL * scale,
@@ -194,6 +203,8 @@ def record(names=None):
         if names and name not in names:
             continue
         data[name] = {"version": _version(_owner(owner)), "value": np.asarray(_compute(run), float).tolist()}
+        if hasattr(run, "params"):
+            data[name]["params"] = run.params()
         print(f"recorded {name} (version {data[name]['version']})")
     GOLDEN.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
