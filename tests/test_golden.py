@@ -101,7 +101,7 @@ def _reproduction(name):
             from knnweights import ReliefF
             from knnweights.evaluation.elimination import HalvingElimination as cls
 
-            est = cls(ReliefF(), min_features=3, cv=3).fit(X[tr], y[tr])
+            est = cls(ReliefF(), min_features=3, cv=3, random_state=0).fit(X[tr], y[tr])
             return np.r_[est.get_support().astype(float), est.score(X[te], y[te])]
         if name == "RemoveLowestWeights":
             from knnweights import ReliefF

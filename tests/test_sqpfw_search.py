@@ -1,9 +1,10 @@
-"""SQP-FW working-set refresh: the pruned neighbour search gives nearest_hits_misses' lists exactly."""
+"""SQP-FW's working-set refresh (the engine's incremental search, squared Euclidean, zero weights, changing k)
+gives nearest_hits_misses' lists exactly."""
 
 import numpy as np
 import pytest
 
-from knnweights._solvers.active_set import _NeighbourSearch
+from knnweights.engine.incremental import IncrementalHitMiss
 from knnweights.engine.neighbors import nearest_hits_misses
 
 
@@ -15,7 +16,7 @@ def test_pruned_search_equals_the_full_one(n, d, n_classes, decimals):
         X = np.round(X, decimals)
     codes = rng.randint(0, n_classes, n).astype(np.int64)
     codes[:3] = n_classes  # a class with fewer hits than k (missing places, -1)
-    search = _NeighbourSearch(np.ascontiguousarray(X), codes)
+    search = IncrementalHitMiss(X, codes, "sqeuclidean")
     w = rng.rand(d)
     w /= w.sum()
     for it in range(40):
@@ -30,26 +31,3 @@ def test_pruned_search_equals_the_full_one(n, d, n_classes, decimals):
         np.testing.assert_array_equal(hi, ref.hit_idx)
         np.testing.assert_array_equal(mi, ref.miss_idx)
     assert search.n_pruned > 20 and search.n_full >= 2
-
-
-@pytest.mark.parametrize("n, d", [(150, 16), (130, 57), (77, 21), (90, 2000)])
-def test_candidate_distances_are_the_full_pass_bits(n, d):
-    """Every pair a candidate: the distances (not only the lists) equal the engine's full pass."""
-    from knnweights._solvers import _active_set_kernels as K
-    from knnweights.engine.neighbors import metric_code, scale_for_metric
-
-    rng = np.random.RandomState(d)
-    X = rng.randn(n, d)
-    codes = rng.randint(0, 3, n).astype(np.int64)
-    w = rng.rand(d)
-    w[: d // 5] = 0.0
-    w /= w.sum()
-    k = n // 3
-    hi, mi = np.empty((n, k), np.int64), np.empty((n, k), np.int64)
-    hd, md = np.empty((n, k)), np.empty((n, k))
-    zero, unknown = np.zeros(n), np.full((n, k), -1, np.int64)  # no previous lists: no bound
-    K._pruned_search(X, scale_for_metric(X, w, "sqeuclidean"), w, np.zeros((n, n)), zero, zero, zero, codes, unknown,
-                     unknown, 1e-14, k, metric_code("sqeuclidean"), n * n, hi, hd, mi, md)
-    ref = nearest_hits_misses(X, codes, w, k, "sqeuclidean")
-    for got, want in ((hi, ref.hit_idx), (mi, ref.miss_idx), (hd, ref.hit_dist), (md, ref.miss_dist)):
-        np.testing.assert_array_equal(got, want)

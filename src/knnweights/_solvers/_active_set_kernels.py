@@ -42,8 +42,6 @@ Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the sm
 import numpy as np
 from numba import njit
 
-from ..engine._kernels import _tile_phi, insert_sorted
-
 __all__ = ["run_steps", "candidate_distances"]
 
 # status codes of run_steps
@@ -1450,97 +1448,3 @@ def _path_dual_events(Z, alpha0, alpha1, hc, hs, mc, ms, kappa, lam, ii, tt, mth
             if found and not nan and bt < dt:
                 dt, kind, ei, ek, et = bt, 2 + side, bi, bk, target
     return dt, kind, ei, ek, et
-
-
-# -- working-set refresh: the pairs that can enter the nearest-neighbour lists ------------------------------------
-
-
-@njit(cache=True, nogil=True)
-def _list_bound(X, w, N, i, lst, c):
-    """An upper bound on the largest computed weighted distance (any summation order, the
-    relative rounding ``c`` of :func:`_prune_pairs`) from ``i`` to the members of ``lst``;
-    ``inf`` when the list has a missing (``-1``) place."""
-    t = 0.0
-    for s in range(lst.size):
-        j = lst[s]
-        if j < 0:
-            return np.inf
-        v = 0.0
-        for f in range(X.shape[1]):
-            e = X[i, f] - X[j, f]
-            v += w[f] * (e * e)
-        v = v * (1.0 + c) + 2.0 * c * (N[i] + N[j])
-        if v > t:
-            t = v
-    return t
-
-
-@njit(cache=True, nogil=True)
-def _pruned_search(X, Xs, w, D0, a, N0, N, codes, prev_h, prev_m, c, k, phi, max_pairs,
-                   hit_idx, hit_dist, miss_idx, miss_dist):
-    """The ``k`` nearest hits and misses of every sample under ``w`` (``Xs``: ``X`` scaled for the
-    distance kernel), computing only the pairs that can enter a list; ``-1`` when more than
-    ``max_pairs`` pairs would be needed (the caller runs the full pass), else the pair count.
-
-    Candidates: ``D0`` are computed distances under earlier weights ``w0``, ``a[i] >= sum_f
-    max(w0_f - w_f, 0) x_if^2``, ``N0[i] = w0 . x_i^2``, ``N[i] = w . x_i^2``.  With ``e_ijf =
-    (x_if - x_jf)^2 <= 2 x_if^2 + 2 x_jf^2`` the exact distance under ``w`` is at least ``D0_ij - 2
-    (a_i + a_j)``, less the rounding of ``D0`` (a computed distance is within ``c (N_i + N_j)`` of
-    the exact one); ``j`` is left out when that bound exceeds an upper bound on the ``k``-th
-    nearest of its side (the distances of the previous list's members, ``_list_bound``).
-    Distances: the engine's tile kernel (``_tile_phi``) on the gathered candidates against the
-    row, the bits of the full pass (they do not depend on where a pair falls in a tile, nor on
-    which of the two is the tile's row);
-    selection: that of ``select_hits_misses`` (by distance, ties to the lower index)."""
-    n, d = Xs.shape
-    # the rows' and columns' parts of the lower bound, rounding margins included
-    r = np.empty(n)
-    q = np.empty(n)
-    for j in range(n):
-        r[j] = (2.0 + 4.0 * c) * a[j] + 2.0 * c * (N0[j] + N[j])
-        q[j] = r[j]
-    buf = np.empty((n, d))
-    cidx = np.empty(n + 1, np.int64)
-    acc = np.empty((n, 1))
-    total = 0
-    for i in range(n):
-        th = (_list_bound(X, w, N, i, prev_h[i], c) + q[i]) * (1.0 + c)
-        tm = (_list_bound(X, w, N, i, prev_m[i], c) + q[i]) * (1.0 + c)
-        ci = codes[i]
-        Di = D0[i]
-        m = 0
-        for j in range(n):  # branch-free compaction of the candidates, ascending
-            cidx[m] = j
-            m += Di[j] * (1.0 - c) - r[j] <= (th if codes[j] == ci else tm)
-        for s in range(m):  # the sample itself is never a candidate
-            if cidx[s] == i:
-                for t in range(s, m - 1):
-                    cidx[t] = cidx[t + 1]
-                m -= 1
-                break
-        total += m
-        if total > max_pairs:  # the bound is too loose: the full pass is cheaper
-            return -1
-        for s in range(m):
-            j = cidx[s]
-            for f in range(d):
-                buf[s, f] = Xs[j, f]
-        for t in range(k):
-            hit_idx[i, t] = -1
-            miss_idx[i, t] = -1
-            hit_dist[i, t] = np.inf
-            miss_dist[i, t] = np.inf
-        if m == 0:
-            continue
-        for t in range(m):
-            acc[t, 0] = 0.0
-        # the candidates as the tile's rows, four at a time, against the sample: (x_c - x_i)^2 is
-        # (x_i - x_c)^2 bit for bit, and every row of a group of four is summed alike
-        _tile_phi(buf, Xs, 0, m, i, i + 1, phi, acc)
-        for s in range(m):
-            j = cidx[s]
-            if codes[j] == ci:
-                insert_sorted(hit_idx, hit_dist, i, k, j, acc[s, 0])
-            else:
-                insert_sorted(miss_idx, miss_dist, i, k, j, acc[s, 0])
-    return total

@@ -59,10 +59,9 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
-from ..engine import _kernels as _ek
-from ..engine._config import get_config
+from ..engine.incremental import IncrementalHitMiss
 from ..engine.linalg import single_thread_blas
-from ..engine.neighbors import _pairwise_sym, indexed_distances, metric_code, nearest_hits_misses, scale_for_metric
+from ..engine.neighbors import indexed_distances, nearest_hits_misses
 from . import _active_set_kernels as _k
 
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
@@ -139,87 +138,6 @@ def _states_from_distances(D, valid, k, rtol):
     return state.astype(np.int8)
 
 
-class _NeighbourSearch:
-    """The nearest hits and misses of every sample under ``w``: the lists of
-    ``nearest_hits_misses(X, codes, w, k, "sqeuclidean")``, the same indices, at a fraction of its
-    ``O(n^2 d)`` distance pass when ``w`` moved little since the last full pass.
-
-    A full pass keeps its distance matrix ``D0`` (weights ``w0``).  A later call bounds every
-    distance under ``w`` from below by ``D0`` (``_k._prune_pairs``: a weight that fell by ``delta_f``
-    lowers ``eps_ij . w`` by at most ``2 delta_f (x_if^2 + x_jf^2)``, plus rounding) and from the
-    previous lists bounds the ``k``-th nearest from above; only the pairs that can still enter a
-    list are computed, by the full pass's tile kernel on each row against its gathered candidates
-    (a pair's bits do not depend on where it falls in a tile) and selected as in the full pass
-    (columns in ascending order, ties to the lower index).  When the
-    candidates cost more than ``_FULL_SHARE`` of a full pass, the full pass runs and becomes
-    the new ``D0``.
-    """
-
-    _FULL_SHARE = 0.25
-    _MAX_BYTES = 2**28  # D0 is kept only up to this size (n <= 5792); larger n: the plain search
-
-    def __init__(self, X, codes):
-        self.X = X
-        self.codes = codes
-        n, d = X.shape
-        self.X2 = X * X
-        self.c = 4.0 * 2.0**-53 * (d + 8)  # relative rounding of a d-term weighted distance, 2x margin
-        self.base = None  # (w0, D0, N0)
-        self.prev = None  # (k, hit_idx, miss_idx) of the last call
-        self.n_full = self.n_pruned = 0
-
-    def _usable(self):
-        n = self.X.shape[0]
-        return n >= 64 and 8 * n * n <= self._MAX_BYTES and get_config()["device"] == "cpu"
-
-    def __call__(self, w, k):
-        if not self._usable():
-            nb = nearest_hits_misses(self.X, self.codes, w, k, _METRIC)
-            return nb.hit_idx, nb.miss_idx
-        out = None
-        n = self.X.shape[0]
-        # (a pruned pass computes at least the 2 k listed pairs per sample: never cheaper when the
-        # budget is below that)
-        if (self.base is not None and self.prev is not None and self.prev[0] == k
-                and 2 * k * n <= self._FULL_SHARE * 0.5 * n * n):
-            out = self._pruned(w, k)
-        if out is None:
-            out = self._full(w, k)
-        self.prev = (k, out[0], out[1])
-        return out
-
-    def _alloc(self, k):
-        n = self.X.shape[0]
-        return (np.empty((n, k), np.int64), np.empty((n, k)), np.empty((n, k), np.int64), np.empty((n, k)))
-
-    def _full(self, w, k):
-        """``nearest_hits_misses``' own computation (one symmetric distance pass, the same selection)."""
-        n = self.X.shape[0]
-        D = _pairwise_sym(scale_for_metric(self.X, w, _METRIC), metric_code(_METRIC))
-        hi, hd, mi, md = self._alloc(k)
-        rows = np.arange(n, dtype=np.int64)
-        _ek.select_hits_misses(D, rows, self.codes, self.codes, k, hi, hd, mi, md)
-        w0 = np.array(w, dtype=np.float64)
-        self.base = (w0, D, self.X2 @ w0)
-        self.n_full += 1
-        return hi, mi
-
-    def _pruned(self, w, k):
-        n = self.X.shape[0]
-        w = np.asarray(w, dtype=np.float64)
-        w0, D0, N0 = self.base
-        a = (self.X2 @ np.maximum(w0 - w, 0.0)) * (1.0 + self.c)
-        N = self.X2 @ w
-        hi, hd, mi, md = self._alloc(k)
-        total = _k._pruned_search(self.X, scale_for_metric(self.X, w, _METRIC), w, D0, a, N0, N, self.codes,
-                                  self.prev[1], self.prev[2], self.c, k, metric_code(_METRIC),
-                                  int(self._FULL_SHARE * 0.5 * n * n), hi, hd, mi, md)
-        if total < 0:  # the full pass computes each pair once
-            return None
-        self.n_pruned += 1
-        return hi, mi
-
-
 class _Problem:
     """State of the SQP-FW active-set method (problem (3) with index sets)."""
 
@@ -236,7 +154,7 @@ class _Problem:
         self.rtol = rtol
         self.n_refresh = 0
         self.work = np.array([0.0, -1.0])  # [GFLOP counted by the steps, budget or -1]
-        self._search = _NeighbourSearch(self.X, self.codes)
+        self._search = IncrementalHitMiss(self.X, self.codes, _METRIC)
 
     # -- candidates --------------------------------------------------------------------
     def _widths(self):
