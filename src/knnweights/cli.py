@@ -26,6 +26,8 @@ DEFAULT_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal")
 #: ``demo`` skips them above WIDE features.  ``demo --dataset colon_alon --methods all`` (62 x 2000,
 #: every weighter, 5 folds) took 38 s on 2 shared cores on 2026-11-23, SQPFW 17 s of it.
 SLOW_ON_WIDE = ("MDM", "SQPFW")
+#: the demo's default tour: one or two methods of each family, quick to compile and to fit
+DEMO_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "IM4E", "Logo", "NCADiagonal", "SVMRFE")
 WIDE = 5000
 
 
@@ -416,7 +418,10 @@ def _cmd_demo(args):
         raise UsageError(f"--dataset: unknown bundled dataset {args.dataset!r} (see: knnweights datasets){hint}")
     X, y = load(args.dataset, return_X_y=True, missing="median")
     n, d = X.shape
-    if args.methods is None:
+    tour = args.methods is None
+    if tour:
+        names, slow = list(DEMO_METHODS), []
+    elif str(args.methods).strip().lower() == "all":
         names = sorted(WEIGHTERS)
         slow = [m for m in names if m in SLOW_ON_WIDE] if d > WIDE else []
         names = [m for m in names if m not in slow]
@@ -424,7 +429,8 @@ def _cmd_demo(args):
         names, slow = parse_methods(args.methods), []
     cv = StratifiedKFold(5, shuffle=True, random_state=args.random_state)
     base = cross_val_score(make_pipeline(StandardScaler(), KNeighborsClassifier(args.k)), X, y, cv=cv).mean()
-    print(f"{args.dataset}: {n} x {d}, 5-fold CV accuracy of {args.k}-NN")
+    print(f"{args.dataset}: {n} x {d}, 5-fold CV accuracy of {args.k}-NN"
+          + (f" (a tour of {len(names)} methods; --methods all runs every weighter)" if tour else ""))
     if slow:
         print(f"(skipping {', '.join(slow)}: slow at {d} features; add --methods {','.join(slow)} to run them)")
     print(f"{'plain kNN':14s} {100 * base:6.2f} %", flush=True)
@@ -505,12 +511,13 @@ def build_parser():
     d.set_defaults(func=_cmd_datasets)
     demo = sub.add_parser("demo", help="fit the weighters on a bundled dataset, weighted vs plain kNN",
                           description="5-fold CV of weighted kNN (each weighter) against plain kNN on a bundled "
-                                      f"dataset. On wide data (more than {WIDE} features) the methods that can "
-                                      f"take minutes there ({', '.join(SLOW_ON_WIDE)}) are skipped unless --methods "
-                                      "names them.")
+                                      "dataset: a tour of one or two methods per family, or --methods all. On wide "
+                                      f"data (more than {WIDE} features) the methods that can take minutes there "
+                                      f"({', '.join(SLOW_ON_WIDE)}) are skipped by 'all' unless --methods names them.")
     demo.add_argument("--dataset", default="ionosphere", help="a bundled dataset (default: ionosphere)")
     demo.add_argument("--methods", metavar="A,B,...", default=None,
-                      help="weighters, comma-separated, or 'all' (default: every weighter fast at this size)")
+                      help="weighters, comma-separated, or 'all' (every weighter fast at this size; default: "
+                           f"{','.join(DEMO_METHODS)})")
     demo.add_argument("-k", type=int, default=3, help="neighbours of the kNN (default: 3)")
     demo.add_argument("--random-state", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
