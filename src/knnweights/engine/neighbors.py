@@ -1,7 +1,7 @@
 """Shared neighbour machinery: weighted distances, hits and misses, soft neighbours, margins.
 
 Every method of knnweights computes its distances, neighbours and margin vectors here
-and nowhere else.  Notation follows ``specs/ALGORITHMS.md``: ``phi(a) = |a|`` (metric
+and nowhere else.  Notation: ``phi(a) = |a|`` (metric
 ``"manhattan"``) or ``phi(a) = a**2`` (metric ``"sqeuclidean"``), the weighted distance
 ``d_w(x, x') = w . phi(x - x')``, hits = same label without the sample itself, misses =
 any other label, and the margin vector of sample ``n``
