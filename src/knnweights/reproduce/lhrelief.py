@@ -128,7 +128,8 @@ def table2():
                              "fixed k = K = 5, I-RELIEF sigma = 1, 15 iterations; LH-RELIEF: " + READING +
                              ", at most 200 iterations), " + limits_note(_ROWS) +
                              ". Paired t-test of each method vs LH-RELIEF, p < 0.05. The paper's eq. 9 has two "
-                             "readings (w <- (w * mean z)+ and I-RELIEF's additive step): the row LH-RELIEF is the multiplicative one (the literal "
+                             "readings (w <- (w * mean z)+, or I-RELIEF's additive step): the row LH-RELIEF is the "
+                             "multiplicative one (the literal "
                              "equation, and the one that keeps Fig. 1's spiral error flat); the row LH-RELIEF "
                              "(additive) is I-RELIEF's update, judged against the same paper number but not "
                              "counted in the fidelity.")
