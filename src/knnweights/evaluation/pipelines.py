@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils._tags import get_tags
-from sklearn.utils.validation import _check_feature_names_in, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..selection import fitted_ranking
 from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
@@ -166,7 +166,16 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         ndarray of str objects
         """
         check_is_fitted(self, "support_")
-        return _check_feature_names_in(self, input_features)[self.support_]
+        names = getattr(self, "feature_names_in_", None)
+        if input_features is None:
+            names = names if names is not None else [f"x{i}" for i in range(self.n_features_in_)]
+        else:
+            given = np.asarray(input_features, dtype=object)
+            if given.shape != (self.n_features_in_,) or (names is not None and not np.array_equal(given, names)):
+                raise ValueError(f"input_features must be {self.n_features_in_} names"
+                                 + (" equal to the feature names seen in fit." if names is not None else "."))
+            names = given
+        return np.asarray(names, dtype=object)[self.support_]
 
     def transform(self, X):
         """The weighter's rescaling restricted to the kept features."""
