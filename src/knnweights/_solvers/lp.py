@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from scipy.optimize import OptimizeResult, linprog
+from scipy.optimize import OptimizeResult
 
 from ..engine.linalg import _threadpool_controller, single_thread_blas
 from ..engine.neighbors import distance_chunks
@@ -127,25 +127,15 @@ def mdm_constraint_matrix(X, I, J, kind, soft):
 
 
 def _highs_class():
-    """The HiGHS solver class: ``highspy.Highs`` when installed, else the copy SciPy ships.
+    """The HiGHS solver class (``highspy.Highs``).
 
     Keeping one solver object alive between the rounds of constraint generation lets
     HiGHS restart the dual (new rows) or primal (new columns) simplex from the last
-    optimal basis instead of solving every relaxation from scratch.  ``None`` when
-    neither is importable (SciPy < 1.15): the rounds are then solved by
-    :func:`scipy.optimize.linprog` from scratch.
+    optimal basis instead of solving every relaxation from scratch.
     """
-    try:
-        import highspy
+    import highspy
 
-        return highspy.Highs
-    except ImportError:
-        pass
-    try:
-        from scipy.optimize._highspy._core import _Highs
-    except ImportError:  # pragma: no cover - SciPy < 1.15
-        return None
-    return _Highs
+    return highspy.Highs
 
 
 class _Relaxation:
@@ -160,14 +150,7 @@ class _Relaxation:
         self.n_tail = tail_cost.size
         self.n_cols = self.n_tail
         self.n_rows = 0
-        Highs = _highs_class()
-        self._h = None if Highs is None else Highs()
-        if self._h is None:  # pragma: no cover - old SciPy: rebuild per solve
-            self._c = tail_cost.copy()
-            self._A = sp.csr_array((0, self.n_tail))
-            self._b = np.empty(0)
-            return
-        h = self._h
+        self._h = h = _highs_class()()
         h.setOptionValue("output_flag", bool(verbose >= 2))
         for key, value in _HIGHS_OPTIONS.items():
             h.setOptionValue(key, value)
@@ -178,25 +161,16 @@ class _Relaxation:
     def add_rows(self, A, b):
         """Append the rows of ``A`` (CSR over the current columns) with upper bounds ``b``."""
         A = sp.csr_array(A)
-        if self._h is None:  # pragma: no cover
-            self._A = sp.vstack([self._A, A], format="csr")
-            self._b = np.concatenate([self._b, b])
-        else:
-            self._h.addRows(A.shape[0], np.full(A.shape[0], -np.inf), np.asarray(b, np.float64), A.nnz,
-                            A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32),
-                            A.data.astype(np.float64))
+        self._h.addRows(A.shape[0], np.full(A.shape[0], -np.inf), np.asarray(b, np.float64), A.nnz,
+                        A.indptr[:-1].astype(np.int32), A.indices.astype(np.int32), A.data.astype(np.float64))
         self.n_rows += A.shape[0]
 
     def add_cols(self, A):
         """Append zero-cost columns ``>= 0`` given as a CSC matrix over the current rows."""
         A = sp.csc_array(A)
         k = A.shape[1]
-        if self._h is None:  # pragma: no cover
-            self._A = sp.hstack([self._A, A], format="csr")
-            self._c = np.concatenate([self._c, np.zeros(k)])
-        else:
-            self._h.addCols(k, np.zeros(k), np.zeros(k), np.full(k, np.inf), A.nnz, A.indptr[:-1].astype(np.int32),
-                            A.indices.astype(np.int32), A.data.astype(np.float64))
+        self._h.addCols(k, np.zeros(k), np.zeros(k), np.full(k, np.inf), A.nnz, A.indptr[:-1].astype(np.int32),
+                        A.indices.astype(np.int32), A.data.astype(np.float64))
         self.n_cols += k
 
     def solve(self, time_limit=None):
@@ -205,17 +179,6 @@ class _Relaxation:
         ``status`` is ``"optimal"``, ``"time_limit"``, ``"infeasible"`` or HiGHS' own
         words; ``dual`` are the multipliers ``>= 0`` of the rows.
         """
-        if self._h is None:  # pragma: no cover
-            opts = {k: _HIGHS_OPTIONS[k] for k in ("primal_feasibility_tolerance", "dual_feasibility_tolerance",
-                                                    "presolve")}
-            if time_limit is not None:
-                opts["time_limit"] = max(time_limit, 1e-3)
-            res = linprog(self._c, A_ub=self._A, b_ub=self._b, bounds=(0, None), method="highs", options=opts)
-            status = {0: "optimal", 1: "time_limit", 2: "infeasible"}.get(res.status, res.message)
-            if res.status != 0:
-                return status, None, None, np.nan, int(getattr(res, "nit", 0))
-            dual = np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0)
-            return status, res.x, dual, float(res.fun), int(res.nit)
         h = self._h
         # HiGHS compares its time_limit with its run clock, which adds up the time of every run()
         h.setOptionValue("time_limit", np.inf if time_limit is None else h.getRunTime() + max(float(time_limit), 1e-3))
