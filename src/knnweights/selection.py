@@ -23,7 +23,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils._tags import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .weighters._base import check_finite_columns, check_numeric_columns, feature_ranking
+from .utils import check_finite_columns, check_numeric_columns
+from .weighters._base import feature_ranking
 
 __all__ = ["rank_table", "SelectTopK", "TuRF", "fitted_ranking"]
 

@@ -24,7 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..selection import fitted_ranking
-from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
+from ..utils import check_finite_columns, check_numeric_columns, check_target
 from .pipelines import cached_fit, fit_cache
 
 __all__ = ["HalvingElimination", "halving_counts", "ranked_subsets"]

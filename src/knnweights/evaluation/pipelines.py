@@ -26,7 +26,7 @@ from sklearn.utils._tags import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..selection import fitted_ranking
-from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
+from ..utils import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit"]
 

@@ -41,7 +41,7 @@ from scipy.stats import chi2 as _chi2_dist
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
-from ..weighters._base import check_finite_columns, check_numeric_columns, check_target
+from ..utils import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["weka_chi_squared", "mdl_cut_points"]
 
