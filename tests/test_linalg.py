@@ -46,3 +46,16 @@ def test_limit_released_on_exception():
     assert _blas_threads() == before
     with single_thread_blas():  # usable again (the nesting depth was reset)
         assert all(t == 1 for t in _blas_threads())
+
+
+def test_blas_threads_for_work_picks_one_thread_for_small_work():
+    from knnweights.engine import blas_thread_count, blas_threads_for_work
+
+    before = blas_thread_count()
+    with blas_threads_for_work(10, 1000):
+        assert blas_thread_count() == 1
+    with blas_threads_for_work(10_000, 1000):
+        assert blas_thread_count() == before  # large work keeps the threads in force
+    with blas_threads_for_work(10_000, 1000, threads=1):
+        assert blas_thread_count() == 1
+    assert blas_thread_count() == before

@@ -235,7 +235,7 @@ def test_dense_ipm_iterates_do_not_depend_on_blas_threads(monkeypatch):
     monkeypatch.setattr(lp, "_SYRK_THREADED", 0.0)  # every product threaded
     A, b, c = _random_lp(70, 90, 4)
     with single_thread_blas():
-        assert lp._blas_threads() == 1
+        assert lp.blas_thread_count() == 1
         st1, status1, it1 = dense_ipm(A, b, c, tol=1e-10, blas_threads=1)
         st2, status2, it2 = dense_ipm(A, b, c, tol=1e-10, blas_threads=2)
     assert status1 == status2 == "optimal" and it1 == it2

@@ -28,7 +28,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
-from ..engine.linalg import _threadpool_controller, single_thread_blas
+from ..engine.linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 from ..engine.neighbors import distance_chunks
 
 __all__ = ["solve_mdm", "mdm_constraint_matrix", "all_pairs", "duplicate_conflicts", "SEPARATION", "COMPACTNESS"]
@@ -235,12 +235,6 @@ _VERTEX_WINDOW = 3  # the final vertex also tries the square partitions of the k
 _SYRK_THREADED = 1e9
 
 
-def _blas_threads():
-    """The BLAS thread count in force now (before :func:`single_thread_blas` lowers it), at least 1."""
-    info = _threadpool_controller().select(user_api="blas").info()
-    return max([1] + [int(lib["num_threads"]) for lib in info])
-
-
 def _syrk(F, trans, threads=1):
     """``F F^T`` (``trans=False``) or ``F^T F`` (upper triangle only) with one BLAS ``dsyrk``, no copy of ``F``.
 
@@ -254,10 +248,8 @@ def _syrk(F, trans, threads=1):
 
     # F is C-ordered: F.T is its Fortran-ordered view, which dsyrk reads in place
     out, inner = (F.shape[1], F.shape[0]) if trans else F.shape
-    if threads > 1 and float(out) * out * inner >= _SYRK_THREADED:
-        with _threadpool_controller().limit(limits=threads, user_api="blas"):
-            return dsyrk(1.0, F.T, trans=0 if trans else 1, lower=0)
-    return dsyrk(1.0, F.T, trans=0 if trans else 1, lower=0)
+    with blas_threads_for_work(float(out) * out * inner, _SYRK_THREADED, threads):
+        return dsyrk(1.0, F.T, trans=0 if trans else 1, lower=0)
 
 
 def _cholesky(M):
@@ -749,7 +741,7 @@ class _DenseRelaxation:
         # one BLAS thread for the factorisations, solves and small products: on the shared 2-core machine two
         # threads everywhere made a round 10-15x slower (lognormal 80 x 1000, 723 x 1001 LP: 22 s vs 1.4 s); only
         # the large normal-matrix products (:func:`_syrk`) use the caller's threads, with the same bits
-        threads = _blas_threads()
+        threads = blas_thread_count()
         with single_thread_blas():
             # warm start from the last solve's gap-0.1 iterate unless the LP more than doubled (lognormal
             # 80 x 1000, n_add=3: 13-15 s warm, 22 s cold, same rounds)

@@ -11,6 +11,7 @@ Method files (:mod:`knnweights.weighters`) hold only their own update and call t
 """
 
 from ._config import config_context, get_config, set_config
-from .linalg import single_thread_blas
+from .linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 
-__all__ = ["config_context", "get_config", "set_config", "single_thread_blas"]
+__all__ = ["config_context", "get_config", "set_config", "single_thread_blas", "blas_thread_count",
+           "blas_threads_for_work"]

@@ -1,10 +1,10 @@
-"""Small dense linear algebra under one BLAS thread.
+"""The BLAS thread policy: small dense algebra on one thread, large products on the threads in force.
 
 Small solves (least squares, factorisations of a few hundred columns) are dominated by
-thread start-up and synchronisation when BLAS uses several threads: on a 2-core machine a
-2000 x 40 ``lstsq`` takes 1.3 ms on one thread and 282 ms on two. Every method's small
-solves run inside :func:`single_thread_blas`; the large matrix products of the engine keep
-the default threading.
+thread start-up and synchronisation when BLAS uses several threads (measured in
+``benchmarks/sqpfw_blas_threads.md``). Every method's small solves run inside
+:func:`single_thread_blas`; a product large enough to pay for threads runs under
+:func:`blas_threads_for_work`, which picks one thread or several by its size.
 """
 
 import contextlib
@@ -17,7 +17,7 @@ _state = threading.local()
 _controller = {"n_modules": -1, "ctl": None}
 
 
-def _threadpool_controller():
+def threadpool_controller():
     """One :class:`threadpoolctl.ThreadpoolController`, rebuilt only when new modules were imported.
 
     Building a controller scans every loaded shared library (~9 ms here); a method that
@@ -55,7 +55,31 @@ def single_thread_blas():
         return
     _state.depth = 1
     try:
-        with _threadpool_controller().limit(limits=1, user_api="blas"):
+        with threadpool_controller().limit(limits=1, user_api="blas"):
             yield
     finally:
         _state.depth = 0
+
+
+def blas_thread_count():
+    """The number of BLAS threads in force now (at least 1)."""
+    info = threadpool_controller().select(user_api="blas").info()
+    return max([1] + [int(lib["num_threads"]) for lib in info])
+
+
+@contextlib.contextmanager
+def blas_threads_for_work(work, threshold, threads=None):
+    """BLAS on one thread when ``work`` (multiply-adds) is below ``threshold``, else on ``threads``.
+
+    ``threads=None`` keeps the count in force for large work.  Use it for products whose
+    threaded BLAS kernels split the output, not the sums (``dgemm``, ``dsyrk``): their result
+    is then the same on any thread count.
+    """
+    if work < threshold:
+        with single_thread_blas():
+            yield
+    elif threads is None:
+        yield
+    else:
+        with threadpool_controller().limit(limits=max(int(threads), 1), user_api="blas"):
+            yield

@@ -7,7 +7,6 @@ feature weighting.  Only ``d``-vectors are optimised (scikit-learn's
 ``NeighborhoodComponentsAnalysis`` works with ``d x d`` matrices).
 """
 
-import contextlib
 import numbers
 import time
 import warnings
@@ -18,7 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine._config import get_config
-from ..engine.linalg import single_thread_blas
+from ..engine.linalg import blas_threads_for_work
 from ..engine.neighbors import nca_terms, soft_margins
 from ._base import BaseWeighter, warn_max_iter
 
@@ -248,8 +247,7 @@ class NCADiagonal(BaseWeighter):
                 print(f"[{type(self).__name__}] start {start + 1}/{self.n_init}")
                 print(f"{'Iteration':>10} {'Objective Value':>20} {'f evals':>8} {'Time(s)':>10}")
             record = _recorder(history, self.verbose, t0, counter)
-            small = Xv.shape[0] ** 2 * dv < _ONE_THREAD_WORK
-            with single_thread_blas() if small else contextlib.nullcontext():
+            with blas_threads_for_work(Xv.shape[0] ** 2 * dv, _ONE_THREAD_WORK):
                 res = minimize(_negated, w0, args=(Xv, y, counter), jac=True, method="L-BFGS-B",
                                bounds=[(0.0, None)] * dv, callback=record,
                                options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": self.tol})
