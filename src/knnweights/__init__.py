@@ -6,6 +6,7 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 
 from .engine._config import config_context, get_config, set_config
 from .selection import SelectTopK, TuRF, rank_table
+from .significance import bh_qvalues, permutation_pvalues
 from .weighters import (
     EFW,
     IM4E,
@@ -41,4 +42,4 @@ WEIGHTERS = {
 }
 
 __all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", "SelectTopK", "TuRF",
-           "rank_table", "ZeroWeightsWarning", *WEIGHTERS]
+           "rank_table", "ZeroWeightsWarning", "bh_qvalues", "permutation_pvalues", *WEIGHTERS]
