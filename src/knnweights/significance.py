@@ -11,6 +11,7 @@
 """
 
 import numpy as np
+import scipy.sparse
 from scipy import stats
 from sklearn.base import clone
 from sklearn.utils import Bunch
@@ -74,11 +75,11 @@ class PairMoments:
       radius neighbourhoods: benchmarks/bench_regression_pvalues.md).  The dyadic
       cluster-robust variance (Fafchamps & Gubert 2007; Aronow, Samii & Assenova,
       Political Analysis 23, 2015) counts every two pairs that share a sample:
-      ``V = sum_v U_v^2 - sum_p u_p^2`` with ``u_p = (g_p - gbar) e_p`` (``e_p`` the
-      residual of the pair) and ``U_v`` the sum of ``u_p`` over the pairs that contain
-      sample ``v``; ``z = sum (g - gbar)(a - abar) / sqrt(V)`` against the standard normal.
-      (A pair and its reverse, both present, are counted as one shared sample: ``V`` is
-      then slightly too large, the test slightly conservative.)
+      ``V = sum_v U_v^2 - sum_p (1 + m_p) u_p^2`` with ``u_p = (g_p - gbar) e_p`` (``e_p``
+      the residual of the pair), ``U_v`` the sum of ``u_p`` over the pairs that contain
+      sample ``v`` and ``m_p = 1`` when the reverse of pair ``p`` is also a pair (its
+      product, ``u_p^2`` as ``a`` and ``g`` are symmetric, is in two ``U_v``);
+      ``z = sum (g - gbar)(a - abar) / sqrt(V)`` against the standard normal.
 
     A feature (or an outcome) without variation over the pairs gets ``p = 1``.  Memory:
     two ``(n, d)`` arrays (the per-sample sums).
@@ -96,6 +97,8 @@ class PairMoments:
         self.L = np.zeros((4, d))   # sum g^k a, k = 0..3
         self.Q = np.zeros((3, d))   # sum g^k a^2, k = 0..2
         self.G = np.zeros(5)        # sum g^k, k = 0..4
+        # the same sums with a pair whose reverse is also a pair counted twice (the own-term weights)
+        self.Lw, self.Qw, self.Gw = np.zeros((4, d)), np.zeros((3, d)), np.zeros(5)
         self.node_a = np.zeros((n, d))   # per sample v: sum of a over the pairs that contain v
         self.node_ga = np.zeros((n, d))  # ... of g a
         self.node_g = np.zeros((3, n))   # ... of g^k, k = 0..2
@@ -112,18 +115,22 @@ class PairMoments:
         out = np.asarray(out, dtype=np.float64)
         return out if self._F is None else out @ self._F
 
-    def _add(self, per_sample_l1, sq_sums, rows):
-        """Fold the per-sample L1 sums (k = 0..3) and the squared sums (k = 0..2) into the totals."""
-        for k, out in enumerate(per_sample_l1):
-            self.L[k] += out.sum(axis=0)
-            if k == 0:
-                np.add.at(self.node_a, rows, out)
-            elif k == 1:
-                np.add.at(self.node_ga, rows, out)
-        for k, q in enumerate(sq_sums):
-            if self._disc is not None:  # a discrete diff is 0/1: diff^2 = diff
-                q[self._disc] = per_sample_l1[k].sum(axis=0)[self._disc]
-            self.Q[k] += q
+    def _add(self, run, c, cw, g, rows):
+        """Accumulate the pair sums: ``run(coef, phi)`` gives the per-sample sums of ``coef phi(diff)``;
+        ``c`` are the pair indicators, ``cw`` the own-term weights (2 for a mutual pair), ``g`` the outcomes."""
+        for weights, L, Q, G in ((c, self.L, self.Q, self.G), (cw, self.Lw, self.Qw, self.Gw)):
+            l1 = [self._fold(run(weights * g**k, _kernels.L1)) for k in range(4)]
+            for k in range(4):
+                L[k] += l1[k].sum(axis=0)
+            for k in range(3):
+                q = self._fold(run(weights * g**k, _kernels.L2SQ)).sum(axis=0)
+                if self._disc is not None:  # a discrete diff is 0/1: diff^2 = diff
+                    q[self._disc] = l1[k].sum(axis=0)[self._disc]
+                Q[k] += q
+            G += [(weights * g**k).sum() for k in range(5)]
+            if weights is c:
+                np.add.at(self.node_a, rows, l1[0])
+                np.add.at(self.node_ga, rows, l1[1])
 
     def add_index(self, data, rows, idx, valid, g):
         """Add the pairs ``(rows[r], idx[r, t])`` where ``valid[r, t]``, with outcomes ``g[r, t]``."""
@@ -139,13 +146,17 @@ class PairMoments:
             _kernels.index_phi_rows(Arows, E, ix, np.ascontiguousarray(coef, dtype=E.dtype), phi, out)
             return out
 
-        l1 = [self._fold(run(idx, c * g**k, _kernels.L1, A)) for k in range(4)]
-        sq = [self._fold(run(idx, c * g**k, _kernels.L2SQ, A)).sum(axis=0) for k in range(3)]
-        self._add(l1, sq, rows)
+        keep = c.ravel() > 0
+        src = np.repeat(rows, idx.shape[1])[keep]
+        dst = idx.ravel()[keep]
+        gp = g.ravel()[keep]
+        # a pair (i, j) whose reverse (j, i) is also a pair: its own term counts twice
+        S = scipy.sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(self.data.n, self.data.n))
+        S.sum_duplicates()
+        mutual = np.zeros(c.size)
+        mutual[np.flatnonzero(keep)] = np.asarray(S[dst, src]).ravel() > 0
+        self._add(lambda coef, phi: run(idx, coef, phi, A), c, c * (1.0 + mutual.reshape(c.shape)), g, rows)
         # the same pairs seen from their second sample j: reversed neighbour lists, padded with -1
-        src = np.repeat(rows, idx.shape[1])[c.ravel() > 0]
-        dst = idx.ravel()[c.ravel() > 0]
-        gp = g.ravel()[c.ravel() > 0]
         order = np.argsort(dst, kind="stable")
         src, dst, gp = src[order], dst[order], gp[order]
         nodes, start, counts = np.unique(dst, return_index=True, return_counts=True)
@@ -163,7 +174,6 @@ class PairMoments:
         for k in range(3):
             np.add.at(self.node_g[k], rows, (c * g**k).sum(axis=1))
             np.add.at(self.node_g[k], nodes, (rc * rg**k).sum(axis=1))
-        self.G += [(c * g**k).sum() for k in range(5)]
 
     def add_dense(self, data, rows, mask, G, mask_t=None):
         """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``, with outcomes ``G[r, j]`` (symmetric in
@@ -179,16 +189,13 @@ class PairMoments:
         def run(P, phi):
             return _coef_phi_rows(A, E, np.ascontiguousarray(P, dtype=E.dtype), phi)
 
-        l1 = [self._fold(run(c * G**k, _kernels.L1)) for k in range(4)]
-        sq = [self._fold(run(c * G**k, _kernels.L2SQ)).sum(axis=0) for k in range(3)]
-        self._add(l1, sq, rows)
         ct = c if mask_t is None else np.asarray(mask_t, dtype=np.float64)
+        self._add(run, c, c * (1.0 + ct), G, rows)
         Gt = np.where(ct > 0, G if mask_t is None else np.asarray(G), 0.0)
         self.node_a[rows] += self._fold(run(ct, _kernels.L1))
         self.node_ga[rows] += self._fold(run(ct * Gt, _kernels.L1))
         for k in range(3):
             self.node_g[k, rows] += (c * G**k).sum(axis=1) + (ct * Gt**k).sum(axis=1)
-        self.G += [(c * G**k).sum() for k in range(5)]
 
     @property
     def n_pairs(self):
@@ -227,7 +234,7 @@ class PairMoments:
         h2 = n2 - 2 * gbar * n1 + gbar**2 * n0    # sum (g - gbar)^2
         U = (self.node_ga - gbar * self.node_a) - abar[None, :] * h1[:, None] - b[None, :] * h2[:, None]
         # sum_p u_p^2 = sum h^2 a^2 - 2 sum a (abar h^2 + b h^3) + sum h^2 (abar + b h)^2, h = g - gbar
-        L, Q, Gs = self.L, self.Q, self.G
+        L, Q, Gs = self.Lw, self.Qw, self.Gw
         ha2 = Q[2] - 2 * gbar * Q[1] + gbar**2 * Q[0]
         h2a = L[2] - 2 * gbar * L[1] + gbar**2 * L[0]
         h3a = L[3] - 3 * gbar * L[2] + 3 * gbar**2 * L[1] - gbar**3 * L[0]
