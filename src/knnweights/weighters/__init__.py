@@ -9,6 +9,7 @@ from .lhrelief import LHRelief
 from .lmba import Lmba
 from .logo import Logo
 from .mdm import MDM
+from .mlkr import MLKRDiagonal
 from .nca import NCADiagonal
 from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
 from .sbmlr import SBMLR
@@ -16,6 +17,6 @@ from .simba import GFlip, Simba
 from .sqpfw import SQPFW
 
 __all__ = [
-    "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Lmba", "Logo", "MDM", "NCADiagonal",
+    "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Lmba", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
 ]

@@ -13,8 +13,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 __all__ = ["BaseWeighter", "ZeroWeightsWarning", "CONTINUOUS_TARGET_METHODS", "check_finite_columns",
-           "check_numeric_columns", "check_target",
-           "feature_ranking", "margin_gain", "refuse_continuous_target", "warn_max_iter", "normalize_weights"]
+           "check_numeric_columns", "check_target", "feature_ranking", "margin_gain", "refuse_continuous_target",
+           "validate_continuous_fit_data", "warn_max_iter", "normalize_weights"]
 
 
 class ZeroWeightsWarning(UserWarning):
@@ -176,6 +176,27 @@ def refuse_continuous_target(estimator, y):
             f"defined for class labels only{hint}. The methods with a continuous-target definition are: "
             f"{', '.join(CONTINUOUS_TARGET_METHODS)}; or give y as class labels (integers or strings)."
         )
+
+
+def validate_continuous_fit_data(est, X, y):
+    """Validate ``X`` and a continuous target ``y`` (as :meth:`BaseWeighter._validate_fit_data` for classes):
+    ``(X, y as float64)``; forgets the class attributes of an earlier fit."""
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
+    check_numeric_columns(X)
+    allow_nan = bool(getattr(est, "_allow_nan", False))
+    check_finite_columns(X, allow_nan=allow_nan)
+    check_target(y)
+    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], ensure_min_samples=3, y_numeric=True,
+                         ensure_all_finite="allow-nan" if allow_nan else True)
+    _check_scale(X, getattr(est, "feature_names_in_", None))
+    y = np.asarray(y, dtype=np.float64)
+    if not np.ptp(y) > 0:
+        raise ValueError(f"{type(est).__name__}: the continuous target y is constant ({y[0]!r}); nothing to relate "
+                         "the features to.")
+    for attr in ("classes_", "_label_encoder"):
+        est.__dict__.pop(attr, None)
+    return X, y
 
 
 def check_target(y):

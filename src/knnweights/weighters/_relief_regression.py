@@ -19,11 +19,10 @@ import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import validate_data
 
 from ..engine import _kernels, _kernels_mixed
 from ..significance import PairMoments, bh_qvalues
-from ._base import _check_scale, check_finite_columns, check_numeric_columns, check_target
+from ._base import validate_continuous_fit_data
 
 __all__ = ["ReliefTargetMixin", "is_continuous_target", "rrelieff_scores", "radius_regression_scores",
            "TARGET_DOC", "PVALUES_DOC"]
@@ -57,26 +56,6 @@ def is_continuous_target(y, target="auto"):
         return type_of_target(y) == "continuous"
     except (ValueError, TypeError):  # NaN, None, ragged...: the class-label validation explains it
         return False
-
-
-def _validate_continuous(est, X, y):
-    """Validate ``X`` and a continuous ``y`` (as :meth:`BaseWeighter._validate_fit_data` for classes)."""
-    if y is None:
-        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
-    check_numeric_columns(X)
-    allow_nan = bool(getattr(est, "_allow_nan", False))
-    check_finite_columns(X, allow_nan=allow_nan)
-    check_target(y)
-    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], ensure_min_samples=3, y_numeric=True,
-                         ensure_all_finite="allow-nan" if allow_nan else True)
-    _check_scale(X, getattr(est, "feature_names_in_", None))
-    y = np.asarray(y, dtype=np.float64)
-    if not np.ptp(y) > 0:
-        raise ValueError(f"{type(est).__name__}: the continuous target y is constant ({y[0]!r}); nothing to relate "
-                         "the features to.")
-    for attr in ("classes_", "_label_encoder"):
-        est.__dict__.pop(attr, None)
-    return X, y
 
 
 def _diff_data(est, X, codes):
@@ -292,7 +271,7 @@ class ReliefTargetMixin:
         for attr in ("pvalues_", "qvalues_", "target_type_"):
             self.__dict__.pop(attr, None)
         if is_continuous_target(y, self.target):
-            X, yv = _validate_continuous(self, X, y)
+            X, yv = validate_continuous_fit_data(self, X, y)
             self.target_type_ = "continuous"
             return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=3)
         X, codes = self._validate_fit_data(X, y)
