@@ -18,7 +18,7 @@ from sklearn.utils import Bunch
 
 from .engine import _kernels, _kernels_mixed
 
-__all__ = ["PairMoments", "bh_qvalues", "permutation_pvalues"]
+__all__ = ["PairMoments", "bh_qvalues", "permutation_pvalues", "univariate_tests"]
 
 
 def bh_qvalues(pvalues):
@@ -338,3 +338,44 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     exceed = (null >= observed[None, :] - tol[None, :]).sum(axis=0)
     p = (exceed + 1.0) / (B + 1.0)
     return Bunch(pvalues=p, qvalues=bh_qvalues(p), observed=observed, null=null, n_permutations=B)
+
+
+def univariate_tests(X, y, continuous=False):
+    """The univariate baselines beside the neighbour-based weights: one test per feature.
+
+    Class labels: Welch's two-sample t-test (two classes, ``"t"``) or the one-way ANOVA F
+    test (more, ``"F"``); a continuous target: Pearson's correlation ``"pearson"`` and
+    Spearman's rank correlation ``"spearman"``.  Two-sided p-values; a constant feature
+    gets statistic 0 and ``p = 1``.
+
+    Returns
+    -------
+    dict name -> (statistic, pvalues), each of shape (n_features,)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    out = {}
+    varying = np.ptp(X, axis=0) > 0
+    with np.errstate(all="ignore"):
+        if continuous:
+            y = np.asarray(y, dtype=np.float64)
+            for name, ranks in (("pearson", False), ("spearman", True)):
+                A = stats.rankdata(X, axis=0) if ranks else X
+                b = stats.rankdata(y) if ranks else y
+                Ac, bc = A - A.mean(axis=0), b - b.mean()
+                r = (Ac * bc[:, None]).sum(axis=0) / np.sqrt((Ac**2).sum(axis=0) * (bc**2).sum())
+                r = np.clip(np.where(varying, r, 0.0), -1.0, 1.0)
+                df = X.shape[0] - 2
+                t = r * np.sqrt(df / np.maximum(1.0 - r * r, 1e-300))
+                out[name] = (r, np.where(varying, 2 * stats.t.sf(np.abs(t), df), 1.0))
+            return out
+        classes = np.unique(y)
+        groups = [X[np.asarray(y) == c] for c in classes]
+        if classes.size == 2:
+            stat, p = stats.ttest_ind(groups[1], groups[0], equal_var=False)
+            name = "t"
+        else:
+            stat, p = stats.f_oneway(*groups)
+            name = "F"
+    ok = varying & np.isfinite(stat) & np.isfinite(p)
+    out[name] = (np.where(ok, stat, 0.0), np.where(ok, p, 1.0))
+    return out
