@@ -46,21 +46,54 @@ def bh_qvalues(pvalues):
     return out
 
 
+def _falling(n, k):
+    out = 1.0
+    for i in range(k):
+        out *= n - i
+    return out
+
+
+def diff_matrix_moments(V, disc):
+    """Per column of ``V``, the sums over all ordered pairs ``i != j`` of the difference matrix ``D_ij``:
+    ``(S_D, S_D2, S_D3) = (sum D_ij, sum D_ij^2, sum_i (sum_j D_ij)^2)``, in ``O(n log n)`` a column.
+
+    ``D_ij = |v_i - v_j|`` (row sums from the sorted values and their prefix sums), or
+    ``[v_i != v_j]`` for the columns flagged in ``disc`` (from the level counts).
+    """
+    V = np.asarray(V, dtype=np.float64)
+    n, d = V.shape
+    s_a, s_a2, s_a3 = np.zeros(d), np.zeros(d), np.zeros(d)
+    cont = np.flatnonzero(~disc)
+    if cont.size:
+        S = np.sort(V[:, cont], axis=0)
+        before = np.cumsum(S, axis=0) - S  # sum of the smaller values
+        total = S.sum(axis=0)
+        k = np.arange(n)[:, None]
+        r = S * k - before + (total - before - S) - S * (n - 1 - k)
+        s_a[cont], s_a3[cont] = r.sum(axis=0), (r * r).sum(axis=0)
+        s_a2[cont] = 2.0 * n * (V[:, cont] ** 2).sum(axis=0) - 2.0 * V[:, cont].sum(axis=0) ** 2
+    for f in np.flatnonzero(disc):
+        m = np.unique(V[:, f], return_counts=True)[1].astype(np.float64)
+        s_a[f] = s_a2[f] = float((m * (n - m)).sum())
+        s_a3[f] = float((m * (n - m) ** 2).sum())
+    return s_a, s_a2, s_a3
+
+
 class PairMoments:
     """Sums over neighbour pairs ``(i, j)`` for a per-feature test of ``diff_A(i, j)`` against ``g_ij``.
 
     With ``a = diff(A, x_i, x_j)`` (Relief's ``diff``: range-normalised absolute difference,
-    0/1 on a discrete feature) and a pair outcome ``g``, the statistic is the slope of the
-    least-squares regression of ``a`` on ``g`` over the ``P`` pairs,
-    ``b = sum (g - gbar)(a - abar) / sum (g - gbar)^2``, tested one-sided (``b > 0``):
+    0/1 on a discrete feature) and a pair outcome ``g``, the statistic is the covariance of
+    ``a`` and ``g`` over the ``P`` neighbour pairs, ``S = sum_p (g_p - gbar) a_p`` (the slope
+    of ``a`` on ``g`` times ``sum (g - gbar)^2``), tested one-sided (``S > 0``):
 
-    * Class labels, ``g = 1`` for a miss pair and 0 for a hit pair: ``b = mean_M - mean_H``,
-      the Relief weight of the pairs (ReliefF's with equal hit and miss counts): STIR
-      (Le et al. 2019).
-    * A continuous target, ``g = |y_i - y_j| / (max y - min y)``: NPDR's regression of
-      pair differences (Le et al. 2020).
+    * Class labels, ``g = 1`` for a miss pair and 0 for a hit pair: the slope is
+      ``mean_M - mean_H``, the Relief weight of the pairs (ReliefF's with equal hit and miss
+      counts): STIR (Le et al. 2019).
+    * A continuous target, ``g = |y_i - y_j| / (max y - min y)``: NPDR's regression of pair
+      differences (Le et al. 2020).
 
-    Two standard errors (``method``):
+    Two null distributions (``method``):
 
     * ``"pseudo-t"``: the published one, pairs taken as independent: the ordinary
       least-squares ``t = r sqrt((P - 2) / (1 - r^2))`` on ``P - 2`` degrees of freedom
@@ -68,21 +101,31 @@ class PairMoments:
       two-sample t with the pooled variance
       ``S_p^2 = ((|H| - 1) S_H^2 + (|M| - 1) S_M^2) / (|H| + |M| - 2)``,
       ``t = (mean_M - mean_H) / (S_p sqrt(1/|H| + 1/|M|))`` on ``|H| + |M| - 2`` degrees
-      of freedom.
-    * ``"dyadic"`` (the default of the estimators): the pairs share samples, so their
-      terms are correlated and the independent-pair variance is too small (the p-values
-      come out too small under the null, most for a continuous target and for the
-      radius neighbourhoods: benchmarks/bench_regression_pvalues.md).  The dyadic
-      cluster-robust variance (Fafchamps & Gubert 2007; Aronow, Samii & Assenova,
-      Political Analysis 23, 2015) counts every two pairs that share a sample:
-      ``V = sum_v U_v^2 - sum_p (1 + m_p) u_p^2`` with ``u_p = (g_p - gbar) e_p`` (``e_p``
-      the residual of the pair), ``U_v`` the sum of ``u_p`` over the pairs that contain
-      sample ``v`` and ``m_p = 1`` when the reverse of pair ``p`` is also a pair (its
-      product, ``u_p^2`` as ``a`` and ``g`` are symmetric, is in two ``U_v``);
-      ``z = sum (g - gbar)(a - abar) / sqrt(V)`` against the standard normal.
+      of freedom.  The pairs share samples, so this variance is too small and the p-values
+      come out too small under the null (most for a continuous target and for the radius
+      neighbourhoods: benchmarks/bench_regression_pvalues.md).
+    * ``"mantel"`` (the default of the estimators): the outcome permuted over the samples,
+      the neighbour pairs held fixed.  ``S = sum_{i != j} C_ij D_ij`` with ``D`` the outcome's
+      difference matrix (``D_ij = g`` of the pair ``(i, j)``: ``[y_i != y_j]`` or
+      ``|y_i - y_j| / (max y - min y)``) and ``C_ij = (W_ij + W_ji) / 2``, ``W_ij`` the
+      ``a - abar`` of pair ``(i, j)`` (0 for a non-pair): a Mantel (1967) statistic, whose
+      exact permutation mean is 0 (``S_C = 0``) and whose exact permutation variance, with
+      ``S_X = sum X_ij``, ``S_X2 = sum X_ij^2``, ``S_X3 = sum_i (sum_j X_ij)^2`` and
+      ``n^(k) = n (n - 1) ... (n - k + 1)``, is::
 
-    A feature (or an outcome) without variation over the pairs gets ``p = 1``.  Memory:
-    two ``(n, d)`` arrays (the per-sample sums).
+          Var S = 2 S_C2 S_D2 / n^(2) + 4 (S_C3 - S_C2)(S_D3 - S_D2) / n^(3)
+                  + (S_C^2 - 4 S_C3 + 2 S_C2)(S_D^2 - 4 S_D3 + 2 S_D2) / n^(4)
+
+      (ordered pairs of pairs sharing two, one or no sample: the dependence between pairs
+      that share a sample is in the second term); ``z = S / sqrt(Var S)`` against the
+      standard normal.  Exact in mean and variance for neighbourhoods found without ``y``
+      (RReliefF's ``k`` nearest, the SURF / MultiSURF radius); for ReliefF / Relief on
+      classes, whose hits and misses are chosen by the labels, the pairs are held at the
+      observed ones (an approximation that ignores the hit / miss balance of each sample:
+      slightly conservative in the measurements).  The ``D`` sums take ``O(n log n)``
+      (:func:`diff_matrix_moments`).
+
+    A feature (or an outcome) without variation gets ``p = 1``.
 
     Parameters
     ----------
@@ -94,14 +137,14 @@ class PairMoments:
     def __init__(self, data):
         self.data = data
         n, d = data.n, data.d
-        self.L = np.zeros((4, d))   # sum g^k a, k = 0..3
-        self.Q = np.zeros((3, d))   # sum g^k a^2, k = 0..2
-        self.G = np.zeros(5)        # sum g^k, k = 0..4
-        # the same sums with a pair whose reverse is also a pair counted twice (the own-term weights)
-        self.Lw, self.Qw, self.Gw = np.zeros((4, d)), np.zeros((3, d)), np.zeros(5)
-        self.node_a = np.zeros((n, d))   # per sample v: sum of a over the pairs that contain v
-        self.node_ga = np.zeros((n, d))  # ... of g a
-        self.node_g = np.zeros((3, n))   # ... of g^k, k = 0..2
+        self.L = np.zeros((2, d))   # sum g^k a, k = 0, 1
+        self.Q = np.zeros(d)        # sum a^2
+        self.G = np.zeros(3)        # sum g^k, k = 0..2
+        self.Gw = np.zeros(3)       # the same with a pair whose reverse is also a pair counted twice
+        self.node_g = np.zeros((2, n))  # per sample: sum of g^k over the pairs that contain it
+        self.node_a = np.zeros((n, d))  # per sample: sum of a over the pairs that contain it
+        self.Lw0, self.Qw = np.zeros(d), np.zeros(d)  # sum and sum of squares of a, a mutual pair twice
+        self.outcome = None
         if isinstance(data, _kernels_mixed.PlainDiff):
             self._E, self._F, self._disc = data.Z, None, None
         else:
@@ -111,26 +154,45 @@ class PairMoments:
             self._F[np.arange(M.E.shape[1]), M.ecol] = 1.0
 
     def _fold(self, out):
-        """Per-sample sums on the expanded columns -> per feature."""
+        """Sums on the expanded columns -> per feature."""
+        out = np.asarray(out, dtype=np.float64).sum(axis=0)
+        return out if self._F is None else out @ self._F
+
+    def _fold_rows(self, out):
         out = np.asarray(out, dtype=np.float64)
         return out if self._F is None else out @ self._F
 
-    def _add(self, run, c, cw, g, rows):
-        """Accumulate the pair sums: ``run(coef, phi)`` gives the per-sample sums of ``coef phi(diff)``;
-        ``c`` are the pair indicators, ``cw`` the own-term weights (2 for a mutual pair), ``g`` the outcomes."""
-        for weights, L, Q, G in ((c, self.L, self.Q, self.G), (cw, self.Lw, self.Qw, self.Gw)):
-            l1 = [self._fold(run(weights * g**k, _kernels.L1)) for k in range(4)]
-            for k in range(4):
-                L[k] += l1[k].sum(axis=0)
-            for k in range(3):
-                q = self._fold(run(weights * g**k, _kernels.L2SQ)).sum(axis=0)
-                if self._disc is not None:  # a discrete diff is 0/1: diff^2 = diff
-                    q[self._disc] = l1[k].sum(axis=0)[self._disc]
-                Q[k] += q
-            G += [(weights * g**k).sum() for k in range(5)]
-            if weights is c:
-                np.add.at(self.node_a, rows, l1[0])
-                np.add.at(self.node_ga, rows, l1[1])
+    def set_outcome(self, y, kind):
+        """Test against permutations of the outcome ``y`` instead of the feature (pairs that do not
+        depend on ``y``): ``kind`` ``"classes"`` (``g = [y_i != y_j]``) or ``"continuous"``
+        (``g = |y_i - y_j| / (max y - min y)``)."""
+        y = np.asarray(y, dtype=np.float64)
+        if kind == "continuous":
+            y = y / np.ptp(y)
+        self.outcome = diff_matrix_moments(y[:, None], np.array([kind == "classes"]))
+
+    def _add(self, run, c, mutual, g, rows, col_nodes, col_sums):
+        """``run(coef, phi)``: per-sample sums of ``coef phi(diff)`` over the rows' pairs; ``col_sums[k]``:
+        the sums of ``g^k`` over the same pairs seen from their second sample, ``col_nodes``."""
+        per_row = run(c, _kernels.L1)
+        l0 = self._fold(per_row)
+        self.L[0] += l0
+        np.add.at(self.node_a, rows, self._fold_rows(per_row))
+        self.L[1] += self._fold(run(c * g, _kernels.L1))
+        cw = c * (1.0 + mutual)
+        lw = self._fold(run(cw, _kernels.L1))
+        self.Lw0 += lw
+        for w, l1, acc in ((c, l0, self.Q), (cw, lw, self.Qw)):
+            q = self._fold(run(w, _kernels.L2SQ))
+            if self._disc is not None:  # a discrete diff is 0/1: diff^2 = diff
+                q[self._disc] = l1[self._disc]
+            acc += q
+        for k in range(3):
+            self.G[k] += float((c * g**k).sum())
+            self.Gw[k] += float((c * (1.0 + mutual) * g**k).sum())
+        for k in range(2):
+            np.add.at(self.node_g[k], rows, (c * g**k).sum(axis=1))
+            np.add.at(self.node_g[k], col_nodes, col_sums[k])
 
     def add_index(self, data, rows, idx, valid, g):
         """Add the pairs ``(rows[r], idx[r, t])`` where ``valid[r, t]``, with outcomes ``g[r, t]``."""
@@ -141,39 +203,32 @@ class PairMoments:
         E = self._E
         A = np.ascontiguousarray(E[rows])
 
-        def run(ix, coef, phi, Arows):
-            out = np.empty_like(Arows)
-            _kernels.index_phi_rows(Arows, E, ix, np.ascontiguousarray(coef, dtype=E.dtype), phi, out)
+        def run(coef, phi):
+            out = np.empty_like(A)
+            _kernels.index_phi_rows(A, E, idx, np.ascontiguousarray(coef, dtype=E.dtype), phi, out)
             return out
 
         keep = c.ravel() > 0
         src = np.repeat(rows, idx.shape[1])[keep]
         dst = idx.ravel()[keep]
-        gp = g.ravel()[keep]
-        # a pair (i, j) whose reverse (j, i) is also a pair: its own term counts twice
+        # a pair (i, j) whose reverse (j, i) is also a pair
         S = scipy.sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(self.data.n, self.data.n))
         S.sum_duplicates()
         mutual = np.zeros(c.size)
         mutual[np.flatnonzero(keep)] = np.asarray(S[dst, src]).ravel() > 0
-        self._add(lambda coef, phi: run(idx, coef, phi, A), c, c * (1.0 + mutual.reshape(c.shape)), g, rows)
-        # the same pairs seen from their second sample j: reversed neighbour lists, padded with -1
+        gk = g.ravel()[keep]
+        self._add(run, c, mutual.reshape(c.shape), g, rows, dst, [np.ones(dst.size), gk])
+        # the pairs seen from their second sample: reversed neighbour lists, padded with -1
         order = np.argsort(dst, kind="stable")
-        src, dst, gp = src[order], dst[order], gp[order]
-        nodes, start, counts = np.unique(dst, return_index=True, return_counts=True)
-        width = int(counts.max()) if counts.size else 0
-        slot = np.arange(dst.size) - np.repeat(start, counts)
-        pos = np.repeat(np.arange(nodes.size), counts)
-        ridx = np.full((nodes.size, width), -1, np.int64)
-        rg = np.zeros((nodes.size, width))
-        ridx[pos, slot] = src
-        rg[pos, slot] = gp
-        rc = (ridx >= 0).astype(np.float64)
-        B = np.ascontiguousarray(E[nodes])
-        np.add.at(self.node_a, nodes, self._fold(run(ridx, rc, _kernels.L1, B)))
-        np.add.at(self.node_ga, nodes, self._fold(run(ridx, rc * rg, _kernels.L1, B)))
-        for k in range(3):
-            np.add.at(self.node_g[k], rows, (c * g**k).sum(axis=1))
-            np.add.at(self.node_g[k], nodes, (rc * rg**k).sum(axis=1))
+        s_src, s_dst = src[order], dst[order]
+        nodes, start, counts = np.unique(s_dst, return_index=True, return_counts=True)
+        if nodes.size:
+            ridx = np.full((nodes.size, int(counts.max())), -1, np.int64)
+            ridx[np.repeat(np.arange(nodes.size), counts), np.arange(s_dst.size) - np.repeat(start, counts)] = s_src
+            B = np.ascontiguousarray(E[nodes])
+            out = np.empty_like(B)
+            _kernels.index_phi_rows(B, E, ridx, (ridx >= 0).astype(E.dtype), _kernels.L1, out)
+            np.add.at(self.node_a, nodes, self._fold_rows(out))
 
     def add_dense(self, data, rows, mask, G, mask_t=None):
         """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``, with outcomes ``G[r, j]`` (symmetric in
@@ -184,71 +239,62 @@ class PairMoments:
         E = self._E
         A = np.ascontiguousarray(E[rows])
         c = np.asarray(mask, dtype=np.float64)
-        G = np.where(mask, G, 0.0)
+        Graw = np.asarray(G, dtype=np.float64)
+        G = np.where(mask, Graw, 0.0)
+        ct = c if mask_t is None else np.asarray(mask_t, dtype=np.float64)
 
         def run(P, phi):
             return _coef_phi_rows(A, E, np.ascontiguousarray(P, dtype=E.dtype), phi)
 
-        ct = c if mask_t is None else np.asarray(mask_t, dtype=np.float64)
-        self._add(run, c, c * (1.0 + ct), G, rows)
-        Gt = np.where(ct > 0, G if mask_t is None else np.asarray(G), 0.0)
-        self.node_a[rows] += self._fold(run(ct, _kernels.L1))
-        self.node_ga[rows] += self._fold(run(ct * Gt, _kernels.L1))
-        for k in range(3):
-            self.node_g[k, rows] += (c * G**k).sum(axis=1) + (ct * Gt**k).sum(axis=1)
+        # the pairs (j, rows[r]) seen from their second sample rows[r] (g is symmetric in the pair)
+        Gt = np.where(ct > 0, G if mask_t is None else np.asarray(Graw), 0.0)
+        self._add(run, c, ct, G, rows, rows, [ct.sum(axis=1), (ct * Gt).sum(axis=1)])
+        self.node_a[rows] += self._fold_rows(run(ct, _kernels.L1))
 
     @property
     def n_pairs(self):
         return float(self.G[0])
 
-    def _centred(self):
+    def statistics(self, method="mantel"):
+        """``(stat, df, ok)``: per-feature statistics and their reference (``df``: Student's t degrees
+        of freedom, ``inf`` for the normal); ``ok`` is False where a feature or the outcome does not vary."""
         P = self.G[0]
+        if P - 2.0 < 1:
+            raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
         gbar = self.G[1] / P
         abar = self.L[0] / P
         sgg = self.G[2] - P * gbar**2
-        saa = self.Q[0] - P * abar**2
-        sag = self.L[1] - P * abar * gbar
-        return P, gbar, abar, sgg, saa, sag
-
-    def statistics(self, method="dyadic"):
-        """``(stat, df, ok)``: per-feature t (``"pseudo-t"``, ``df = P - 2``) or z (``"dyadic"``,
-        ``df = inf``) statistics; ``ok`` is False where a feature or the outcome does not vary."""
-        P, gbar, abar, sgg, saa, sag = self._centred()
-        if P - 2.0 < 1:
-            raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
-        ok = (saa > 1e-12 * np.maximum(self.Q[0], 1e-300)) & (sgg > 1e-12 * max(self.G[2], 1e-300))
+        saa = self.Q - P * abar**2
+        sag = self.L[1] - gbar * self.L[0]
+        ok = (saa > 1e-12 * np.maximum(self.Q, 1e-300)) & (sgg > 1e-12 * max(self.G[2], 1e-300))
         stat = np.zeros_like(saa)
         if method == "pseudo-t":
             df = P - 2.0
             r = np.zeros_like(saa)
-            r[ok] = sag[ok] / np.sqrt(saa[ok] * sgg)
-            r = np.clip(r, -1.0, 1.0)
+            r[ok] = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
             stat[ok] = r[ok] * np.sqrt(df / np.maximum(1.0 - r[ok] ** 2, 1e-300))
             return stat, df, ok
-        if method != "dyadic":
-            raise ValueError(f"method must be 'dyadic' or 'pseudo-t', got {method!r}")
-        b = np.where(ok, sag / np.where(ok, sgg, 1.0), 0.0)
-        # U_v = sum_{p contains v} (g_p - gbar)(a_p - abar - b (g_p - gbar))
-        n0, n1, n2 = self.node_g
-        h1 = n1 - gbar * n0                       # sum (g - gbar)
-        h2 = n2 - 2 * gbar * n1 + gbar**2 * n0    # sum (g - gbar)^2
-        U = (self.node_ga - gbar * self.node_a) - abar[None, :] * h1[:, None] - b[None, :] * h2[:, None]
-        # sum_p u_p^2 = sum h^2 a^2 - 2 sum a (abar h^2 + b h^3) + sum h^2 (abar + b h)^2, h = g - gbar
-        L, Q, Gs = self.Lw, self.Qw, self.Gw
-        ha2 = Q[2] - 2 * gbar * Q[1] + gbar**2 * Q[0]
-        h2a = L[2] - 2 * gbar * L[1] + gbar**2 * L[0]
-        h3a = L[3] - 3 * gbar * L[2] + 3 * gbar**2 * L[1] - gbar**3 * L[0]
-        H2 = Gs[2] - 2 * gbar * Gs[1] + gbar**2 * Gs[0]
-        H3 = Gs[3] - 3 * gbar * Gs[2] + 3 * gbar**2 * Gs[1] - gbar**3 * Gs[0]
-        H4 = Gs[4] - 4 * gbar * Gs[3] + 6 * gbar**2 * Gs[2] - 4 * gbar**3 * Gs[1] + gbar**4 * Gs[0]
-        own = ha2 - 2 * (abar * h2a + b * h3a) + (abar**2 * H2 + 2 * abar * b * H3 + b**2 * H4)
-        V = np.einsum("vd,vd->d", U, U) - own
-        ok &= V > 0
-        stat[ok] = sag[ok] / np.sqrt(V[ok])
+        if method != "mantel":
+            raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
+        n = float(self.data.n)
+        if n < 4:
+            raise ValueError(f"too few samples ({int(n)}) for a p-value")
+        if self.outcome is None:
+            raise ValueError("method='mantel' needs the outcome: call set_outcome(y, kind) first")
+        # C, the pairs' matrix of each feature: C_ij = (W_ij + W_ji) / 2, W_ij = a - abar on pair (i, j)
+        # (S_C = 0); S_C2 = (sum w^2 + sum_mutual w^2) / 2; its row sums (W 1 + W^T 1) / 2
+        s_c2 = 0.5 * (self.Qw - 2 * abar * self.Lw0 + abar**2 * self.Gw[0])
+        c_rows = 0.5 * (self.node_a - self.node_g[0][:, None] * abar[None, :])
+        s_c3 = np.einsum("vd,vd->d", c_rows, c_rows)
+        s_d, s_d2, s_d3 = (float(v[0]) for v in self.outcome)
+        var = (2 * s_d2 * s_c2 / _falling(n, 2) + 4 * (s_d3 - s_d2) * (s_c3 - s_c2) / _falling(n, 3)
+               + (s_d**2 - 4 * s_d3 + 2 * s_d2) * (-4 * s_c3 + 2 * s_c2) / _falling(n, 4))
+        ok &= var > 0
+        stat[ok] = sag[ok] / np.sqrt(var[ok])
         return stat, np.inf, ok
 
-    def pvalues(self, method="dyadic"):
-        """One-sided p-values ``P(T >= stat)``; 1 for a feature without variation over the pairs."""
+    def pvalues(self, method="mantel"):
+        """One-sided p-values ``P(T >= stat)``; 1 for a feature without variation."""
         stat, df, ok = self.statistics(method)
         p = stats.norm.sf(stat) if not np.isfinite(df) else stats.t.sf(stat, df)
         return np.where(ok, p, 1.0)

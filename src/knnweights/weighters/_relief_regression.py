@@ -33,15 +33,16 @@ TARGET_DOC = """target : {"auto", "classes", "continuous"}, default="auto"
         otherwise; ``"continuous"`` forces the regression form (e.g. integer counts),
         ``"classes"`` refuses a continuous ``y``."""
 
-PVALUES_DOC = """pvalues : bool or {"dyadic", "pseudo-t"}, default=False
+PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         Also compute ``pvalues_`` (one-sided, "the feature's neighbour differences are
         larger across the outcome than within it") and their Benjamini-Hochberg
-        ``qvalues_``, from the regression of each feature's pair differences on the
+        ``qvalues_``, from the covariance of each feature's pair differences with the
         outcome's over the neighbour pairs: for classes STIR's hit / miss contrast, for a
         continuous target NPDR's regression (see
-        :class:`knnweights.significance.PairMoments`).  ``True`` or ``"dyadic"``: with the
-        dyadic cluster-robust standard error (pairs that share a sample are correlated);
-        ``"pseudo-t"``: the published STIR / NPDR t-test (pairs as independent, too small
+        :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
+        its exact mean and variance when the feature's values are permuted over the samples
+        (pairs that share a sample are correlated, and this null accounts for it);
+        ``"pseudo-t"``: the published STIR / NPDR t-test (pairs as independent: too small
         p-values under the null).  Costs one more neighbour pass.  Not available with
         missing values (use :func:`knnweights.permutation_pvalues`)."""
 
@@ -218,6 +219,7 @@ def _stir_moments(est, data, X, codes):
     moments = PairMoments(data)
     kind = est._pair_kind
     if kind == "radius":
+        moments.set_outcome(codes, "classes")  # the neighbourhoods do not depend on y
         from .relief import _in_radius
 
         T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
@@ -226,6 +228,7 @@ def _stir_moments(est, data, X, codes):
             moments.add_dense(data, np.arange(s, e), near, (codes[s:e, None] != codes[None, :]).astype(np.float64),
                               _transposed_radius(D, T, s))
         return moments
+    moments.set_outcome(codes, "classes")
     k = 1 if kind == "relief" else min(int(est.n_neighbors), data.n - 1)
     rows = None if getattr(est, "n_iter", None) is None else _sample_rows(est, data.n)
     rows, idx = _nearest(data, codes, k, rows, per_class=kind == "relieff")
@@ -285,7 +288,7 @@ class ReliefTargetMixin:
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
 
     def _set_pvalues(self, moments):
-        self.pvalues_ = moments.pvalues("pseudo-t" if self.pvalues == "pseudo-t" else "dyadic")
+        self.pvalues_ = moments.pvalues("pseudo-t" if self.pvalues == "pseudo-t" else "mantel")
         self.qvalues_ = bh_qvalues(self.pvalues_)
 
     def _fit_classes(self, X, codes):
@@ -305,6 +308,8 @@ class ReliefTargetMixin:
         data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
         moments = PairMoments(data) if self.pvalues else None
+        if moments is not None:
+            moments.set_outcome(y, "continuous")  # the neighbourhoods do not depend on y
         if self._pair_kind == "radius":
             scores, T = radius_regression_scores(data, y, self._rule, moments)
             self._store_thresholds(T)

@@ -225,7 +225,7 @@ def _doc(cls):
 
 
 _TARGET_CONSTRAINTS = {"target": [StrOptions({"auto", "classes", "continuous"})],
-                       "pvalues": ["boolean", StrOptions({"dyadic", "pseudo-t"})]}
+                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})]}
 
 
 @_doc
