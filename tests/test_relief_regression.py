@@ -133,3 +133,15 @@ def test_discrete_features_and_missing_values_continuous_target():
     assert np.all(np.isfinite(est.scores_)) and set(np.argsort(-est.scores_)[:2]) == {0, 1}
     with pytest.raises(NotImplementedError, match="permutation_pvalues"):
         ReliefF(missing="diff", pvalues=True).fit(Xm, y)
+
+
+@pytest.mark.parametrize("cls", [SURF, MultiSURF, ReliefF])
+def test_blocked_equals_one_block(cls):
+    from knnweights import config_context
+
+    X, y = _interaction(n=90, d=6, seed=5)
+    a = cls(pvalues=True).fit(X, y)
+    with config_context(working_memory=0.05):
+        b = cls(pvalues=True).fit(X, y)
+    np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(a.pvalues_, b.pvalues_, rtol=1e-8, atol=1e-12)

@@ -190,14 +190,26 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
     scores : ndarray of shape (d,)
     thresholds : ndarray of shape (n,)
     """
-    from .relief import _fold_pairs, _in_radius
+    from .relief import _fold_pairs, _in_radius, _multisurf_thresholds
 
     n = data.n
-    T = _radius_thresholds(data, rule) if thresholds is None else thresholds
+    chunks = data.distance_chunks(n_arrays=6)
+    first = next(chunks)
+    if first[1] - first[0] == n:  # one block: the thresholds from the same distances (one pass)
+        blocks = [first]
+        if thresholds is None:
+            D = first[2]
+            thresholds = (np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean"
+                          else _multisurf_thresholds(D, 0))
+    else:
+        blocks = data.distance_chunks(n_arrays=6)
+        if thresholds is None:
+            thresholds = _radius_thresholds(data, rule)
+    T = thresholds
     s_y = float(np.std(y, ddof=1))
     span = float(np.ptp(y))
     z = np.zeros(data.d)
-    for s, e, D in data.distance_chunks(n_arrays=6):
+    for s, e, D in blocks:
         near = _in_radius(D, T[s:e], s)
         dy = np.abs(y[s:e, None] - y[None, :])
         hit = near & (dy < s_y)
