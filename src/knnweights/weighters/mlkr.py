@@ -8,7 +8,6 @@ minimising its squared error over the feature weights ``w >= 0`` (``A`` diagonal
 """
 
 import contextlib
-import numbers
 import time
 import warnings
 
@@ -16,12 +15,11 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import distance_chunks
 from ._base import BaseWeighter, validate_continuous_fit_data
-from .nca import _ONE_THREAD_WORK, _mean_pairwise_sqdist
+from .nca import _ONE_THREAD_WORK, NCADiagonal, _mean_pairwise_sqdist, _recorder
 
 __all__ = ["MLKRDiagonal", "mlkr_diagonal_objective"]
 
@@ -79,16 +77,6 @@ def mlkr_diagonal_objective(w, X, y, working_memory=None):
     return loss, grad
 
 
-def _recorder(history, verbose, start, counter):
-    # scipy passes the OptimizeResult only to a callback whose sole parameter has this name
-    def record(intermediate_result):
-        history.append(float(intermediate_result.fun))
-        if verbose:
-            print(f"{len(history):>10d} {history[-1]:>20.6e} {counter[0]:>8d} {time.perf_counter() - start:>10.2f}")
-
-    return record
-
-
 class MLKRDiagonal(BaseWeighter):
     """MLKR with a diagonal metric (Weinberger & Tesauro 2007): feature weights for kernel regression.
 
@@ -144,14 +132,7 @@ class MLKRDiagonal(BaseWeighter):
     algorithm_version = 1
 
     _metric = "sqeuclidean"
-    _parameter_constraints = {
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "init": [StrOptions({"ones", "scaled", "random"})],
-        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-    }
+    _parameter_constraints = dict(NCADiagonal._parameter_constraints)  # the same parameters
 
     def __init__(self, max_iter=100, tol=1e-5, init="scaled", n_init=1, random_state=None, verbose=0):
         self.max_iter = max_iter
@@ -217,7 +198,7 @@ class MLKRDiagonal(BaseWeighter):
                 print(f"[{type(self).__name__}] start {start + 1}/{self.n_init}")
                 print(f"{'Iteration':>10} {'Loss':>20} {'f evals':>8} {'Time(s)':>10}")
 
-            record = _recorder(history, self.verbose, t0, counter)
+            record = _recorder(history, self.verbose, t0, counter, sign=1.0)
             small = Xv.shape[0] ** 2 * dv < _ONE_THREAD_WORK
             with single_thread_blas() if small else contextlib.nullcontext():
                 res = minimize(fun, w0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * dv, callback=record,
