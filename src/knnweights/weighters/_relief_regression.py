@@ -148,7 +148,8 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
     first = n_dcda / n_dc if n_dc > 0 else np.zeros_like(n_dcda)
     second = (n_da - n_dcda) / (m - n_dc) if m - n_dc > 0 else np.zeros_like(n_dcda)
     if moments is not None:
-        moments.add_index(data, rows, idx, valid, dy)
+        first_time = np.unique(rows, return_index=True)[1]  # each pair once: an instance sampled twice counts once
+        moments.add_index(data, rows[first_time], idx[first_time], valid[first_time], dy[first_time])
     return first - second
 
 
@@ -242,7 +243,8 @@ def _stir_moments(est, data, X, codes):
         return moments
     moments.set_outcome(codes, "classes")
     k = 1 if kind == "relief" else min(int(est.n_neighbors), data.n - 1)
-    rows = None if getattr(est, "n_iter", None) is None else _sample_rows(est, data.n)
+    # each pair once: an instance sampled twice (n_iter) counts once
+    rows = None if getattr(est, "n_iter", None) is None else np.unique(_sample_rows(est, data.n))
     rows, idx = _nearest(data, codes, k, rows, per_class=kind == "relieff")
     nr, C, _ = idx.shape
     if kind == "relieff":
