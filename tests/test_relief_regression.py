@@ -30,7 +30,7 @@ def test_product_target_ranked_first_where_filters_fail(est):
 
 
 def _rrelieff_reference(X, y, k, sigma=None):
-    """RReliefF by its pseudo code (Robnik-Sikonja & Kononenko 2003, Fig. 6), one loop per instance."""
+    """RReliefF by its pseudo code (Robnik-Sikonja & Kononenko 2003, Sec. 2.3), one loop per instance."""
     Z = range_normalize(X)
     n, d = Z.shape
     span = y.max() - y.min()

@@ -1,6 +1,6 @@
 """Continuous targets and p-values for the Relief family (the hooks :mod:`.relief` mixes in).
 
-* :func:`rrelieff_scores`: RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, Fig. 6), the
+* :func:`rrelieff_scores`: RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, its pseudo code), the
   regression form of ReliefF (and of Relief, with one neighbour).
 * :func:`radius_regression_scores`: SURF / MultiSURF with scikit-rebate's continuous-endpoint
   rule (a neighbour is a "hit" when its target is within one standard deviation).
@@ -113,7 +113,7 @@ def rank_weights(k, sigma):
 
 
 def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
-    """RReliefF weights (Robnik-Sikonja & Kononenko 2003, Fig. 6).
+    """RReliefF weights (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the pseudo code of RReliefF).
 
     For each instance ``R_i`` (the ``rows``, all by default) and its ``k`` nearest
     instances ``I_j`` (Relief's ``diff`` distance, self excluded, ties by the lower index),

@@ -352,7 +352,7 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         (RReliefF's distance-weighted neighbours).
 
     A continuous target is scored by RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3,
-    Fig. 6): the probabilities of a different prediction, a different feature value and
+    the RReliefF pseudo code): the probabilities of a different prediction, a different feature value and
     both, estimated over the ``k`` nearest neighbours (see
     :func:`~knnweights.weighters._relief_regression.rrelieff_scores`).
 
