@@ -220,7 +220,8 @@ def _add_data_arguments(p):
     p.add_argument("--drop", metavar="COL", nargs="+", action="extend", default=[],
                    help="columns to leave out (repeatable)")
     p.add_argument("--methods", metavar="A,B,...", default=None,
-                   help=f"weighters, comma-separated, or 'all' (default: {','.join(DEFAULT_METHODS)})")
+                   help=f"weighters, comma-separated, or 'all' (default: {','.join(DEFAULT_METHODS)}; for a "
+                        f"continuous target {','.join(DEFAULT_REGRESSION_METHODS)})")
     p.add_argument("--impute", choices=["median", "drop-features", "none"], default="median",
                    help="missing feature values: column median (default), drop those features, or refuse")
     p.add_argument("--one-hot", action="store_true",
