@@ -166,3 +166,32 @@ def test_permutation_pvalues_any_weighter_null_and_progress(capsys):
     assert np.all((p > 0) & (p <= 1))
     assert stats.kstest(p, "uniform").pvalue > 0.01
     assert "permutations" in capsys.readouterr().err
+
+
+def test_pair_sums_on_the_mixed_data_path_equal_the_plain_path():
+    """DiffData (Relief's diff on expanded columns) gives the plain path's p-values on continuous data,
+    and a discrete feature's pair sums count a mismatch as 1."""
+    from knnweights.engine import _kernels_mixed
+    from knnweights.significance import PairMoments
+    from knnweights.weighters._relief_regression import _nearest
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(60, 4))
+    y = X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=60)
+    plain = _kernels_mixed.PlainDiff(range_normalize(X))
+    zeros = np.zeros(60, np.int64)
+    mixed = _kernels_mixed.DiffData(_kernels_mixed.build_mixed(X, zeros, 1, np.zeros(4, bool)))
+    out = []
+    for data in (plain, mixed):
+        rows, idx = _nearest(data, zeros, 5, None, per_class=False)
+        idx = np.ascontiguousarray(idx[:, 0])
+        m = PairMoments(data)
+        m.set_outcome(y, "continuous")
+        m.add_index(data, rows, idx, idx >= 0, np.abs(y[rows][:, None] - y[idx]) / np.ptp(y))
+        out.append((m.pvalues(), m.pvalues("pseudo-t")))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9)
+    Xd = rng.integers(0, 3, size=(60, 3)).astype(float)
+    yd = (Xd[:, 0] == 2).astype(int) ^ (Xd[:, 1] == 1).astype(int)
+    est = ReliefF(discrete_features=True, pvalues=True).fit(Xd, yd)
+    assert est.pvalues_.shape == (3,) and est.pvalues_[2] > 0.01 and min(est.pvalues_[:2]) < 0.05
