@@ -1,13 +1,16 @@
 """Is a feature's weight larger than chance?  P-values for feature weights.
 
 * :class:`PairMoments`: the pair statistics behind the Relief family's ``pvalues_``: STIR's
-  pseudo t-test for class labels (Le, Urbanowicz, Moore & McKinney, "STatistical Inference
-  Relief (STIR) feature selection", Bioinformatics 35(8), 2019) and the NPDR-style regression
-  of neighbour-pair differences for a continuous target (Le, Dawkins & McKinney,
+  hit / miss contrast for class labels (Le, Urbanowicz, Moore & McKinney, "STatistical
+  Inference Relief (STIR) feature selection", Bioinformatics 35(8), 2019) and the NPDR-style
+  regression of neighbour-pair differences for a continuous target (Le, Dawkins & McKinney,
   "Nearest-neighbor Projected-Distance Regression (NPDR) for detecting network interactions
-  with adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020).
+  with adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020), tested
+  against their outcome-permutation (Mantel) mean and variance, or by the published
+  pseudo t-test.
 * :func:`bh_qvalues`: Benjamini-Hochberg (1995) adjusted p-values (q-values).
 * :func:`permutation_pvalues`: a permutation test for any weighter.
+* :func:`univariate_tests`: the univariate baselines (t / ANOVA F, Pearson / Spearman).
 """
 
 import numpy as np
@@ -18,7 +21,7 @@ from sklearn.utils import Bunch
 
 from .engine import _kernels, _kernels_mixed
 
-__all__ = ["PairMoments", "bh_qvalues", "permutation_pvalues", "univariate_tests"]
+__all__ = ["PairMoments", "bh_qvalues", "diff_matrix_moments", "permutation_pvalues", "univariate_tests"]
 
 
 def bh_qvalues(pvalues):
