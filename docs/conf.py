@@ -65,7 +65,9 @@ sphinx_gallery_conf = {
 _SECTIONS = [
     ("Weighters", "knnweights", "Every weighter is a scikit-learn transformer (``fit``, ``feature_importances_``, "
      "``ranking_``, ``transform``); ``knnweights.WEIGHTERS`` maps each name to its class."),
-    ("Classifiers", "knnweights.classifiers", "The classifiers the papers use."),
+    ("Classifiers", "knnweights.classifiers", "The classifiers the papers use, and weighted kNN regression."),
+    ("Significance", "knnweights.significance", "P-values for feature weights: the Relief family's pair test, "
+     "permutation tests for any weighter, Benjamini-Hochberg q-values, the univariate baselines."),
     ("Evaluation", "knnweights.evaluation", "Repeated CV with inner tuning, paired tests with win/tie/loss, "
      "feature elimination, irrelevant-feature robustness, stability."),
     ("Datasets", "knnweights.datasets", "The bundled datasets (no network) and generators."),

@@ -169,8 +169,9 @@ def test_bad_input_is_one_line_exit_2(case, expression_csv, tmp_path, capsys):
     elif case == "continuous":
         path = tmp_path / "cont.csv"
         pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "diagnosis": [0.5, 1.5, 0.25, 2.0]}).to_csv(path, index=False)
+    extra = ["--target-type", "classes"] if case == "continuous" else []
     for cmd in (["rank"], ["evaluate", "--cv", "2x1"]):
-        rc = main([cmd[0], str(path), "--target", target, *cmd[1:], "--out", str(tmp_path / "o")])
+        rc = main([cmd[0], str(path), "--target", target, *cmd[1:], *extra, "--out", str(tmp_path / "o")])
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 2
         assert len([e for e in err if not e.startswith("note:")]) == 1, err
@@ -292,3 +293,65 @@ def test_top_curve_equals_sklearn_knn_on_top_features():
         ref = [100 * KNeighborsClassifier(k).fit(X[tr][:, order[:m]], y[tr]).score(X[te][:, order[:m]], y[te])
                for m in grid]
         assert np.allclose(_top_curve(X[tr], y[tr], X[te], y[te], ranks, grid, k), ref)
+
+
+def _continuous_csv(path, n=120, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d))
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(d)])
+    df["y"] = X[:, 0] * X[:, 1] + 0.05 * rng.normal(size=n)
+    df.to_csv(path, index=False)
+
+
+def test_rank_continuous_target_pvalues_and_baselines(tmp_path, capsys):
+    path = tmp_path / "cont.csv"
+    _continuous_csv(path)
+    out = tmp_path / "r.csv"
+    rc = main(["rank", str(path), "--target", "y", "--methods", "ReliefF,MultiSURF,MLKRDiagonal", "--pvalues",
+               "--permutations", "9", "--out", str(out)])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert "continuous target" in cap.err
+    t = pd.read_csv(out)
+    for col in ("ReliefF_p", "ReliefF_q", "MLKRDiagonal_p", "pearson_stat", "pearson_p", "spearman_q",
+                "spearman_rank"):
+        assert col in t, col
+    top = set(t.sort_values("ReliefF_rank")["feature"].head(2))
+    assert top == {"x0", "x1"} and set(t.loc[t.ReliefF_q < 0.05, "feature"]) >= {"x0", "x1"}
+    assert set(t.sort_values("pearson_rank")["feature"].head(2)) != {"x0", "x1"}
+    assert t["MLKRDiagonal_p"].min() >= 0.1  # (b + 1) / (B + 1) with B = 9
+    # class labels: the t-test baseline; a method without a continuous definition is refused for y
+    rc = main(["rank", str(path), "--target", "y", "--methods", "IRelief"])
+    assert rc == 2 and "no definition for a continuous target" in capsys.readouterr().err
+
+
+def test_rank_log_and_count_note(expression_csv, tmp_path, capsys):
+    path, planted = expression_csv
+    rc = main(["rank", str(path), "--target", "diagnosis", "--id-col", "sample", "--methods", "ReliefF",
+               "--out", str(tmp_path / "a.csv"), "--top", "0"])
+    err = capsys.readouterr().err
+    assert rc == 0 and "consider --log" in err
+    rc = main(["rank", str(path), "--target", "diagnosis", "--id-col", "sample", "--methods", "ReliefF", "--log",
+               "--out", str(tmp_path / "b.csv"), "--top", "0"])
+    err = capsys.readouterr().err
+    assert rc == 0 and "consider --log" not in err and "log2(x + 1)" in err
+    t = pd.read_csv(tmp_path / "b.csv")
+    assert "t_test_p" in t and set(t.sort_values("t_test_rank")["feature"].head(len(planted))) == set(planted)
+    neg = tmp_path / "neg.csv"
+    pd.DataFrame({"a": [-1.0, 2.0, 3.0, 4.0], "b": [1.0, 2.0, 3.0, 5.0], "c": ["x", "x", "y", "y"]}).to_csv(neg)
+    assert main(["rank", str(neg), "--target", "c", "--log"]) == 2
+    assert "--log: column" in capsys.readouterr().err
+
+
+def test_evaluate_continuous_target(tmp_path, capsys):
+    path = tmp_path / "cont.csv"
+    _continuous_csv(path)
+    out = tmp_path / "ev"
+    rc = main(["evaluate", str(path), "--target", "y", "--methods", "ReliefF", "--cv", "3x1", "--out", str(out)])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    summary = pd.read_csv(out / "summary.csv")
+    assert set(summary["method"]) == {"kNN", "ReliefF"} and {"rmse", "r2"} <= set(summary.columns)
+    pairs = pd.read_csv(out / "pairwise.csv")
+    assert pairs.loc[0, "method"] == "ReliefF" and pairs.loc[0, "rmse_diff"] < 0
+    assert "RMSE" in cap.out and (out / "report.md").exists()

@@ -36,3 +36,9 @@ def test_sklearn_compatible(estimator, check):
     if reason:
         pytest.skip(f"not implemented: {reason}")
     check(estimator)
+
+
+@parametrize_with_checks([knnweights.MLKRDiagonal(max_iter=5),
+                          knnweights.WeightedKNNRegressor(knnweights.MLKRDiagonal(max_iter=5))])
+def test_sklearn_compatible_regression(estimator, check):
+    check(estimator)

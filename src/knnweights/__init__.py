@@ -4,8 +4,10 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 ``transform``), on one shared, compiled neighbour engine (the :mod:`knnweights.engine` package).
 """
 
+from .classifiers import WeightedKNNRegressor
 from .engine._config import config_context, get_config, set_config
 from .selection import SelectTopK, TuRF, rank_table
+from .significance import bh_qvalues, permutation_pvalues
 from .weighters import (
     EFW,
     IM4E,
@@ -19,6 +21,7 @@ from .weighters import (
     IRelief,
     LHRelief,
     Logo,
+    MLKRDiagonal,
     MulRel,
     MultiSURF,
     NCADiagonal,
@@ -39,5 +42,9 @@ WEIGHTERS = {
     )
 }
 
+#: name -> class of the weighters with a continuous-target definition (the Relief ones also take classes)
+REGRESSION_WEIGHTERS = {cls.__name__: cls for cls in (ReliefF, Relief, SURF, MultiSURF, MLKRDiagonal)}
+
 __all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", "SelectTopK", "TuRF",
-           "rank_table", "ZeroWeightsWarning", *WEIGHTERS]
+           "rank_table", "ZeroWeightsWarning", "bh_qvalues", "permutation_pvalues", "MLKRDiagonal",
+           "WeightedKNNRegressor", "REGRESSION_WEIGHTERS", *WEIGHTERS]

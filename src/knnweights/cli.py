@@ -20,6 +20,8 @@ import numpy as np
 
 #: a fast, varied default: Relief family (k neighbours, radius), iterative Relief, margins, NCA
 DEFAULT_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal")
+#: the default for a continuous target: RReliefF, MultiSURF's continuous rule, MLKR
+DEFAULT_REGRESSION_METHODS = ("ReliefF", "MultiSURF", "MLKRDiagonal")
 
 #: methods whose fit can take a minute or more on ten thousand features and more (MDM stops at
 #: its 60 s time limit on Arcene, 200 x 10000; SQP-FW's active-set path grows with the features);
@@ -150,32 +152,54 @@ def _say(msg):
 
 
 # -- methods ---------------------------------------------------------------------------
-def parse_methods(text, default=DEFAULT_METHODS):
-    """Weighter names from ``"ReliefF,MultiSURF"`` (case-insensitive; ``all``: every weighter)."""
-    from . import WEIGHTERS
+def _all_weighters():
+    from . import REGRESSION_WEIGHTERS, WEIGHTERS
 
+    return {**WEIGHTERS, **REGRESSION_WEIGHTERS}
+
+
+def parse_methods(text, default=None, continuous=False):
+    """Weighter names from ``"ReliefF,MultiSURF"`` (case-insensitive; ``all``: every weighter for the target).
+
+    With ``continuous`` only the weighters with a continuous-target definition are
+    accepted (:data:`knnweights.REGRESSION_WEIGHTERS`); otherwise those for class labels.
+    """
+    from . import REGRESSION_WEIGHTERS, WEIGHTERS
+
+    usable = REGRESSION_WEIGHTERS if continuous else WEIGHTERS
+    if default is None:
+        default = DEFAULT_REGRESSION_METHODS if continuous else DEFAULT_METHODS
     if text is None or not str(text).strip():
         names = list(default)
     else:
         names = [t.strip() for t in re.split(r"[,\s]+", str(text)) if t.strip()]
-    lookup = {n.lower(): n for n in WEIGHTERS}
+    every = _all_weighters()
+    lookup = {n.lower(): n for n in every}
     out = []
     for n in names:
         if n.lower() == "all":
-            out.extend(WEIGHTERS)
+            out.extend(usable)
             continue
         if n.lower() not in lookup:
-            raise UsageError(f"--methods: unknown method {n!r}; choose from {', '.join(sorted(WEIGHTERS))} or all.")
-        out.append(lookup[n.lower()])
+            raise UsageError(f"--methods: unknown method {n!r}; choose from {', '.join(sorted(usable))} or all.")
+        name = lookup[n.lower()]
+        if name not in usable:
+            kind = "a continuous target" if continuous else "class labels"
+            raise UsageError(f"--methods: {name} has no definition for {kind}; choose from "
+                             f"{', '.join(sorted(usable))} or all.")
+        out.append(name)
     return list(dict.fromkeys(out))
 
 
-def _make(name, random_state):
-    from . import WEIGHTERS
-
-    est = WEIGHTERS[name]()
-    if "random_state" in est.get_params():
+def _make(name, random_state, continuous=False, pvalues=False):
+    est = _all_weighters()[name]()
+    params = est.get_params()
+    if "random_state" in params:
         est.set_params(random_state=random_state)
+    if continuous and "target" in params:
+        est.set_params(target="continuous")
+    if pvalues and "pvalues" in params:
+        est.set_params(pvalues=True)
     return est
 
 
@@ -198,7 +222,8 @@ def _add_data_arguments(p):
     p.add_argument("--drop", metavar="COL", nargs="+", action="extend", default=[],
                    help="columns to leave out (repeatable)")
     p.add_argument("--methods", metavar="A,B,...", default=None,
-                   help=f"weighters, comma-separated, or 'all' (default: {','.join(DEFAULT_METHODS)})")
+                   help=f"weighters, comma-separated, or 'all' (default: {','.join(DEFAULT_METHODS)}; for a "
+                        f"continuous target {','.join(DEFAULT_REGRESSION_METHODS)})")
     p.add_argument("--impute", choices=["median", "drop-features", "none"], default="median",
                    help="missing feature values: column median (default), drop those features, or refuse")
     p.add_argument("--one-hot", action="store_true",
@@ -208,15 +233,32 @@ def _add_data_arguments(p):
     p.add_argument("--sep", default=None, help="delimiter of a text file (default: by extension, else guessed)")
     p.add_argument("--sheet", default=None, help="Excel sheet name (default: the first)")
     p.add_argument("--random-state", type=int, default=0, help="seed of every random choice (default: 0)")
+    p.add_argument("--target-type", choices=["auto", "classes", "continuous"], default="auto",
+                   help="auto (default): a target with non-integer numbers is continuous, else class labels")
+    p.add_argument("--log", action="store_true",
+                   help="log2(x + 1) of every feature before scaling (expression counts; needs x >= 0)")
 
 
 def _load(args, impute=None):
-    from .io import load_table
+    from .io import count_like_features, load_table
 
     data = load_table(args.file, args.target, id_col=args.id_col, drop=args.drop, one_hot=args.one_hot,
-                      impute=impute or args.impute, sheet=args.sheet, sep=args.sep)
+                      impute=impute or args.impute, sheet=args.sheet, sep=args.sep, target_type=args.target_type)
     for m in data.messages:
         _say(f"note: {m}")
+    if args.log:
+        neg = (data.X < 0).any(axis=0).to_numpy()
+        if neg.any():
+            raise UsageError(f"--log: column {str(data.X.columns[np.flatnonzero(neg)[0]])!r} has negative values "
+                             f"({int(neg.sum())} column(s) have some); log2(x + 1) needs x >= 0.")
+        data.X = np.log2(data.X + 1.0)
+        _say("note: features transformed by log2(x + 1) before scaling (--log)")
+    else:
+        skewed, med, n_skewed = count_like_features(data.X.to_numpy())
+        if skewed:
+            _say(f"note: {n_skewed} of {data.X.shape[1]} features are non-negative and strongly right-skewed "
+                 f"(median skewness {med:.1f}), like expression counts; consider --log (log2(x + 1) before "
+                 "scaling): neighbour distances on raw counts are dominated by a few large values.")
     return data
 
 
@@ -224,13 +266,19 @@ def _fit_context(name):
     return _ticker(f"  {name}: fitting,")
 
 
-def _rank_table(names, X, y, args):
-    """Fit each method on all rows; the table, fitted weighters and the methods that could run."""
+def _rank_table(names, X, y, args, continuous=False):
+    """Fit each method on all rows; the table, fitted weighters and the methods that could run.
+
+    With ``--pvalues`` (rank) each method gets ``<name>_p`` and ``<name>_q`` columns: its own
+    ``pvalues_`` where it has them (the Relief family), else a permutation test.  The
+    univariate baselines are added after the methods (:func:`_add_baselines`).
+    """
     from .evaluation.compare import rank_methods, sort_by_mean_rank
 
+    pvalues = bool(getattr(args, "pvalues", False))
     weighters, table, fitted, seconds, warn = {}, None, {}, {}, []
     for name in names:
-        weighters[name] = _make(name, args.random_state)
+        weighters[name] = _make(name, args.random_state, continuous, pvalues)
     kept = {}
     for i, (name, est) in enumerate(weighters.items(), start=1):
         _say(f"[{i}/{len(weighters)}] {name}: fitting on {X.shape[0]} x {X.shape[1]} ...")
@@ -251,10 +299,65 @@ def _rank_table(names, X, y, args):
         warn.extend(f"{name}: {text} ({count}x)" if count > 1 else f"{name}: {text}"
                     for _, text, count in caught[name])
         cols = t[["feature", f"{name}_weight", f"{name}_score", f"{name}_rank"]]
+        if pvalues:
+            cols = cols.copy()
+            p, q, how = _method_pvalues(name, f[name], X, y, args, continuous)
+            _say(f"    {name}: p-values by {how}; {int(np.sum(q <= 0.05))} feature(s) at q <= 0.05")
+            cols[f"{name}_p"], cols[f"{name}_q"] = p, q
         table = cols if table is None else table.merge(cols, on="feature", how="left", sort=False)
     if table is None:
         raise UsageError("no method could be fitted (see the lines above).")
-    return sort_by_mean_rank(table, kept), fitted, kept, warn
+    table = _add_baselines(sort_by_mean_rank(table, kept), X, y, args, continuous)
+    return table, fitted, kept, warn
+
+
+def _scaled(X, args):
+    from .evaluation.compare import _scaler
+
+    A = np.asarray(X, dtype=np.float64)
+    sc = _scaler(args.scale)
+    return A if sc is None else sc.fit_transform(A)
+
+
+def _method_pvalues(name, est, X, y, args, continuous):
+    """``(p, q, how)`` of a fitted method: its ``pvalues_``, else a permutation test on the same data."""
+    from .significance import bh_qvalues, permutation_pvalues
+
+    if hasattr(est, "pvalues_"):
+        return est.pvalues_, bh_qvalues(est.pvalues_), "its pair test (pvalues_)"
+    B = int(args.permutations)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        res = permutation_pvalues(_make(name, args.random_state, continuous), _scaled(X, args), np.asarray(y),
+                                  n_permutations=B, random_state=args.random_state, n_jobs=args.n_jobs,
+                                  progress=True)
+    return res.pvalues, res.qvalues, f"{B} permutations (smallest possible p: {1 / (B + 1):.3g})"
+
+
+#: the univariate baselines' column prefixes and the statistic's name
+_BASELINES = {"t": ("t_test", "Welch t"), "F": ("anova", "ANOVA F"), "pearson": ("pearson", "Pearson r"),
+              "spearman": ("spearman", "Spearman rho")}
+
+
+def _add_baselines(table, X, y, args, continuous):
+    """The univariate baselines as columns ``<b>_stat``, ``<b>_p``, ``<b>_q``, ``<b>_rank`` (1 = smallest p)."""
+    from .significance import bh_qvalues, univariate_tests
+
+    res = univariate_tests(_scaled(X, args), np.asarray(y), continuous=continuous)
+    pos = {f: i for i, f in enumerate(str(c) for c in X.columns)}
+    idx = np.array([pos[str(f)] for f in table["feature"]])
+    for key, (stat, p) in res.items():
+        b = _BASELINES[key][0]
+        order = np.lexsort((np.arange(p.size), -np.abs(stat), p))
+        rank = np.empty(p.size, np.int64)
+        rank[order] = np.arange(1, p.size + 1)
+        table[f"{b}_stat"], table[f"{b}_p"] = stat[idx], p[idx]
+        table[f"{b}_q"], table[f"{b}_rank"] = bh_qvalues(p)[idx], rank[idx]
+    return table
+
+
+def _baseline_names(table):
+    return [b for b, _ in _BASELINES.values() if f"{b}_rank" in table]
 
 
 def _write_table(table, path):
@@ -273,40 +376,53 @@ def _write_table(table, path):
     return path
 
 
-def _print_top(table, methods, n):
+def _print_top(table, methods, n, pvalues=False):
     n = min(n, len(table))
     if n <= 0:
         return
     width = max(7, *(len(str(f)) for f in table["feature"].head(n)))
     cols = [m[:12] for m in methods]
+    qcols = [m for m in methods if pvalues and f"{m}_q" in table]
     head = f"{'rank':>4s}  {'feature':{width}s}" + "".join(f" {c:>12s}" for c in cols)
+    head += "".join(f" {'q ' + m[:8]:>10s}" for m in qcols)
     if "mean_rank" in table:
         head += f" {'mean rank':>10s}"
-    print(f"top {n} features (rank given by each method; 1 = best):")
+    print(f"top {n} features (rank given by each method; 1 = best"
+          + ("; q: Benjamini-Hochberg q-value" if qcols else "") + "):")
     print(head)
-    for i, row in enumerate(table.head(n).itertuples(index=False), start=1):
-        r = row._asdict()
+    for i, r in enumerate(table.head(n).to_dict(orient="records"), start=1):
         line = f"{i:4d}  {str(r['feature']):{width}s}" + "".join(f" {int(r[f'{m}_rank']):12d}" for m in methods)
+        line += "".join(f" {r[f'{m}_q']:10.3g}" for m in qcols)
         if "mean_rank" in r:
             line += f" {r['mean_rank']:10.1f}"
         print(line)
 
 
+def _describe_target(data):
+    if data.continuous:
+        return f"a continuous target ({data.y.min():.4g} to {data.y.max():.4g})"
+    return f"{len(np.unique(data.y.astype(str)))} classes"
+
+
 def _cmd_rank(args):
     """Rank the features of a user's file by each weighter (fit on all rows)."""
     _require("pandas")
-    names = parse_methods(args.methods)
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
+    if args.permutations < 1:
+        raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
     data = _load(args)
+    names = parse_methods(args.methods, continuous=data.continuous)
     X, y = data.X, data.y
-    _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {len(np.unique(y.astype(str)))} classes")
-    table, _, kept, warn = _rank_table(names, X, y, args)
+    _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {_describe_target(data)}")
+    table, _, kept, warn = _rank_table(names, X, y, args, data.continuous)
     out = args.out or f"{data.name}_ranks.csv"
     _write_table(table, out)
     _print_warnings(warn)
-    _print_top(table, list(kept), args.top)
-    print(f"wrote {out}: {len(table)} features x {len(kept)} method(s) (weight, signed score, rank)")
+    _print_top(table, list(kept) + _baseline_names(table), args.top, pvalues=args.pvalues)
+    what = "weight, signed score, rank" + (", p, q" if args.pvalues else "")
+    print(f"wrote {out}: {len(table)} features x {len(kept)} method(s) ({what}) and the univariate "
+          f"baseline(s) {', '.join(_baseline_names(table))} (statistic, p, q, rank)")
     return 0
 
 
@@ -321,7 +437,6 @@ def _cmd_evaluate(args):
     from .evaluation.report_user import write_user_report
     from .evaluation.runner import summarize
 
-    names = parse_methods(args.methods)
     k, r = parse_cv(args.cv)
     if args.n_neighbors < 1:
         raise UsageError(f"--n-neighbors must be at least 1; got {args.n_neighbors}.")
@@ -329,6 +444,9 @@ def _cmd_evaluate(args):
         raise UsageError(f"--alpha must be in (0, 1); got {args.alpha}.")
     # median imputation inside each training part (no test values leak into the medians)
     data = _load(args, impute="keep" if args.impute == "median" else args.impute)
+    names = parse_methods(args.methods, continuous=data.continuous)
+    if data.continuous:
+        return _evaluate_continuous(args, data, names, k, r)
     X, y = data.X, data.y
     labels, counts = np.unique(y.astype(str), return_counts=True)
     if counts.min() < k:
@@ -385,6 +503,58 @@ def _cmd_evaluate(args):
         extra = f"{p['diff']:+6.2f} points, p = {p['p']:.3g} ({p['outcome']})" if p else "(reference)"
         print(f"{s['method']:14s} {s['mean']:7.2f} +- {s['std']:5.2f}  {extra}")
     print(f"report: {rep['html']} (and report.md, CSVs, {len(rep['plots'])} plots in {out})")
+    return 0
+
+
+def _evaluate_continuous(args, data, names, k, r):
+    """``evaluate`` on a continuous target: RMSE and R^2 of weighted kNN regression against plain kNN."""
+    import pandas as pd
+
+    from .evaluation.compare import PLAIN, warning_summary
+    from .evaluation.regression import compare_regression, regression_tests
+
+    X, y = data.X, data.y
+    if X.shape[0] < 2 * k:
+        raise UsageError(f"--cv {args.cv}: {X.shape[0]} rows are too few for {k} folds of at least 2 rows.")
+    out = args.out or f"{data.name}-evaluate"
+    os.makedirs(out, exist_ok=True)
+    _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {_describe_target(data)}; "
+         f"{k}-fold CV x {r} repeats, {len(names)} method(s) + plain kNN regression")
+    Xfull = X.fillna(X.median()) if X.isna().to_numpy().any() else X
+    table, fitted, kept, warn_full = _rank_table(names, Xfull, y, args, continuous=True)
+    _write_table(table, os.path.join(out, "ranks.csv"))
+    weighters = {n: _make(n, args.random_state, continuous=True) for n in kept}
+    _say(f"cross-validating {len(weighters) + 1} methods x {k * r} cells ...")
+    t0 = time.monotonic()
+    rows = compare_regression(X.to_numpy(), y, weighters, name=data.name, cv=(k, r), n_neighbors=args.n_neighbors,
+                              scale=args.scale, random_state=args.random_state, n_jobs=args.n_jobs)
+    _say(f"cross-validation done in {time.monotonic() - t0:.0f} s")
+    tests = {t["method"]: t for t in regression_tests(rows, alpha=args.alpha)}
+    warn = warn_full + warning_summary([{**row, "accuracy": 0.0} for row in rows])
+    _print_warnings(warn)
+    frame = pd.DataFrame(rows)
+    frame.drop(columns=["warnings"]).to_csv(os.path.join(out, "results.csv"), index=False)
+    summary = frame.groupby("method", sort=False).agg(rmse=("rmse", "mean"), rmse_std=("rmse", "std"),
+                                                      r2=("r2", "mean"), r2_std=("r2", "std"), n=("rmse", "size"))
+    summary.reset_index().to_csv(os.path.join(out, "summary.csv"), index=False)
+    pd.DataFrame(list(tests.values())).to_csv(os.path.join(out, "pairwise.csv"), index=False)
+    lines = [f"# {data.name}: weighted kNN regression against plain kNN", "",
+             f"{X.shape[0]} samples x {X.shape[1]} features, {_describe_target(data)}; {k}-fold CV x {r} repeats, "
+             f"kNN k = {args.n_neighbors}, scaling {args.scale}; Nadeau & Bengio's corrected resampled t-test on "
+             f"the RMSE differences, alpha = {args.alpha}.", "",
+             "| method | RMSE | R^2 | RMSE vs kNN | p | outcome |", "|---|---|---|---|---|---|"]
+    print(f"{'method':14s} {'RMSE':>18s} {'R^2':>16s}  vs {PLAIN}")
+    for m, s in summary.iterrows():
+        t = tests.get(m)
+        extra = f"{t['rmse_diff']:+.4g} RMSE, p = {t['p']:.3g} ({t['outcome']})" if t else "(reference)"
+        print(f"{m:14s} {s.rmse:9.4g} +- {s.rmse_std:6.3g} {s.r2:7.3f} +- {s.r2_std:5.3f}  {extra}")
+        lines.append(f"| {m} | {s.rmse:.4g} +- {s.rmse_std:.3g} | {s.r2:.3f} +- {s.r2_std:.3f} | "
+                     + (f"{t['rmse_diff']:+.4g} | {t['p']:.3g} | {t['outcome']} |" if t else "(reference) | | |"))
+    if warn:
+        lines += ["", "Warnings:", "", *[f"- {w}" for w in warn]]
+    with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print(f"report: {os.path.join(out, 'report.md')} (and results.csv, summary.csv, pairwise.csv, ranks.csv in {out})")
     return 0
 
 
@@ -478,12 +648,21 @@ def build_parser():
     rank = sub.add_parser(
         "rank", help="rank the features of your file (CSV/TSV/Parquet/Excel) by each weighter",
         description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
-                    "weight, signed score and rank (1 = best, no ties). Prints the top features.\n\n"
-                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30")
+                    "weight, signed score and rank (1 = best, no ties), then a univariate baseline (Welch t or "
+                    "ANOVA F for classes, Pearson and Spearman for a continuous target). Prints the top features. "
+                    "A target with non-integer numbers is continuous (--target-type to choose).\n\n"
+                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30 "
+                    "--pvalues")
     _add_data_arguments(rank)
     rank.add_argument("--out", metavar="FILE", default=None,
                       help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
     rank.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
+    rank.add_argument("--pvalues", action="store_true",
+                      help="a p-value and a Benjamini-Hochberg q-value per feature and method: the Relief family's "
+                           "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
+    rank.add_argument("--permutations", type=int, default=199, metavar="B",
+                      help="permutations for the methods without their own p-values (default: 199)")
+    rank.add_argument("--n-jobs", type=int, default=None, help="permutation refits in parallel (joblib)")
     rank.set_defaults(func=_cmd_rank)
 
     ev = sub.add_parser(

@@ -53,6 +53,8 @@ class UserData:
     ids: object = None
     name: str = "data"
     messages: list = field(default_factory=list)
+    #: ``y`` is a continuous target (float64), not class labels
+    continuous: bool = False
 
     @property
     def feature_names(self):
@@ -173,7 +175,7 @@ def _numeric(series):
 
 
 def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="median", min_class_size=2,
-               sheet=None, sep=None):
+               sheet=None, sep=None, target_type="classes"):
     """Read a user's file and make it ready for the weighters.
 
     Parameters
@@ -200,6 +202,11 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         hit of the same class).
     sheet, sep
         Passed to :func:`read_table`.
+    target_type : {"classes", "auto", "continuous"}, default="classes"
+        ``"classes"``: the target holds class labels (non-integer numbers are refused);
+        ``"auto"``: a numeric target with non-integer values is continuous (scikit-learn's
+        ``type_of_target``), anything else class labels; ``"continuous"``: a numeric
+        target (``UserData.continuous`` is then True and ``y`` float64).
 
     Returns
     -------
@@ -299,9 +306,24 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         msgs.append(f"{const} constant feature(s) kept (they carry no information and rank last)")
 
     yv = y.to_numpy()
+    if target_type not in ("classes", "auto", "continuous"):
+        raise ValueError(f"target_type must be 'classes', 'auto' or 'continuous'; got {target_type!r}.")
+    continuous = target_type == "continuous" or (
+        target_type == "auto" and yv.dtype.kind == "f" and not np.all(yv == np.round(yv)))
+    if continuous:
+        yc = pd.to_numeric(pd.Series(yv), errors="coerce").to_numpy(dtype=np.float64)
+        if np.isnan(yc).any():
+            bad = yv[np.flatnonzero(np.isnan(yc))[0]]
+            raise DataError(f"{path}: the target column {target!r} is not numeric (value {bad!r}); a continuous "
+                            "target needs numbers.")
+        if np.unique(yc).size < 2:
+            raise DataError(f"{path}: the target column {target!r} is constant; nothing to relate the features to.")
+        msgs.append(f"continuous target {target!r} ({np.unique(yc).size} distinct values, "
+                    f"{yc.min():.4g} to {yc.max():.4g})")
+        return UserData(X=X.astype(np.float64), y=yc, ids=ids, name=_stem(path), messages=msgs, continuous=True)
     if yv.dtype.kind == "f" and not np.all(yv == np.round(yv)):
         raise DataError(f"{path}: the target column {target!r} holds non-integer numbers ({len(np.unique(yv))} "
-                        "distinct values); it must hold class labels.")
+                        "distinct values); it must hold class labels (or use --target-type continuous).")
     classes, counts = np.unique(yv.astype(str) if yv.dtype == object else yv, return_counts=True)
     if classes.size < 2:
         raise DataError(f"{path}: the target column {target!r} has a single class ({_label(classes[0])}); "
@@ -317,3 +339,30 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         if len(kinds) > 1:
             yv = yv.astype(str)
     return UserData(X=X.astype(np.float64), y=yv, ids=ids, name=_stem(path), messages=msgs)
+
+
+def count_like_features(X, skew_limit=1.0, share=0.5):
+    """Whether ``X`` looks like counts (expression, abundances): non-negative and strongly right-skewed.
+
+    True when every value is ``>= 0`` and at least ``share`` of the non-constant features
+    have a sample skewness above ``skew_limit``; such features are usually analysed on a
+    log scale (``log2(x + 1)``).
+
+    Returns
+    -------
+    (bool, float, int)
+        The verdict, the median skewness of the non-constant features and how many of them
+        exceed ``skew_limit``.
+    """
+    from scipy import stats
+
+    A = np.asarray(X, dtype=np.float64)
+    if A.size == 0 or np.nanmin(A) < 0:
+        return False, 0.0, 0
+    varying = np.nanmax(A, axis=0) > np.nanmin(A, axis=0)
+    if not varying.any():
+        return False, 0.0, 0
+    sk = stats.skew(A[:, varying], axis=0, nan_policy="omit")
+    sk = np.asarray(sk, dtype=np.float64)
+    n_skewed = int(np.sum(sk > skew_limit))
+    return bool(n_skewed >= share * sk.size), float(np.median(sk)), n_skewed

@@ -2,6 +2,6 @@
 
 from ._expected_distance import ExpectedDistanceClassifier
 from ._hyperplane import CKNN, HKNN
-from ._weighted_knn import WeightedKNN
+from ._weighted_knn import WeightedKNN, WeightedKNNRegressor
 
-__all__ = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN"]
+__all__ = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN", "WeightedKNNRegressor"]

@@ -2,12 +2,13 @@
 
 import numbers
 
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils._param_validation import HasMethods, Interval
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["WeightedKNN"]
+__all__ = ["WeightedKNN", "WeightedKNNRegressor"]
 
 
 class WeightedKNN(ClassifierMixin, BaseEstimator):
@@ -65,3 +66,69 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         """Class probabilities of the kNN vote."""
         check_is_fitted(self, "knn_")
         return self.knn_.predict_proba(self.weighter_.transform(X))
+
+
+class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
+    """Weighted kNN regression: fit ``weighter`` on the training data, then kNN regression on its ``transform``.
+
+    The regression twin of :class:`WeightedKNN`: the prediction is the mean target of the
+    ``n_neighbors`` nearest training samples under the weighted distance ``d_w`` (the
+    weighter's ``metric_``: Manhattan for L1 methods, Euclidean ranking for L2sq methods).
+    The weighter must accept a continuous target: :class:`~knnweights.MLKRDiagonal`, or
+    :class:`~knnweights.ReliefF`, :class:`~knnweights.Relief`, :class:`~knnweights.SURF`,
+    :class:`~knnweights.MultiSURF` (continuous ``y`` detected, or ``target="continuous"``).
+
+    Parameters
+    ----------
+    weighter : estimator
+        A knnweights weighter with a continuous-target definition.
+    n_neighbors : int, default=5
+    weights : {"uniform", "distance"}, default="uniform"
+        The neighbours' weights in the mean (scikit-learn's ``KNeighborsRegressor``).
+
+    Attributes
+    ----------
+    weighter_ : fitted clone of ``weighter``
+    knn_ : fitted ``KNeighborsRegressor``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights import MLKRDiagonal, WeightedKNNRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 6)); y = X[:, 0] + 0.1 * rng.normal(size=100)
+    >>> WeightedKNNRegressor(MLKRDiagonal()).fit(X, y).score(X, y) > 0.8
+    True
+    """
+
+    algorithm_version = 1
+
+    _parameter_constraints = {
+        "weighter": [HasMethods(["fit", "transform"])],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weights": [StrOptions({"uniform", "distance"})],
+    }
+
+    def __init__(self, weighter, n_neighbors=5, weights="uniform"):
+        self.weighter = weighter
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+
+    def fit(self, X, y):
+        """Fit the weighter and the kNN regression on ``(X, y)``."""
+        self._validate_params()
+        self.weighter_ = clone(self.weighter)
+        if "target" in self.weighter_.get_params():
+            self.weighter_.set_params(target="continuous")
+        self.weighter_.fit(X, y)
+        metric = getattr(self.weighter_, "metric_", "manhattan")
+        self.knn_ = KNeighborsRegressor(n_neighbors=self.n_neighbors, weights=self.weights,
+                                        metric="manhattan" if metric == "manhattan" else "euclidean")
+        self.knn_.fit(self.weighter_.transform(X), np.asarray(y, dtype=np.float64))
+        self.n_features_in_ = self.weighter_.n_features_in_
+        return self
+
+    def predict(self, X):
+        """Predict the target of each row of ``X``."""
+        check_is_fitted(self, "knn_")
+        return self.knn_.predict(self.weighter_.transform(X))

@@ -8,6 +8,7 @@ from .im4e import IM4E
 from .lhrelief import LHRelief
 from .logo import Logo
 from .mdm import MDM
+from .mlkr import MLKRDiagonal
 from .nca import NCADiagonal
 from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
 from .sbmlr import SBMLR
@@ -15,6 +16,6 @@ from .simba import GFlip, Simba
 from .sqpfw import SQPFW
 
 __all__ = [
-    "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "NCADiagonal",
+    "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
 ]

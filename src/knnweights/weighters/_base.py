@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import (  # noqa: F401 - the validation helpers, defined once in knnweights.utils
@@ -21,8 +21,9 @@ from ..utils import (  # noqa: F401 - the validation helpers, defined once in kn
     check_target,
 )
 
-__all__ = ["BaseWeighter", "ZeroWeightsWarning", "check_finite_columns", "check_numeric_columns", "check_target",
-           "feature_ranking", "margin_gain", "warn_max_iter", "normalize_weights"]
+__all__ = ["BaseWeighter", "ZeroWeightsWarning", "CONTINUOUS_TARGET_METHODS", "check_finite_columns",
+           "check_numeric_columns", "check_target", "feature_ranking", "margin_gain", "refuse_continuous_target",
+           "validate_continuous_fit_data", "warn_max_iter", "normalize_weights"]
 
 
 class ZeroWeightsWarning(UserWarning):
@@ -44,12 +45,57 @@ def _zero_weights_message(name, X, codes):
     varying = np.ptp(X, axis=0) > 0
     if not varying.any():
         cause = "every feature of X is constant, so no weight changes any distance"
+    elif codes is None:
+        cause = (f"no feature relates to the continuous target at this method's neighbourhood "
+                 f"({int(varying.sum())} of {X.shape[1]} features vary)")
     else:
         smallest = int(np.bincount(codes).min())
         cause = (f"no feature separates the classes at this method's neighbourhood ({int(varying.sum())} of "
                  f"{X.shape[1]} features vary; the smallest class has {smallest} samples)")
     return (f"{name} returned all-zero weights: {cause}. transform() gives all-zero data and a kNN on it "
             "predicts one class for every sample; check the features and labels, or try another method.")
+
+
+#: the weighters with a definition for a continuous target (the error below names them)
+CONTINUOUS_TARGET_METHODS = ("Relief", "ReliefF", "SURF", "MultiSURF", "MLKRDiagonal")
+
+
+def refuse_continuous_target(estimator, y):
+    """Raise a ``ValueError`` naming the methods that have a continuous-target definition when ``y``
+    is continuous (as :func:`sklearn.utils.multiclass.type_of_target` decides) and ``estimator`` has none."""
+    try:
+        kind = type_of_target(y)
+    except (ValueError, TypeError):
+        return  # sklearn's own check explains it
+    if kind.startswith("continuous"):
+        name = type(estimator).__name__
+        hint = " (target='continuous' forces it, target='classes' refuses it)" if hasattr(estimator, "target") else ""
+        raise ValueError(
+            f"{name} got a continuous target y ({np.unique(np.asarray(y)).size} distinct float values) but is "
+            f"defined for class labels only{hint}. The methods with a continuous-target definition are: "
+            f"{', '.join(CONTINUOUS_TARGET_METHODS)}; or give y as class labels (integers or strings)."
+        )
+
+
+def validate_continuous_fit_data(est, X, y):
+    """Validate ``X`` and a continuous target ``y`` (as :meth:`BaseWeighter._validate_fit_data` for classes):
+    ``(X, y as float64)``; forgets the class attributes of an earlier fit."""
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
+    check_numeric_columns(X)
+    allow_nan = bool(getattr(est, "_allow_nan", False))
+    check_finite_columns(X, allow_nan=allow_nan)
+    check_target(y)
+    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], ensure_min_samples=3, y_numeric=True,
+                         ensure_all_finite="allow-nan" if allow_nan else True)
+    _check_scale(X, getattr(est, "feature_names_in_", None))
+    y = np.asarray(y, dtype=np.float64)
+    if not np.ptp(y) > 0:
+        raise ValueError(f"{type(est).__name__}: the continuous target y is constant ({y[0]!r}); nothing to relate "
+                         "the features to.")
+    for attr in ("classes_", "_label_encoder"):
+        est.__dict__.pop(attr, None)
+    return X, y
 
 
 def _check_scale(X, names=None):
@@ -230,6 +276,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2,
                              accept_sparse=False, y_numeric=False,
                              ensure_all_finite="allow-nan" if allow_nan else True)
+        refuse_continuous_target(self, y)
         check_classification_targets(y)
         _check_scale(X, getattr(self, "feature_names_in_", None))
         self._label_encoder = LabelEncoder().fit(y)
@@ -293,10 +340,19 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         X, codes = self._validate_fit_data(X, y)
+        # point a warning at the user's call, also through a subclass's fit that wraps this one (EFW)
+        return self._fit_weights(X, codes, self._fit, stacklevel=3 if type(self).fit is BaseWeighter.fit else 4)
+
+    def _fit_weights(self, X, codes, fit_fn, stacklevel=3):
+        """Run ``fit_fn(X, codes)`` and store ``feature_importances_``, ``scores_``, ``ranking_``, ``metric_``.
+
+        ``codes`` is ``None`` for a continuous target (no classes: no margin-gain tie
+        breaking).  ``stacklevel`` points the :class:`ZeroWeightsWarning` at the user's call.
+        """
         self.__dict__.pop("scores_", None)  # a method sets its own signed scores in _fit, or gets the default
         depth = _FIT_DEPTH.set(_FIT_DEPTH.get() + 1)
         try:
-            w = np.asarray(self._fit(X, codes), dtype=np.float64)
+            w = np.asarray(fit_fn(X, codes), dtype=np.float64)
         finally:
             _FIT_DEPTH.reset(depth)
         if w.shape != (X.shape[1],):
@@ -313,12 +369,11 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         w[constant] = 0.0
         self.feature_importances_ = w
         if not np.any(w > 0) and _FIT_DEPTH.get() == 0:
-            # point at the user's call, also through a subclass's fit that wraps this one (EFW)
-            level = 2 if type(self).fit is BaseWeighter.fit else 3
-            warnings.warn(_zero_weights_message(type(self).__name__, X, codes), ZeroWeightsWarning, stacklevel=level)
+            warnings.warn(_zero_weights_message(type(self).__name__, X, codes), ZeroWeightsWarning,
+                          stacklevel=stacklevel)
         gain = None
         tied = _score_ties(w, self.scores_, constant)
-        if tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
+        if codes is not None and tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
             # a method without signed scores leaves its clipped features tied: order them by the margin
             # each would add at the learned metric (one neighbour pass, only in that case)
             gain = np.zeros(w.shape[0])

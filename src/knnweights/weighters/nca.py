@@ -101,10 +101,11 @@ def _mean_pairwise_sqdist(X):
     return 2.0 * n / (n - 1) * float(X.var(axis=0).sum())
 
 
-def _recorder(history, verbose, start, counter):
-    # scipy passes the OptimizeResult only to a callback whose sole parameter has this name
+def _recorder(history, verbose, start, counter, sign=-1.0):
+    # scipy passes the OptimizeResult only to a callback whose sole parameter has this name;
+    # sign=-1: the objective of a maximisation run as a minimisation (NCA), +1: the loss itself (MLKR)
     def record(intermediate_result):
-        history.append(-float(intermediate_result.fun))
+        history.append(sign * float(intermediate_result.fun))
         if verbose:
             print(f"{len(history):>10d} {history[-1]:>20.6e} {counter[0]:>8d} {time.perf_counter() - start:>10.2f}")
 

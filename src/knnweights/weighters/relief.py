@@ -29,6 +29,7 @@ from ..engine.neighbors import (
     weighted_distances,
 )
 from ._base import BaseWeighter, check_finite_columns, normalize_weights
+from ._relief_regression import PVALUES_DOC, TARGET_DOC, ReliefTargetMixin
 
 __all__ = ["Relief", "ReliefF", "IRelief", "MulRel", "SURF", "MultiSURF", "range_normalize"]
 
@@ -218,12 +219,17 @@ _DIFF_CONSTRAINTS = {
 
 
 def _doc(cls):
-    cls.__doc__ = cls.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC)
+    cls.__doc__ = cls.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
+        "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC)
     return cls
 
 
+_TARGET_CONSTRAINTS = {"target": [StrOptions({"auto", "classes", "continuous"})],
+                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})]}
+
+
 @_doc
-class Relief(_ReliefBase):
+class Relief(ReliefTargetMixin, _ReliefBase):
     """RELIEF (Kira & Rendell 1992).
 
     For each instance ``R`` the nearest hit ``H`` and nearest miss ``M`` (over all
@@ -246,6 +252,10 @@ class Relief(_ReliefBase):
         (deterministic, but it depends on the row order, which matters on discrete
         data); ``"include"`` averages over all neighbours tied at the nearest distance,
         so permuting the rows leaves the weights unchanged.
+    {target_params}
+
+    A continuous target: RReliefF with the one nearest neighbour
+    (:func:`~knnweights.weighters._relief_regression.rrelieff_scores` with ``k = 1``).
 
     Attributes
     ----------
@@ -271,10 +281,12 @@ class Relief(_ReliefBase):
         "random_state": ["random_state"],
         **_DIFF_CONSTRAINTS,
         "ties": [StrOptions({"index", "include"})],
+        **_TARGET_CONSTRAINTS,
     }
+    _pair_kind = "relief"
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
-                 discrete_limit=10, ties="index"):
+                 discrete_limit=10, ties="index", target="auto", pvalues=False):
         self.n_iter = n_iter
         self.normalize = normalize
         self.random_state = random_state
@@ -282,6 +294,8 @@ class Relief(_ReliefBase):
         self.discrete_features = discrete_features
         self.discrete_limit = discrete_limit
         self.ties = ties
+        self.target = target
+        self.pvalues = pvalues
 
     def _fit(self, X, y):
         rows = _sample_rows(X.shape[0], self.n_iter, self.random_state)
@@ -295,7 +309,7 @@ class Relief(_ReliefBase):
 
 
 @_doc
-class ReliefF(_ReliefBase):
+class ReliefF(ReliefTargetMixin, _ReliefBase):
     """RELIEF-F (Kononenko 1994), as Robnik-Sikonja & Kononenko (2003) define it.
 
     For each instance ``R`` of class ``c``: its ``k`` nearest hits ``H_j`` and, for
@@ -331,10 +345,24 @@ class ReliefF(_ReliefBase):
     small_classes : {"clamp", "error"}, default="clamp"
         ``n_neighbors`` above a class's hits: ``"clamp"`` uses all of them (with a
         ``UserWarning``); ``"error"`` raises a ``ValueError``.
+    {target_params}
+    rank_sigma : float or None, default=None
+        Continuous target only: ``None`` weighs the ``k`` nearest equally (``1/k``);
+        a float ``sigma`` weighs them by rank, ``exp(-(rank / sigma)^2)`` normalised
+        (RReliefF's distance-weighted neighbours).
+
+    A continuous target is scored by RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3,
+    the RReliefF pseudo code): the probabilities of a different prediction, a different feature value and
+    both, estimated over the ``k`` nearest neighbours (see
+    :func:`~knnweights.weighters._relief_regression.rrelieff_scores`).
 
     Attributes
     ----------
     feature_importances_, scores_, discrete_features_, metric_ : as :class:`Relief`.
+    pvalues_, qvalues_ : ndarray of shape (n_features,)
+        With ``pvalues=True``: one-sided p-values (STIR for classes, NPDR-style for a
+        continuous target) and their Benjamini-Hochberg q-values.
+    target_type_ : {"classes", "continuous"}
 
     References
     ----------
@@ -354,11 +382,14 @@ class ReliefF(_ReliefBase):
         "ties": [StrOptions({"index", "include"})],
         "miss_weighting": [StrOptions({"prior", "equal"})],
         "small_classes": [StrOptions({"clamp", "error"})],
+        **_TARGET_CONSTRAINTS,
+        "rank_sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
+    _pair_kind = "relieff"
 
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
-                 small_classes="clamp"):
+                 small_classes="clamp", target="auto", pvalues=False, rank_sigma=None):
         self.n_neighbors = n_neighbors
         self.n_iter = n_iter
         self.normalize = normalize
@@ -369,6 +400,9 @@ class ReliefF(_ReliefBase):
         self.ties = ties
         self.miss_weighting = miss_weighting
         self.small_classes = small_classes
+        self.target = target
+        self.pvalues = pvalues
+        self.rank_sigma = rank_sigma
 
     def _fit(self, X, y):
         self._check_n_neighbors(self.n_neighbors, y,
@@ -812,20 +846,24 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior"):
     return z / n, T
 
 
-class _RadiusReliefBase(_ReliefBase):
+class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
     _parameter_constraints = {
         "normalize": ["boolean"],
         "multiclass": [StrOptions({"prior", "rebate"})],
         **_DIFF_CONSTRAINTS,
+        **_TARGET_CONSTRAINTS,
     }
+    _pair_kind = "radius"
 
     def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
-                 discrete_limit=10):
+                 discrete_limit=10, target="auto", pvalues=False):
         self.normalize = normalize
         self.multiclass = multiclass
         self.missing = missing
         self.discrete_features = discrete_features
         self.discrete_limit = discrete_limit
+        self.target = target
+        self.pvalues = pvalues
 
     def _fit(self, X, y):
         data = self._diff_data(X, y)
@@ -881,6 +919,12 @@ class SURF(_RadiusReliefBase):
     multiclass : {"prior", "rebate"}, default="prior"
         Weighting of the miss classes for three or more classes (see above).
     {diff_params}
+    {target_params}
+
+    A continuous target: the same neighbourhoods, scikit-rebate's continuous-endpoint
+    rule (a neighbour with ``|y_i - y_j|`` below the standard deviation of ``y`` is a hit,
+    else a miss; see
+    :func:`~knnweights.weighters._relief_regression.radius_regression_scores`).
 
     Ties: a neighbourhood is every instance strictly within the threshold, so the
     result never depends on the row order (no ``ties`` option is needed).
@@ -948,6 +992,9 @@ class MultiSURF(_RadiusReliefBase):
     multiclass : {"prior", "rebate"}, default="prior"
         Weighting of the miss classes for three or more classes (see :class:`SURF`).
     {diff_params}
+    {target_params}
+
+    A continuous target: as :class:`SURF` (scikit-rebate's continuous-endpoint rule).
 
     Attributes
     ----------

@@ -1,0 +1,344 @@
+"""Continuous targets and p-values for the Relief family (the hooks :mod:`.relief` mixes in).
+
+* :func:`rrelieff_scores`: RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, its pseudo code), the
+  regression form of ReliefF (and of Relief, with one neighbour).
+* :func:`radius_regression_scores`: SURF / MultiSURF with scikit-rebate's continuous-endpoint
+  rule (a neighbour is a "hit" when its target is within one standard deviation).
+* :class:`ReliefTargetMixin`: the ``fit`` of those classes: detects a continuous ``y`` (as
+  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target``), runs the
+  regression form, and sets ``pvalues_`` / ``qvalues_`` when ``pvalues=True`` (STIR for
+  classes, the NPDR-style regression of pair differences for a continuous target; the
+  statistics live in :mod:`knnweights.significance`).
+
+Distances, neighbour selection and the pair sums all run on the shared engine
+(:mod:`knnweights.engine.neighbors`, :mod:`knnweights.engine._kernels_mixed`), with the same
+missing-value (``missing="diff"``) and discrete-feature options as the class targets.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.utils.multiclass import type_of_target
+
+from ..engine import _kernels, _kernels_mixed
+from ..significance import PairMoments, bh_qvalues
+from ._base import validate_continuous_fit_data
+
+__all__ = ["ReliefTargetMixin", "is_continuous_target", "rrelieff_scores", "radius_regression_scores",
+           "TARGET_DOC", "PVALUES_DOC"]
+
+TARGET_DOC = """target : {"auto", "classes", "continuous"}, default="auto"
+        ``"auto"``: ``y`` is a continuous target when scikit-learn's ``type_of_target``
+        says ``"continuous"`` (floats that are not all integers), class labels
+        otherwise; ``"continuous"`` forces the regression form (e.g. integer counts),
+        ``"classes"`` refuses a continuous ``y``."""
+
+PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
+        Also compute ``pvalues_`` (one-sided, "the feature's neighbour differences are
+        larger across the outcome than within it") and their Benjamini-Hochberg
+        ``qvalues_``, from the covariance of each feature's pair differences with the
+        outcome's over the neighbour pairs: for classes STIR's hit / miss contrast, for a
+        continuous target NPDR's regression (see
+        :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
+        its exact mean and variance when the feature's values are permuted over the samples
+        (pairs that share a sample are correlated, and this null accounts for it);
+        ``"pseudo-t"``: the published STIR / NPDR t-test (pairs as independent: too small
+        p-values under the null).  Costs one more neighbour pass.  Not available with
+        missing values (use :func:`knnweights.permutation_pvalues`)."""
+
+
+def is_continuous_target(y, target="auto"):
+    """``True`` when ``y`` is to be treated as a continuous target (see ``TARGET_DOC``)."""
+    if target == "continuous":
+        return True
+    if target == "classes":
+        return False
+    try:
+        return type_of_target(y) == "continuous"
+    except (ValueError, TypeError):  # NaN, None, ragged...: the class-label validation explains it
+        return False
+
+
+def _diff_data(est, X, codes):
+    """The estimator's ``diff`` data: :class:`~_kernels_mixed.DiffData` when discrete features or
+    missing values ask for it, else :class:`~_kernels_mixed.PlainDiff` of the (normalised) ``X``."""
+    data = est._diff_data(X, codes)
+    return _kernels_mixed.PlainDiff(est._normalized(X)) if data is None else data
+
+
+def _nearest(data, codes, k, rows, per_class):
+    """``(n_rows, C, k)`` neighbour indices: per class (``per_class``) or ``C = 2`` (hits, misses);
+    with one class (``codes`` all 0) the hits are the ``k`` nearest samples.  Ties: lower index."""
+    every = rows is None
+    nr = data.n if every else rows.size
+    rows_all = np.arange(data.n) if every else rows
+    n_classes = int(codes.max()) + 1
+    idx = np.empty((nr, n_classes if per_class else 2, k), np.int64)
+    for s, e, D in data.distance_chunks(None if every else rows):
+        r = np.ascontiguousarray(rows_all[s:e])
+        D = np.ascontiguousarray(D)
+        if per_class:
+            dist = np.empty((e - s, n_classes, k), D.dtype)
+            _kernels.select_neighbors(D, r, codes[r], codes, n_classes, k, idx[s:e], dist)
+        else:
+            hi, mi = np.empty((e - s, k), np.int64), np.empty((e - s, k), np.int64)
+            hd, md = np.empty((e - s, k), D.dtype), np.empty((e - s, k), D.dtype)
+            _kernels.select_hits_misses(D, r, codes[r], codes, k, hi, hd, mi, md)
+            idx[s:e, 0], idx[s:e, 1] = hi, mi
+    return rows_all, idx
+
+
+def _index_sum(data, rows, idx, coef):
+    """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (shape ``(d,)``) on the shared kernels."""
+    if isinstance(data, _kernels_mixed.PlainDiff):
+        from ..engine.neighbors import hard_margin_vectors
+
+        empty = np.empty((rows.size, 0), np.int64)
+        return hard_margin_vectors(data.Z, empty, idx, "manhattan", hit_coef=np.empty((rows.size, 0)),
+                                   miss_coef=coef, rows=rows)
+    return data.index_sum(rows, idx, coef)
+
+
+def rank_weights(k, sigma):
+    """RReliefF's neighbour weights ``d(i, j)`` over the ``k`` nearest, by rank (1 = nearest).
+
+    ``sigma=None``: ``1/k`` each.  Else ``d1(i, j) = exp(-(rank(R_i, I_j) / sigma)^2)``
+    normalised to sum 1 (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the exponentially
+    decreasing influence of farther neighbours).
+    """
+    if sigma is None:
+        return np.full(k, 1.0 / k)
+    d1 = np.exp(-((np.arange(1, k + 1) / float(sigma)) ** 2))
+    return d1 / d1.sum()
+
+
+def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
+    """RReliefF weights (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the pseudo code of RReliefF).
+
+    For each instance ``R_i`` (the ``rows``, all by default) and its ``k`` nearest
+    instances ``I_j`` (Relief's ``diff`` distance, self excluded, ties by the lower index),
+    with neighbour weights ``d(i, j)`` (:func:`rank_weights`, summing to 1) and
+    ``diff(tau, R, I) = |y_R - y_I| / (max y - min y)``::
+
+        N_dC     = sum_ij diff(tau, R_i, I_j) d(i, j)
+        N_dA[A]  = sum_ij diff(A, R_i, I_j) d(i, j)
+        N_dCdA[A] = sum_ij diff(tau, R_i, I_j) diff(A, R_i, I_j) d(i, j)
+        W[A] = N_dCdA[A] / N_dC - (N_dA[A] - N_dCdA[A]) / (m - N_dC)
+
+    the estimate of ``P_diffC|diffA P_diffA / P_diffC - (1 - P_diffC|diffA) P_diffA / (1 - P_diffC)``
+    with ``m`` instances.  ``moments`` (a :class:`~knnweights.significance.PairMoments`)
+    receives the ``(i, j)`` pairs with outcome ``diff(tau, R_i, I_j)``, unweighted.
+    """
+    zeros = np.zeros(data.n, np.int64)
+    rows, idx = _nearest(data, zeros, k, rows, per_class=False)
+    idx = np.ascontiguousarray(idx[:, 0])  # the k nearest (all "hits" of the one class)
+    valid = idx >= 0
+    span = float(np.ptp(y))
+    dy = np.where(valid, np.abs(y[rows][:, None] - y[np.maximum(idx, 0)]) / span, 0.0)
+    found = valid.sum(axis=1)
+    dw = np.zeros(idx.shape)
+    for f in np.unique(found):  # fewer than k found only when n - 1 < k
+        sel = found == f
+        if f:
+            dw[sel, :f] = rank_weights(int(f), sigma)
+    m = float(rows.size)
+    n_dc = float((dw * dy).sum())
+    n_da = _index_sum(data, rows, idx, dw)
+    n_dcda = _index_sum(data, rows, idx, dw * dy)
+    first = n_dcda / n_dc if n_dc > 0 else np.zeros_like(n_dcda)
+    second = (n_da - n_dcda) / (m - n_dc) if m - n_dc > 0 else np.zeros_like(n_dcda)
+    if moments is not None:
+        first_time = np.unique(rows, return_index=True)[1]  # each pair once: an instance sampled twice counts once
+        moments.add_index(data, rows[first_time], idx[first_time], valid[first_time], dy[first_time])
+    return first - second
+
+
+def _radius_thresholds(data, rule):
+    """SURF's ``T`` (one value, repeated) or MultiSURF's ``T_i``, as :func:`.relief.radius_margins`."""
+    from .relief import _multisurf_thresholds
+
+    n = data.n
+    T = np.empty(n)
+    for s, e, D in data.distance_chunks(n_arrays=6):
+        T[s:e] = D.sum(axis=1, dtype=np.float64) if rule == "mean" else _multisurf_thresholds(D, s)
+    if rule == "mean":
+        T[:] = T.sum() / float(n) ** 2
+    return T
+
+
+def _transposed_radius(D, T, start):
+    """``[r, j]``: is ``start + r`` in the neighbourhood of ``j`` (``d_rj < T_j``; symmetric ``D``)."""
+    near_t = D < T[None, :]
+    near_t[np.arange(D.shape[0]), start + np.arange(D.shape[0])] = False
+    return near_t
+
+
+def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
+    """SURF / MultiSURF scores for a continuous target, scikit-rebate's continuous-endpoint rule.
+
+    The neighbourhood ``N_i`` is the class-target one (``d_ij < T_i``, see :class:`.relief.SURF`
+    and :class:`.relief.MultiSURF`); a neighbour ``j`` is a *hit* when
+    ``|y_i - y_j| < s_y`` (``s_y`` the sample standard deviation of ``y``, ``ddof=1``), else
+    a *miss*; with ``h_i`` hits and ``m_i`` misses::
+
+        W[A] = (1/n) sum_i [ - 1/h_i sum_{hits j} diff(A, x_i, x_j) + 1/m_i sum_{misses j} diff(A, x_i, x_j) ]
+
+    (a term with no neighbour left out).  ``moments`` receives the in-radius pairs with
+    outcome ``|y_i - y_j| / (max y - min y)`` (NPDR-style, unweighted).
+
+    Returns
+    -------
+    scores : ndarray of shape (d,)
+    thresholds : ndarray of shape (n,)
+    """
+    from .relief import _fold_pairs, _in_radius, _multisurf_thresholds
+
+    n = data.n
+    chunks = data.distance_chunks(n_arrays=6)
+    first = next(chunks)
+    if first[1] - first[0] == n:  # one block: the thresholds from the same distances (one pass)
+        blocks = [first]
+        if thresholds is None:
+            D = first[2]
+            thresholds = (np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean"
+                          else _multisurf_thresholds(D, 0))
+    else:
+        blocks = data.distance_chunks(n_arrays=6)
+        if thresholds is None:
+            thresholds = _radius_thresholds(data, rule)
+    T = thresholds
+    s_y = float(np.std(y, ddof=1))
+    span = float(np.ptp(y))
+    z = np.zeros(data.d)
+    for s, e, D in blocks:
+        near = _in_radius(D, T[s:e], s)
+        dy = np.abs(y[s:e, None] - y[None, :])
+        hit = near & (dy < s_y)
+        miss = near & ~hit
+        h = hit.sum(axis=1).astype(np.float64)
+        mm = miss.sum(axis=1).astype(np.float64)
+        with np.errstate(divide="ignore"):
+            P = np.where(hit, -np.where(h > 0, 1.0 / h, 0.0)[:, None], 0.0)
+            P += np.where(miss, np.where(mm > 0, 1.0 / mm, 0.0)[:, None], 0.0)
+        rows = np.arange(s, e)
+        z += data.coef_sum(rows, _fold_pairs(P) if e - s == n else P)
+        if moments is not None:
+            moments.add_dense(data, rows, near, dy / span, _transposed_radius(D, T, s))
+    return z / n, T
+
+
+def _stir_moments(est, data, X, codes):
+    """The hit / miss pairs of the fitted class-target neighbourhoods, outcome 1 for a miss (STIR)."""
+    moments = PairMoments(data)
+    kind = est._pair_kind
+    if kind == "radius":
+        moments.set_outcome(codes, "classes")  # the neighbourhoods do not depend on y
+        from .relief import _in_radius
+
+        T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
+        for s, e, D in data.distance_chunks(n_arrays=6):
+            near = _in_radius(D, T[s:e], s)
+            moments.add_dense(data, np.arange(s, e), near, (codes[s:e, None] != codes[None, :]).astype(np.float64),
+                              _transposed_radius(D, T, s))
+        return moments
+    moments.set_outcome(codes, "classes")
+    k = 1 if kind == "relief" else min(int(est.n_neighbors), data.n - 1)
+    # each pair once: an instance sampled twice (n_iter) counts once
+    rows = None if getattr(est, "n_iter", None) is None else np.unique(_sample_rows(est, data.n))
+    rows, idx = _nearest(data, codes, k, rows, per_class=kind == "relieff")
+    nr, C, _ = idx.shape
+    if kind == "relieff":
+        miss = np.arange(C)[None, :, None] != codes[rows][:, None, None]
+    else:  # (hits, misses)
+        miss = np.array([False, True])[None, :, None]
+    idx = np.ascontiguousarray(idx.reshape(nr, -1))
+    g = np.broadcast_to(miss, (nr, C, k)).reshape(nr, -1).astype(np.float64)
+    moments.add_index(data, rows, idx, idx >= 0, g)
+    return moments
+
+
+def _sample_rows(est, n):
+    from .relief import _sample_rows as sample
+
+    return sample(n, est.n_iter, est.random_state)
+
+
+class ReliefTargetMixin:
+    """``fit`` for the Relief classes with a continuous-target form and p-values.
+
+    A class sets ``_pair_kind`` (``"relief"``, ``"relieff"`` or ``"radius"``) and has the
+    parameters ``target`` and ``pvalues``.  Class targets run the class's own ``_fit``
+    unchanged; a continuous target runs ``_fit_continuous``.
+    """
+
+    def fit(self, X, y):
+        """Learn the feature weights for class labels or a continuous target.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels of any type, or a continuous target (see ``target``).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        for attr in ("pvalues_", "qvalues_", "target_type_"):
+            self.__dict__.pop(attr, None)
+        if is_continuous_target(y, self.target):
+            X, yv = validate_continuous_fit_data(self, X, y)
+            self.target_type_ = "continuous"
+            return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=3)
+        X, codes = self._validate_fit_data(X, y)
+        self.target_type_ = "classes"
+        return self._fit_weights(X, codes, self._fit_classes, stacklevel=3)
+
+    def _check_pvalue_data(self, data):
+        if self.pvalues and isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing:
+            raise NotImplementedError(
+                f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
+                "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
+
+    def _set_pvalues(self, moments):
+        self.pvalues_ = moments.pvalues("pseudo-t" if self.pvalues == "pseudo-t" else "mantel")
+        self.qvalues_ = bh_qvalues(self.pvalues_)
+
+    def _fit_classes(self, X, codes):
+        w = self._fit(X, codes)
+        if self.pvalues:
+            data = _diff_data(self, X, codes)
+            self._check_pvalue_data(data)
+            self._set_pvalues(_stir_moments(self, data, X, codes))
+        return w
+
+    def _continuous_scores(self, X, y):
+        if getattr(self, "ties", "index") != "index":
+            raise NotImplementedError(
+                f"{type(self).__name__}: ties={self.ties!r} is defined for class targets only; use ties='index' "
+                "with a continuous target.")
+        codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
+        data = _diff_data(self, X, codes)
+        self._check_pvalue_data(data)
+        moments = PairMoments(data) if self.pvalues else None
+        if moments is not None:
+            moments.set_outcome(y, "continuous")  # the neighbourhoods do not depend on y
+        if self._pair_kind == "radius":
+            scores, T = radius_regression_scores(data, y, self._rule, moments)
+            self._store_thresholds(T)
+        else:
+            k = 1 if self._pair_kind == "relief" else int(self.n_neighbors)
+            if k > X.shape[0] - 1:
+                msg = f"n_neighbors={k} is larger than the number of other samples ({X.shape[0] - 1})."
+                if getattr(self, "small_classes", "clamp") != "clamp":
+                    raise ValueError(msg + f" Use n_neighbors <= {X.shape[0] - 1}.")
+                warnings.warn(msg + " Clamped: all of them are used; set small_classes='error' to raise instead.",
+                              UserWarning, stacklevel=5)
+                k = X.shape[0] - 1
+            rows = None if getattr(self, "n_iter", None) is None else _sample_rows(self, X.shape[0])
+            scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None), moments)
+        if moments is not None:
+            self._set_pvalues(moments)
+        self.scores_ = scores
+        return scores
