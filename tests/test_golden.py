@@ -80,6 +80,32 @@ def _selector(name):
     return {"SelectTopK": SelectTopK, "TuRF": TuRF}[name], run
 
 
+def _regression(name):
+    """The continuous-target components on ``y = x0 * x1 + noise`` (and ReliefF's p-values on classes)."""
+    import knnweights
+    from knnweights import classifiers
+
+    def run():
+        rng = np.random.RandomState(4)
+        X = rng.randn(70, 6)
+        yc = X[:, 0] * X[:, 1] + 0.1 * rng.randn(70)
+        if name == "MLKRDiagonal":
+            return np.asarray(knnweights.MLKRDiagonal().fit(X, yc).feature_importances_, float)
+        if name == "WeightedKNNRegressor":
+            reg = classifiers.WeightedKNNRegressor(knnweights.ReliefF(n_neighbors=5), n_neighbors=4).fit(X, yc)
+            return np.asarray(reg.predict(X[:15]), float)
+        if name == "RReliefF":
+            return np.asarray(knnweights.ReliefF(n_neighbors=5).fit(X, yc).feature_importances_, float)
+        if name == "ReliefF p-values":
+            Xb, yb = _problem()
+            return np.asarray(knnweights.ReliefF(n_neighbors=5, pvalues=True).fit(Xb, yb).pvalues_, float)
+        raise KeyError(name)
+
+    owner = {"MLKRDiagonal": lambda: knnweights.MLKRDiagonal,
+             "WeightedKNNRegressor": lambda: classifiers.WeightedKNNRegressor}.get(name, lambda: knnweights.ReliefF)
+    return owner(), run
+
+
 def _reproduction(name):
     """The reproduction's own components on one split of a small problem."""
 
@@ -146,6 +172,8 @@ def cases():
         out[name] = _classifier(name)
     for name in ("SelectTopK", "TuRF"):
         out[name] = _selector(name)
+    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "RReliefF", "ReliefF p-values"):
+        out[name] = _regression(name)
     for name in ("_Run", "_SQPFWPathKNN", "HalvingElimination", "RemoveLowestWeights", "WekaNaiveBayes",
                  "weka_chi_squared"):
         out[name] = _reproduction(name)

@@ -101,7 +101,7 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
     True
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit", "transform"])],

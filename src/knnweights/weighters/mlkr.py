@@ -129,7 +129,7 @@ class MLKRDiagonal(BaseWeighter):
     0
     """
 
-    algorithm_version = 1
+    _algorithm_version = 1
 
     _metric = "sqeuclidean"
     _parameter_constraints = dict(NCADiagonal._parameter_constraints)  # the same parameters
