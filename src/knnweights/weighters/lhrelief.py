@@ -82,6 +82,11 @@ class LHRelief(BaseWeighter):
         a ``ConvergenceWarning`` in two of them.
     tol : float, default=1e-5
         ``epsilon`` of Algorithm 2.1.
+    small_classes : {"clamp", "error"}, default="clamp"
+        ``n_neighbors`` above a class's hits (its size minus one) or above the misses
+        available: ``"clamp"`` spans that sample's hyperplane with all the hits (misses)
+        there are, with a ``UserWarning`` (as :class:`~knnweights.ReliefF`);
+        ``"error"`` raises a ``ValueError``.
     verbose : int, default=0
         Print the average margin and the step of every iteration.
 
@@ -154,17 +159,19 @@ class LHRelief(BaseWeighter):
         "adaptive_damping": ["boolean"],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "small_classes": [StrOptions({"clamp", "error"})],
         "verbose": ["verbose"],
     }
 
     def __init__(self, n_neighbors=5, update="multiplicative", damping=0.5, adaptive_damping=True, max_iter=1000,
-                 tol=1e-5, verbose=0):
+                 tol=1e-5, small_classes="clamp", verbose=0):
         self.n_neighbors = n_neighbors
         self.update = update
         self.damping = damping
         self.adaptive_damping = adaptive_damping
         self.max_iter = max_iter
         self.tol = tol
+        self.small_classes = small_classes
         self.verbose = verbose
 
     def _margin_vectors(self, X, y, w, out_cols=None, search=None):
@@ -188,6 +195,8 @@ class LHRelief(BaseWeighter):
             hit_idx, miss_idx = search(w, self.n_neighbors)
         # hits and misses of every sample: one batch of 2n simplex QPs
         idx = np.vstack([hit_idx, miss_idx])
+        if idx.min() < 0:  # a small class (the clamp): its missing places repeat the nearest, same hull
+            idx = np.where(idx < 0, idx[:, :1], idx)
         coef, proj, _ = hull_projections(Xs, Xs, idx, ws)
         out = np.arange(X.shape[1]) if out_cols is None else np.asarray(out_cols)
         if not (out.size == support.size and np.array_equal(out, support)):  # margins on other columns
@@ -199,7 +208,8 @@ class LHRelief(BaseWeighter):
         return np.abs(Xo - proj[n:]) - np.abs(Xo - proj[:n])
 
     def _fit(self, X, y):
-        self._check_n_neighbors(self.n_neighbors, y)
+        self._check_n_neighbors(self.n_neighbors, y,
+                                clamp="small_classes='error'" if self.small_classes == "clamp" else None)
         X = np.asarray(X, dtype=np.float64)
         d = X.shape[1]
         eta = float(self.damping)
