@@ -40,6 +40,40 @@ def mulrel(args):
         print(f"| {seed} | {_rank(w, 3)} / {_rank(w, 17)} | {cells[0]} | {m.stop_reason_} | " + " | ".join(cells[1:]) + " |")
 
 
+def sbmlr(args):
+    from sklearn.datasets import make_classification
+
+    from knnweights import SBMLR
+    from knnweights.weighters.sbmlr import solve_l1_multinomial
+
+    print("| seed | alpha_ | N_W / E_W (W with bias) | nnz / l1 of coef_ | fixed_point_ | warns | sign changes of "
+          "N_W/E_W - alpha over [0.05, 5] alpha_ (400 values) |")
+    print("|---|---|---|---|---|---|---|")
+    for seed in range(args.seeds):
+        X, y = make_classification(150, 25, n_informative=3, n_redundant=0, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            m = SBMLR().fit(X, y)
+        W = np.vstack([m.coef_, m.intercept_])
+        if not np.count_nonzero(W):
+            print(f"| {seed} | {m.alpha_:.4g} | (W = 0) | | {m.fixed_point_} | yes | |")
+            continue
+        Xa, T = np.hstack([X, np.ones((len(X), 1))]), np.eye(2)[y]
+        Wp, prev, changes = None, None, []
+        for a in np.geomspace(0.05 * m.alpha_, 5 * m.alpha_, 400)[::-1]:
+            Wp, _ = solve_l1_multinomial(Xa, T, a, W0=Wp, tol=1e-9)
+            nnz = np.count_nonzero(Wp)
+            h = nnz / np.abs(Wp).sum() - a if nnz else -a
+            if prev is not None and np.sign(h) != np.sign(prev[1]):
+                changes.append(f"{a:.4g}-{prev[0]:.4g}: N_W {nnz}->{prev[2]}")
+            prev = (a, h, nnz)
+        c = m.coef_
+        warned = any("fixed point" in str(w.message) for w in caught)
+        print(f"| {seed} | {m.alpha_:.4g} | {np.count_nonzero(W) / np.abs(W).sum():.4g} | "
+              f"{np.count_nonzero(c) / np.abs(c).sum():.4g} | {m.fixed_point_} | {'yes' if warned else 'no'} | "
+              f"{'; '.join(changes)} |")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("what")
@@ -48,4 +82,4 @@ if __name__ == "__main__":
     ap.add_argument("--counts", default="0,100,300,1000")
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args()
-    {"mulrel": mulrel}[a.what](a)
+    {"mulrel": mulrel, "sbmlr": sbmlr}[a.what](a)
