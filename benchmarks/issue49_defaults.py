@@ -40,6 +40,33 @@ def mulrel(args):
         print(f"| {seed} | {_rank(w, 3)} / {_rank(w, 17)} | {cells[0]} | {m.stop_reason_} | " + " | ".join(cells[1:]) + " |")
 
 
+def efw(args):
+    from knnweights import EFW, Logo, Relief, ReliefF
+
+    cfgs = {f"EFW neighbors={nb!r}" + (f" sigma={sg}" if nb == "soft" else ""): dict(neighbors=nb, sigma=sg)
+            for nb, sg in [("full", 1.0), ("subsample", 1.0), ("soft", 0.5), ("soft", 1.0), ("soft", 2.0)]}
+    rows = {k: [] for k in [*cfgs, "EFW 'full', members after step 3 (no diversity)", "Relief", "ReliefF", "Logo"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(args.seeds):
+            rng = np.random.RandomState(seed)
+            X = rng.randn(80, 40)
+            y = (X[:, 0] - X[:, 5] + 0.5 * rng.randn(80) > 0).astype(int)
+            for k, kw in cfgs.items():
+                e = EFW(gamma=0.5, n_estimators=5, random_state=0, **kw).fit(X, y)
+                rows[k].append(max(_rank(e.feature_importances_, 0), _rank(e.feature_importances_, 5)))
+                if kw["neighbors"] == "full":
+                    w0 = e.initial_weights_.mean(axis=0)
+                    rows["EFW 'full', members after step 3 (no diversity)"].append(max(_rank(w0, 0), _rank(w0, 5)))
+            for k, est in [("Relief", Relief()), ("ReliefF", ReliefF()), ("Logo", Logo())]:
+                w = est.fit(X, y).feature_importances_
+                rows[k].append(max(_rank(w, 0), _rank(w, 5)))
+    print("| method (gamma=0.5, 5 members for EFW) | seeds with x0 and x5 the top two | lower rank of the two, per seed |")
+    print("|---|---|---|")
+    for k, v in rows.items():
+        print(f"| {k} | {sum(r <= 2 for r in v)} / {len(v)} | {' '.join(map(str, v))} |")
+
+
 def sbmlr(args):
     from sklearn.datasets import make_classification
 
@@ -82,4 +109,4 @@ if __name__ == "__main__":
     ap.add_argument("--counts", default="0,100,300,1000")
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args()
-    {"mulrel": mulrel, "sbmlr": sbmlr}[a.what](a)
+    {"mulrel": mulrel, "sbmlr": sbmlr, "efw": efw}[a.what](a)
