@@ -67,6 +67,57 @@ def efw(args):
         print(f"| {k} | {sum(r <= 2 for r in v)} / {len(v)} | {' '.join(map(str, v))} |")
 
 
+def _fig1_cell(radius, count, fold, folds, seed):
+    from sklearn.model_selection import StratifiedKFold
+
+    from knnweights import IRelief, LHRelief
+    from knnweights.classifiers import HKNN
+    from knnweights.datasets import add_irrelevant_features, make_spiral
+
+    X, y = make_spiral(n_per_class=200, turns=1.0, random_state=seed)
+    X = add_irrelevant_features(radius * X, count, random_state=seed + 1)
+    tr, te = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, y))[fold]
+    out = {}
+    for name, est in [("LH-RELIEF", LHRelief()), ("I-RELIEF", IRelief()), ("none", None)]:
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if est is None:
+                Xtr, Xte, top = X[tr], X[te], None
+            else:
+                est.fit(X[tr], y[tr])
+                Xtr, Xte = est.transform(X[tr]), est.transform(X[te])
+                top = sorted(np.argsort(-est.feature_importances_)[:2].tolist()) == [0, 1]
+        secs = time.perf_counter() - t
+        err = float(np.mean(HKNN().fit(Xtr, y[tr]).predict(Xte) != y[te]))
+        out[name] = (err, top, secs, getattr(est, "stop_reason_", ""))
+    return radius, count, fold, out
+
+
+def lhrelief_fig1(args):
+    from joblib import Parallel, delayed
+
+    counts = [int(c) for c in args.counts.split(",")]
+    cells = [(r, c, f) for r in (1.0, 3.0) for c in counts for f in range(args.folds)]
+    res = Parallel(n_jobs=args.jobs)(delayed(_fig1_cell)(r, c, f, args.folds, 0) for r, c, f in cells)
+    print("| irrelevant features | radius 1: LH-RELIEF error % (both on top, s/fit, stops) | radius 1: I-RELIEF "
+          "| radius 3: LH-RELIEF | radius 3: I-RELIEF | HKNN unweighted r=1 / r=3 |")
+    print("|---|---|---|---|---|---|")
+    for c in counts:
+        row = [str(c)]
+        for r in (1.0, 3.0):
+            for name in ("LH-RELIEF", "I-RELIEF"):
+                got = [o[name] for rr, cc, f, o in res if rr == r and cc == c]
+                err = 100 * np.mean([g[0] for g in got])
+                top = sum(bool(g[1]) for g in got)
+                secs = np.median([g[2] for g in got])
+                stops = ",".join(sorted({g[3] for g in got if g[3]}))
+                row.append(f"{err:.1f} ({top}/{len(got)}, {secs:.1f} s{', ' + stops if stops else ''})")
+        none = [100 * np.mean([o["none"][0] for rr, cc, f, o in res if rr == r and cc == c]) for r in (1.0, 3.0)]
+        row.append(f"{none[0]:.1f} / {none[1]:.1f}")
+        print("| " + " | ".join(row) + " |")
+
+
 def sbmlr(args):
     from sklearn.datasets import make_classification
 
@@ -109,4 +160,4 @@ if __name__ == "__main__":
     ap.add_argument("--counts", default="0,100,300,1000")
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args()
-    {"mulrel": mulrel, "sbmlr": sbmlr, "efw": efw}[a.what](a)
+    {"mulrel": mulrel, "sbmlr": sbmlr, "efw": efw, "lhrelief-fig1": lhrelief_fig1}[a.what](a)

@@ -299,3 +299,15 @@ def test_default_max_iter_reaches_the_fixed_point_on_a_slowly_converging_set():
         est = LHRelief().fit(X[tr], y[tr])
     assert est.stop_reason_ == "converged" and 200 < est.n_iter_ < est.max_iter
     assert est.step_history_[-1] < est.tol <= est.step_history_[-2]
+
+
+def test_first_margins_of_the_spiral_are_at_the_noise_level_at_radius_1_and_above_it_at_radius_3():
+    # the docstring's "Scale" note: from w = 1/d the first neighbours are chosen by the irrelevant
+    # features, so the spiral's first margins stand out of the irrelevant ones' spread only at radius 3
+    X, y = make_spiral(n_per_class=200, turns=1.0, random_state=0)
+    d = 302
+    for radius, stands_out in [(1.0, False), (3.0, True)]:
+        Xr = add_irrelevant_features(radius * X, d - 2, random_state=1)
+        z = LHRelief()._margin_vectors(Xr, y, np.full(d, 1.0 / d)).mean(axis=0)
+        spread = z[2:].std()
+        assert (z[:2].max() > 1.5 * spread) == stands_out, (radius, z[:2], spread)

@@ -128,6 +128,29 @@ class LHRelief(BaseWeighter):
     reading; 0.0, 1.5, 36.3, 44.0 % with the additive one (50 iterations); I-RELIEF
     9.5, 5.8, 16.0, 29.3 %; HKNN without weights 0.0, 44.8, 48.8, 52.5 %.
 
+    **Scale.** The robustness of Fig. 1 holds only where the relevant features are
+    large beside the irrelevant ones; this is the method's, not a defect of this
+    implementation (``benchmarks/issue49_defaults.md``).  From the paper's start
+    ``w = 1/d`` the ``k`` nearest hits and misses of the first iteration are chosen by
+    the irrelevant features, so the first mean margins of the relevant features are
+    global ones, at the irrelevant features' chance level (one-turn spiral of
+    ``make_spiral``, 300 standard-normal features, first mean margins of the two
+    spiral features against the irrelevant features' spread and largest margin):
+    radius 1: -0.016 and 0.031 against 0.030 and 0.085; radius 2: -0.030 and 0.072;
+    radius 3: -0.016 and 0.141 against 0.030 and 0.073.  Under the multiplicative
+    reading a feature whose margin stays below ``||w * z||`` shrinks by up to
+    ``1 - eta`` per iteration (a negative one by more), so at radius 1 the spiral's
+    weights reach round-off within about 40 iterations and are set to 0, for good
+    (the update's zero is absorbing), and the fit wanders among irrelevant features
+    until ``max_iter``; at radius 3 the second spiral feature leads from the first
+    iteration and brings the first one's local margin up with it.  The additive
+    reading loses them at radius 1 as well (ranks 128 and 77 of 302 after 200
+    iterations); I-RELIEF's kernel-soft neighbours, averaging over many samples, see
+    the global margin without the local one's variance and find both.  The spiral's
+    fixed point is there and stable at radius 1 too: started with the spiral
+    features' weights 30 times the others', the iteration keeps them on top (weights
+    0.71, 0.70, every irrelevant one below 0.01).
+
     Features of zero weight take no part in the neighbour search or the hyperplane
     fits (they add nothing to ``d_w`` or to ``W``-weighted Gram matrices), so those
     are computed on the weighted columns only; under the multiplicative update a zero
