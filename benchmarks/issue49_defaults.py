@@ -37,7 +37,8 @@ def mulrel(args):
                 w = est.fit(X, y).feature_importances_
                 cells.append(f"{_rank(w, 3)} / {_rank(w, 17)}")
         w = m.feature_importances_
-        print(f"| {seed} | {_rank(w, 3)} / {_rank(w, 17)} | {cells[0]} | {m.stop_reason_} | " + " | ".join(cells[1:]) + " |")
+        print(f"| {seed} | {_rank(w, 3)} / {_rank(w, 17)} | {cells[0]} | {m.stop_reason_} | "
+              + " | ".join(cells[1:]) + " |")
 
 
 def efw(args):
@@ -61,7 +62,8 @@ def efw(args):
             for k, est in [("Relief", Relief()), ("ReliefF", ReliefF()), ("Logo", Logo())]:
                 w = est.fit(X, y).feature_importances_
                 rows[k].append(max(_rank(w, 0), _rank(w, 5)))
-    print("| method (gamma=0.5, 5 members for EFW) | seeds with x0 and x5 the top two | lower rank of the two, per seed |")
+    print("| method (gamma=0.5, 5 members for EFW) | seeds with x0 and x5 the top two "
+          "| lower rank of the two, per seed |")
     print("|---|---|---|")
     for k, v in rows.items():
         print(f"| {k} | {sum(r <= 2 for r in v)} / {len(v)} | {' '.join(map(str, v))} |")
@@ -152,6 +154,48 @@ def sbmlr(args):
               f"{'; '.join(changes)} |")
 
 
+_SVMRFE_CHILD = """
+import time; t0 = time.perf_counter()
+import numpy as np
+from knnweights import SVMRFE
+rng = np.random.default_rng([0, 2000, 500]); X = rng.normal(size=(2000, 500)); y = (X[:, :5].sum(1) > 0).astype(int)
+SVMRFE().fit(X, y)
+print(f"{time.perf_counter() - t0:.2f}")
+"""
+_MDM_CHILD = """
+import time; t0 = time.perf_counter()
+import sys
+from knnweights import MDM
+sys.path.insert(0, "benchmarks")
+from bench_mdm import lognormal_genes
+X, y = lognormal_genes(d=3000)
+MDM().fit(X, y)
+print(f"{time.perf_counter() - t0:.2f}")
+"""
+
+
+def timing(args):
+    """Each fit in a fresh process (import and compiled-kernel loading included): wall and child CPU seconds."""
+    import os
+    import resource
+    import tempfile
+
+    print("| fit | numba cache | wall s | user CPU s | sys CPU s | load average |")
+    print("|---|---|---|---|---|---|")
+    for name, code in [("SVMRFE() 2000 x 500", _SVMRFE_CHILD), ("MDM() lognormal 80 x 3000", _MDM_CHILD)]:
+        for cache in ("cold", "warm"):
+            env = dict(os.environ)
+            if cache == "cold":
+                env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="nbc_")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+            wall = time.perf_counter() - t
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            print(f"| {name} | {cache} | {wall:.1f} | {after.ru_utime - before.ru_utime:.1f} | "
+                  f"{after.ru_stime - before.ru_stime:.1f} | {os.getloadavg()[0]:.1f} |")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("what")
@@ -160,4 +204,4 @@ if __name__ == "__main__":
     ap.add_argument("--counts", default="0,100,300,1000")
     ap.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args()
-    {"mulrel": mulrel, "sbmlr": sbmlr, "efw": efw, "lhrelief-fig1": lhrelief_fig1}[a.what](a)
+    {"mulrel": mulrel, "sbmlr": sbmlr, "efw": efw, "lhrelief-fig1": lhrelief_fig1, "timing": timing}[a.what](a)

@@ -144,7 +144,7 @@ class LHRelief(BaseWeighter):
     (the update's zero is absorbing), and the fit wanders among irrelevant features
     until ``max_iter``; at radius 3 the second spiral feature leads from the first
     iteration and brings the first one's local margin up with it.  The additive
-    reading loses them at radius 1 as well (ranks 128 and 77 of 302 after 200
+    reading loses them at radius 1 as well (ranks 129 and 78 of 302 after 200
     iterations); I-RELIEF's kernel-soft neighbours, averaging over many samples, see
     the global margin without the local one's variance and find both.  The spiral's
     fixed point is there and stable at radius 1 too: started with the spiral
