@@ -67,7 +67,7 @@ class SVMRFE(BaseWeighter):
     carry only the order (use them for top-``m`` selection, not as a distance metric).
     ``ranking_`` orders the features removed in one round by their criterion ``c_j``
     in that round (larger first: the order a one-at-a-time elimination would start
-    from), not by the neighbour-based :func:`margin_gain` of other weighters, so a fit
+    from), not by the neighbour-based ``margin_gain`` of other weighters, so a fit
     needs no neighbour search (nor its compiled kernels).
 
     Parameters

@@ -191,7 +191,7 @@ class MDM(BaseWeighter):
     -----
     ``ranking_`` orders the features of weight 0 by their reduced cost at the optimum
     (on the standardised features: how fast the objective would rise per unit of
-    that weight; smaller first), not by the neighbour-based :func:`margin_gain` of
+    that weight; smaller first), not by the neighbour-based ``margin_gain`` of
     other weighters, so a fit needs no neighbour search (nor its compiled kernels).
 
     Infeasibility: the hard and the soft form are infeasible exactly when two
