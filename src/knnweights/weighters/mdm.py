@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers.lp import _reduced_costs, duplicate_conflicts, solve_mdm
+from .._solvers.lp import duplicate_conflicts, solve_mdm
 from ._base import BaseWeighter, warn_max_work
 
 __all__ = ["MDM", "select_C"]
@@ -189,11 +189,6 @@ class MDM(BaseWeighter):
 
     Notes
     -----
-    ``ranking_`` orders the features of weight 0 by their reduced cost at the optimum
-    (on the standardised features: how fast the objective would rise per unit of
-    that weight; smaller first), not by the neighbour-based ``margin_gain`` of
-    other weighters, so a fit needs no neighbour search (nor its compiled kernels).
-
     Infeasibility: the hard and the soft form are infeasible exactly when two
     identical samples have different labels (eq. 6 cannot hold for them); ``fit``
     then raises a ``ValueError`` naming the pair.
@@ -219,7 +214,7 @@ class MDM(BaseWeighter):
     0
     """
 
-    algorithm_version = 2
+    algorithm_version = 1
 
     _metric = "sqeuclidean"
     _min_class_size = 1
@@ -311,10 +306,6 @@ class MDM(BaseWeighter):
         self.support_vectors_ = res.pairs[res.dual > 0]
         w = res.w / scale**2
         w[np.ptp(X, axis=0) == 0] = 0.0
-        if res.pairs.size:
-            # ties (the many weights at 0) ordered by the LP's own key: the reduced cost of each weight column
-            # (how fast the objective would rise per unit of that weight), smaller first; no neighbour search
-            self._tie_scores = -_reduced_costs(Xs, res.pairs[:, 0], res.pairs[:, 1], res.kind, res.dual)
         return w
 
 
