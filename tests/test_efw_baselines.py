@@ -119,23 +119,3 @@ def test_gram_path_equals_the_linear_kernel_path():
         b = SVMRFE(step=0.2).fit(X, y)
     np.testing.assert_array_equal(a.elimination_ranking_, b.elimination_ranking_)
     assert a.n_iter_ == b.n_iter_ > 5
-
-
-def test_ties_of_a_round_are_ordered_by_the_svm_criterion_without_a_neighbour_search(monkeypatch):
-    # a fresh process then loads no compiled neighbour kernels (their first compile took ~7 s CPU at 2000 x 500)
-    import knnweights.weighters._base as base
-
-    def no_search(*args, **kwargs):
-        raise AssertionError("SVMRFE ran the neighbour-based tie-break")
-
-    monkeypatch.setattr(base, "margin_gain", no_search)
-    rng = np.random.default_rng(5)
-    X = rng.normal(size=(60, 12))
-    y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    est = SVMRFE(step=4).fit(X, y)
-    # the first round removes 4 features at once: among them, ranking_ follows their w_j^2 in that round
-    first = np.flatnonzero(est.elimination_ranking_ == est.elimination_ranking_.max())
-    assert first.size == 4
-    coef = SVC(kernel="linear", C=1.0).fit(StandardScaler().fit_transform(X), y).coef_[0]
-    np.testing.assert_array_equal(first[np.argsort(est.ranking_[first])], first[np.argsort(-coef[first] ** 2)])
-    assert sorted(np.argsort(est.ranking_)[:2].tolist()) == [0, 1]

@@ -357,9 +357,8 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
       signed score (so the features whose weight is clipped to 0 are still
       ordered), then, for features still tied (a method without signed scores),
       by :func:`margin_gain` (the margin each would add at the learned metric:
-      one extra nearest hit / miss pass, run only when such ties exist; a method
-      with a tie-break of its own sets ``self._tie_scores`` in ``_fit`` instead,
-      e.g. SVM-RFE's criterion at elimination), then by column order.
+      one extra nearest hit / miss pass, run only when such ties exist), then by
+      column order.
     """
 
     #: the version of the algorithm's results: bump it in the commit that changes what
@@ -435,7 +434,6 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._validate_params()
         X, codes = self._validate_fit_data(X, y)
         self.__dict__.pop("scores_", None)  # a method sets its own signed scores in _fit, or gets the default
-        self.__dict__.pop("_tie_scores", None)  # likewise its own key for the features still tied
         depth = _FIT_DEPTH.set(_FIT_DEPTH.get() + 1)
         try:
             w = np.asarray(self._fit(X, codes), dtype=np.float64)
@@ -460,11 +458,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             warnings.warn(_zero_weights_message(type(self).__name__, X, codes), ZeroWeightsWarning, stacklevel=level)
         gain = None
         tied = _score_ties(w, self.scores_, constant)
-        own = self.__dict__.pop("_tie_scores", None)
-        if tied.sum() > 1 and own is not None:
-            gain = np.zeros(w.shape[0])  # the method's own key (no neighbour pass)
-            gain[tied] = np.asarray(own, dtype=np.float64)[tied]
-        elif tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
+        if tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
             # a method without signed scores leaves its clipped features tied: order them by the margin
             # each would add at the learned metric (one neighbour pass, only in that case)
             gain = np.zeros(w.shape[0])

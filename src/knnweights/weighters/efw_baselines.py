@@ -65,10 +65,6 @@ class SVMRFE(BaseWeighter):
     ranking by :func:`rank_weights` (the survivor 1, the first eliminated ``1/R``), so
     that sorting by it reproduces the ranking; constant features get 0.  These weights
     carry only the order (use them for top-``m`` selection, not as a distance metric).
-    ``ranking_`` orders the features removed in one round by their criterion ``c_j``
-    in that round (larger first: the order a one-at-a-time elimination would start
-    from), not by the neighbour-based ``margin_gain`` of other weighters, so a fit
-    needs no neighbour search (nor its compiled kernels).
 
     Parameters
     ----------
@@ -107,7 +103,7 @@ class SVMRFE(BaseWeighter):
     classification using support vector machines", Machine Learning 46:389-422, 2002.
     """
 
-    algorithm_version = 2
+    algorithm_version = 1
 
     _metric = "manhattan"
     _min_class_size = 1
@@ -143,7 +139,6 @@ class SVMRFE(BaseWeighter):
             print(f"{'Round':>10} {'Features':>9} {'Removed':>8} {'||w||^2':>14} {'Time(s)':>10}")
         rounds = 0
         n = Xs.shape[0]
-        crit_out = np.zeros(d)  # each feature's criterion in the round that removed it (the tie-break)
         # a linear SVM needs only the Gram matrix of the surviving features: kept and
         # updated as features leave (LIBSVM then never evaluates a kernel), within the
         # working-memory budget
@@ -162,9 +157,7 @@ class SVMRFE(BaseWeighter):
                     coef = SVC(kernel="linear", C=self.C).fit(np.ascontiguousarray(Xs[:, features]), y).coef_
                 crit = (np.asarray(coef) ** 2).sum(axis=0)  # sum over the one-vs-one machines
                 k = self._n_remove(features.size)
-                order = np.argsort(crit, kind="stable")[:k]
-                removed = features[order]
-                crit_out[removed] = crit[order]
+                removed = features[np.argsort(crit, kind="stable")[:k]]
                 support[removed] = False
                 ranking[~support] += 1
                 rounds += 1
@@ -180,7 +173,6 @@ class SVMRFE(BaseWeighter):
                           f"{time.perf_counter() - t0:>10.2f}")
         self.n_iter_ = rounds
         self.elimination_ranking_ = ranking
-        self._tie_scores = crit_out
         return rank_weights(ranking) * varying
 
 
