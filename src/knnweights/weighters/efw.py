@@ -467,7 +467,7 @@ class EFW(BaseWeighter):
     (60,)
     """
 
-    algorithm_version = 2
+    algorithm_version = 1
 
     _metric = "manhattan"
     _min_class_size = 2
