@@ -211,3 +211,16 @@ def test_saturated_loss_stalls_and_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         assert EFW(random_state=0).fit(X, y).stop_reason_ == "converged"
+
+
+@pytest.mark.parametrize("seed", [1, 4, 8])
+def test_defaults_find_both_features_of_a_difference_rule_among_38_noise_features(seed):
+    # 80 x 40 standard normal, y = [x0 - x5 + noise > 0]: one nearest hit / miss in the unweighted
+    # metric (neighbors="full") loses x0 on these seeds in every member, before the diversity term acts
+    rng = np.random.RandomState(seed)
+    X = rng.randn(80, 40)
+    y = (X[:, 0] - X[:, 5] + 0.5 * rng.randn(80) > 0).astype(int)
+    est = EFW(gamma=0.5, n_estimators=5, random_state=0).fit(X, y)
+    assert sorted(np.argsort(-est.feature_importances_)[:2].tolist()) == [0, 5]
+    full = EFW(gamma=0.5, n_estimators=5, neighbors="full", random_state=0).fit(X, y)
+    assert 0 not in np.argsort(-full.initial_weights_.mean(axis=0))[:2]

@@ -97,6 +97,19 @@ def test_string_labels_and_small_class():
         assert pred[-1] == "z"
 
 
+@pytest.mark.parametrize("cls", [HKNN, CKNN])
+def test_class_of_two_samples_warns_clamps_or_raises(cls):
+    X, y, Xte = _data(3, n=30)
+    X, y = np.vstack([X, X[:2] + 5.0]), np.append(y, [7, 7])
+    with pytest.warns(UserWarning, match="n_neighbors=5 is larger than the number of samples of class 7.*Clamped"):
+        clf = cls(n_neighbors=5).fit(X, y)
+    assert clf.predict(X[-2:] + 0.01).tolist() == [7, 7]
+    ref = (_hknn_reference(X, y, Xte, 5, 1.0) if cls is HKNN else _cknn_reference(X, y, Xte, 5))
+    np.testing.assert_allclose(clf.class_distances(Xte), ref, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="n_neighbors=5 is larger than the number of samples of class 7"):
+        cls(n_neighbors=5, small_classes="error").fit(X, y)
+
+
 def test_cknn_distance_is_zero_inside_hull_and_hknn_affine_hull_zero():
     # three neighbours of class 0 form a triangle containing the query; class 1 far away
     X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [10.0, 10.0], [11.0, 10.0], [10.0, 11.0]])

@@ -134,10 +134,29 @@ def test_max_iter_warns_and_convergence_stops_early():
     assert est.n_iter_ < 50 and est.step_history_[-1] < 1e-8
 
 
-def test_too_many_neighbors_raises():
+def test_too_many_neighbors_raises_with_small_classes_error():
     X, y = _small_problem(4, n=12)
     with pytest.raises(ValueError, match="n_neighbors=5"):
-        LHRelief(n_neighbors=5).fit(X, y)
+        LHRelief(n_neighbors=5, small_classes="error").fit(X, y)
+
+
+def _with_class_of_two(seed=0):
+    X, y = _small_problem(seed, n=40, n_classes=2)
+    X[:, :2] += 1.2 * y[:, None]
+    rng = np.random.default_rng(seed + 10)
+    X2 = rng.normal(size=(2, X.shape[1])) + 3.0 * (np.arange(X.shape[1]) < 2)
+    return np.vstack([X, X2]), np.append(y, [2, 2])
+
+
+def test_class_of_two_samples_is_clamped_with_a_warning_and_margins_match_the_reference():
+    X, y = _with_class_of_two()
+    w = np.random.default_rng(1).random(X.shape[1])
+    Z = LHRelief(n_neighbors=5)._margin_vectors(X, y, w)
+    Zref, _ = _margins_reference(X, y, w, 5)  # the reference's lists hold what each class has
+    np.testing.assert_allclose(Z, Zref, atol=2e-5)
+    with pytest.warns(UserWarning, match="n_neighbors=5 is larger than the number of hits of class 2.*Clamped"):
+        est = LHRelief(n_neighbors=5).fit(X, y)
+    assert sorted(np.argsort(est.feature_importances_)[-2:].tolist()) == [0, 1]
 
 
 def test_margins_on_the_weighted_columns_equal_the_reference_with_zero_weights():
@@ -280,3 +299,15 @@ def test_default_max_iter_reaches_the_fixed_point_on_a_slowly_converging_set():
         est = LHRelief().fit(X[tr], y[tr])
     assert est.stop_reason_ == "converged" and 200 < est.n_iter_ < est.max_iter
     assert est.step_history_[-1] < est.tol <= est.step_history_[-2]
+
+
+def test_first_margins_of_the_spiral_are_at_the_noise_level_at_radius_1_and_above_it_at_radius_3():
+    # the docstring's "Scale" note: from w = 1/d the first neighbours are chosen by the irrelevant
+    # features, so the spiral's first margins stand out of the irrelevant ones' spread only at radius 3
+    X, y = make_spiral(n_per_class=200, turns=1.0, random_state=0)
+    d = 302
+    for radius, stands_out in [(1.0, False), (3.0, True)]:
+        Xr = add_irrelevant_features(radius * X, d - 2, random_state=1)
+        z = LHRelief()._margin_vectors(Xr, y, np.full(d, 1.0 / d)).mean(axis=0)
+        spread = z[2:].std()
+        assert (z[:2].max() > 1.5 * spread) == stands_out, (radius, z[:2], spread)

@@ -127,6 +127,30 @@ def test_mulrel_uses_weighted_neighbours():
     np.testing.assert_allclose(w1.feature_importances_, plain / np.linalg.norm(plain), atol=1e-12)
 
 
+def _diagonal_rule(seed):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(300, 60)
+    return X, np.sign(X[:, 3] - X[:, 17] + 0.5 * rng.randn(300)).astype(int)
+
+
+def test_mulrel_reports_the_two_cycle_whose_ends_rank_different_relevant_features_first():
+    # y = sign(x3 - x17 + noise): the rounds alternate between weights led by x3 and by x17
+    X, y = _diagonal_rule(0)
+    with pytest.warns(ConvergenceWarning, match="2-cycle.*led by feature (3|17) and by feature (17|3)"):
+        est = MulRel().fit(X, y)
+    assert est.stop_reason_ == "cycle"
+    ends = est.cycle_weights_
+    np.testing.assert_array_equal(ends[1], est.feature_importances_)
+    assert sorted(int(np.argmax(e)) for e in ends) == [3, 17]
+    # each end alone buries the other relevant feature; the pair holds both
+    assert sorted(np.argsort(-ends.mean(axis=0))[:2].tolist()) == [3, 17]
+    # the parity of n_rounds picks the end: one more round leads with the other feature
+    more = MulRel(n_rounds=101)
+    with pytest.warns(ConvergenceWarning):
+        more.fit(X, y)
+    assert int(np.argmax(more.feature_importances_)) != int(np.argmax(est.feature_importances_))
+
+
 def test_simba_margin_improves_over_uniform():
     X, y = informative_problem(n=100, n_informative=2, n_noise=20, random_state=10)
     est = Simba(n_passes=2, n_init=3, random_state=0).fit(X, y)

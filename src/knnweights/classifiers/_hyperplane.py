@@ -4,11 +4,12 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._solvers.simplex_qp import simplex_least_squares
 from ..engine.neighbors import nearest_by_class
+from ..weighters._base import check_class_neighbors
 from ._base import validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
@@ -33,6 +34,8 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         X, _, self._fit_codes = validate_training_set(self, X, y)
+        check_class_neighbors(self.n_neighbors, self._fit_codes, self.classes_, need_hits=True, own_excluded=False,
+                              clamp="small_classes='error'" if self.small_classes == "clamp" else None, stacklevel=3)
         self._fit_X = X
         self._class_counts = np.bincount(self._fit_codes, minlength=len(self.classes_))
         return self
@@ -103,9 +106,13 @@ class HKNN(_LocalDistanceClassifier):
     Parameters
     ----------
     n_neighbors : int, default=5
-        ``K`` (per class; a class with fewer samples uses all of them).
+        ``K`` (per class).
     alpha : float, default=1.0
         ``lambda``, the ridge penalty on the hyperplane coefficients.
+    small_classes : {"clamp", "error"}, default="clamp"
+        ``n_neighbors`` above a class's size: ``"clamp"`` builds that class's local
+        model from all its samples, with a ``UserWarning`` at ``fit`` (as
+        :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.
 
     Attributes
     ----------
@@ -131,11 +138,13 @@ class HKNN(_LocalDistanceClassifier):
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "small_classes": [StrOptions({"clamp", "error"})],
     }
 
-    def __init__(self, n_neighbors=5, alpha=1.0):
+    def __init__(self, n_neighbors=5, alpha=1.0, small_classes="clamp"):
         self.n_neighbors = n_neighbors
         self.alpha = alpha
+        self.small_classes = small_classes
 
     def _local_distance(self, x, N):
         center = N.mean(axis=1)
@@ -202,7 +211,11 @@ class CKNN(_LocalDistanceClassifier):
     Parameters
     ----------
     n_neighbors : int, default=5
-        ``K`` (per class; a class with fewer samples uses all of them).
+        ``K`` (per class).
+    small_classes : {"clamp", "error"}, default="clamp"
+        ``n_neighbors`` above a class's size: ``"clamp"`` builds that class's local
+        model from all its samples, with a ``UserWarning`` at ``fit`` (as
+        :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.
 
     Attributes
     ----------
@@ -227,10 +240,12 @@ class CKNN(_LocalDistanceClassifier):
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "small_classes": [StrOptions({"clamp", "error"})],
     }
 
-    def __init__(self, n_neighbors=5):
+    def __init__(self, n_neighbors=5, small_classes="clamp"):
         self.n_neighbors = n_neighbors
+        self.small_classes = small_classes
 
     def _local_distance(self, x, N):
         res = simplex_least_squares(x, N)

@@ -222,6 +222,42 @@ def normalize_weights(v, norm="l2"):
     return w / s if s > 0 and np.isfinite(s) else w
 
 
+def check_class_neighbors(k, codes, classes, need_hits=True, name="n_neighbors", clamp=None, own_excluded=True,
+                          stacklevel=4):
+    """Check a per-class neighbour count ``k`` against the samples each class has.
+
+    Raises a ``ValueError`` when ``k`` exceeds the hits of the smallest class (its size
+    minus the sample itself; the size itself with ``own_excluded=False``, e.g. a
+    classifier's neighbours of a query outside the training set) or the misses
+    available.  With ``clamp`` (the name of the option that turns the clamp off, e.g.
+    ``"small_classes='error'"``) a ``UserWarning`` instead: the caller then uses, per
+    class, all the neighbours that class has.
+    """
+    counts = np.bincount(codes, minlength=len(classes))
+    avail = counts - 1 if own_excluded else counts
+    n = codes.shape[0]
+    if need_hits and k > avail.min():
+        c = int(np.argmin(avail))
+        what = (f"the number of hits of class {_label(classes[c])} ({avail[c]}: {counts[c]} samples minus the "
+                "sample itself)" if own_excluded else
+                f"the number of samples of class {_label(classes[c])} ({counts[c]})")
+        msg = f"{name}={k} is larger than {what}."
+        if clamp:
+            small = [_label(classes[i]) for i in np.flatnonzero(avail < k)]
+            warnings.warn(f"{msg} Clamped per class: class(es) {', '.join(small)} use all their "
+                          f"{'hits (and misses)' if own_excluded else 'samples'}; set {clamp} to raise instead.",
+                          UserWarning, stacklevel=stacklevel)
+            return
+        raise ValueError(f"{msg} Use {name} <= {avail.min()}.")
+    if k > n - counts.max():
+        msg = f"{name}={k} is larger than the number of misses available ({n - counts.max()})."
+        if clamp:
+            warnings.warn(f"{msg} Clamped per class; set {clamp} to raise instead.", UserWarning,
+                          stacklevel=stacklevel)
+            return
+        raise ValueError(msg)
+
+
 class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Base class of every feature weighter.
 
@@ -303,26 +339,10 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
         With ``clamp`` (the name of the option that turns the clamp off, e.g.
         ``"small_classes='error'"``) a ``UserWarning`` instead: the method then uses,
-        per class, all the hits / misses that class has.
+        per class, all the hits / misses that class has.  See :func:`check_class_neighbors`.
         """
-        counts = np.bincount(codes)
-        n = codes.shape[0]
-        if need_hits and k > counts.min() - 1:
-            c = int(np.argmin(counts))
-            msg = (f"{name}={k} is larger than the number of hits of class {_label(self.classes_[c])} "
-                   f"({counts[c] - 1}: {counts[c]} samples minus the sample itself).")
-            if clamp:
-                small = [_label(self.classes_[i]) for i in np.flatnonzero(counts - 1 < k)]
-                warnings.warn(f"{msg} Clamped per class: class(es) {', '.join(small)} use all their hits "
-                              f"(and misses); set {clamp} to raise instead.", UserWarning, stacklevel=4)
-                return
-            raise ValueError(f"{msg} Use {name} <= {counts.min() - 1}.")
-        if k > n - counts.max():
-            msg = f"{name}={k} is larger than the number of misses available ({n - counts.max()})."
-            if clamp:
-                warnings.warn(f"{msg} Clamped per class; set {clamp} to raise instead.", UserWarning, stacklevel=4)
-                return
-            raise ValueError(msg)
+        check_class_neighbors(k, codes, self.classes_, need_hits=need_hits, name=name, clamp=clamp,
+                              stacklevel=5)
 
     # -- fit -------------------------------------------------------------------------
     def fit(self, X, y):

@@ -619,6 +619,19 @@ class MulRel(_ReliefBase):
     switching), so ``n_rounds`` rounds are run and the last weights returned, stopping
     early only at an exact fixed point (weights that reproduce themselves).
 
+    The definition itself can end in a 2-cycle whose two ends rank different
+    relevant features first, so that the last round's weights depend on the parity
+    of ``n_rounds``: with hard nearest neighbours searched under the previous
+    weights, the more weight a feature gets, the nearer its target hit *and* miss
+    lie in that feature and the smaller its next margin (Relief's TN-weight
+    inconsistency, which the repetition was meant to mitigate).  On
+    ``y = sign(x3 - x17 + noise)`` (300 x 60 standard normal) the rounds alternate
+    between weights led by ``x3`` and by ``x17``, the other one falling below noise
+    features (``benchmarks/issue49_defaults.md``), where ReliefF and I-RELIEF rank
+    both first.  Such a fit warns (``ConvergenceWarning``, ``stop_reason_ ==
+    "cycle"``); ``cycle_weights_`` holds both ends.  Soft neighbours (:class:`IRelief`)
+    or a damped iteration (:class:`LHRelief`) do not cycle there.
+
     Parameters
     ----------
     n_neighbors : int, default=1
@@ -639,6 +652,14 @@ class MulRel(_ReliefBase):
         Rounds run.
     cost_history_ : list of float
         ``||w_t+1 - w_t||_2`` per round.
+    stop_reason_ : {"converged", "no_positive_margin", "n_rounds", "cycle"}
+        An exact fixed point; no positive margin (the last weights kept); ``n_rounds``
+        run without reaching a fixed point; the same with the last rounds alternating
+        between two weight vectors (``||w_T - w_T-2||`` below a tenth of
+        ``||w_T - w_T-1||``).  The last two warn (``ConvergenceWarning``).
+    cycle_weights_ : ndarray of shape (2, n_features) or None
+        With ``stop_reason_ == "cycle"``: the last two rounds' weights (the cycle's
+        two ends; the second is ``feature_importances_``); otherwise ``None``.
     metric_ : ``"manhattan"``
     """
 
@@ -664,25 +685,62 @@ class MulRel(_ReliefBase):
                                 clamp="small_classes='error'" if self.small_classes == "clamp" else None)
         Z = self._normalized(X)
         w = None
+        history = []  # every round's weights, for the 2-cycle test
         self.cost_history_ = []
+        self.stop_reason_ = "n_rounds"
+        self.cycle_weights_ = None
         t0 = time.perf_counter()
         for it in range(1, self.n_rounds + 1):
             w_new = normalize_weights(relieff_margins(Z, y, self.n_neighbors, None, w=w, per_class=False), "l2")
             if not w_new.any():  # no positive margin under these neighbours: keep the last weights
                 w_new = np.zeros(X.shape[1]) if w is None else w
+                self.stop_reason_ = "no_positive_margin"
                 if self.verbose:
                     print(f"[MulRel] round {it:3d}: no positive margin, the last weights kept")
                 break
             step = float(np.linalg.norm(w_new - (w if w is not None else 0)))
             self.cost_history_.append(step)
             w = w_new
+            history = history[-(2 * _CYCLE_ROUNDS):] + [w]
             if self.verbose:
                 print(f"[MulRel] round {it:3d}: step {step:.3e}, non-zero weights {np.count_nonzero(w)}, "
                       f"{time.perf_counter() - t0:.2f} s")
             if step == 0.0:
+                self.stop_reason_ = "converged"
                 break
         self.n_iter_ = it
+        if self.stop_reason_ == "n_rounds" and _two_cycle(history):
+            self.stop_reason_ = "cycle"
+            self.cycle_weights_ = np.vstack(history[-2:])
+        if self.stop_reason_ in ("n_rounds", "cycle"):
+            extra = ""
+            if self.stop_reason_ == "cycle":
+                a, b = (int(np.argmax(v)) for v in self.cycle_weights_)
+                extra = (f" The last rounds alternate between two weight vectors (a 2-cycle, see cycle_weights_; led "
+                         f"by feature {a} and by feature {b}): the result depends on the parity of n_rounds. IRelief "
+                         "(soft neighbours) or LHRelief (damped) do not cycle this way.")
+            warnings.warn(f"MulRel ran n_rounds={self.n_rounds} rounds without reaching a fixed point (last step "
+                          f"{self.cost_history_[-1]:.3g}).{extra}", ConvergenceWarning, stacklevel=3)
         return w_new
+
+
+#: rounds (pairs) of MulRel's 2-cycle test
+_CYCLE_ROUNDS = 3
+
+
+def _two_cycle(history):
+    """The last rounds alternate: each iterate is nearer the one two rounds back than the
+    one before it (median of ``||w_t - w_t-2|| / ||w_t - w_t-1||`` over the last rounds
+    below 0.7; a steady approach gives about 2, a random walk about 1.4)."""
+    if len(history) < 2 * _CYCLE_ROUNDS + 1:
+        return False
+    ratios = []
+    for t in range(len(history) - 2 * _CYCLE_ROUNDS + 1, len(history)):
+        step = float(np.linalg.norm(history[t] - history[t - 1]))
+        if step == 0.0:
+            return False
+        ratios.append(float(np.linalg.norm(history[t] - history[t - 2])) / step)
+    return float(np.median(ratios)) < 0.7
 
 
 # -- SURF and MultiSURF: every instance within a distance threshold is a neighbour -------------------------------------

@@ -335,7 +335,9 @@ class SBMLR(BaseWeighter):
         fixed point; ``alpha - N_W / E_W`` changes sign where a weight enters or leaves
         the support, and ``alpha_`` is the upper end of the bracket around that point
         (``W*`` the sparser solution there, ``alpha_ > N_W / E_W`` by less than the
-        jump of one weight).  ``None``: stopped at ``max_iter`` (with a warning).
+        jump of one weight), with a ``ConvergenceWarning`` giving the gap.  ``None``:
+        stopped at ``max_iter`` (with a warning).  Only ``"exact"`` (and
+        ``"no_features"``) meet the fixed point to ``tol``.
     n_nonzero_ : int
         ``N_W`` (bias included).
     alpha_history_ : list of float
@@ -348,6 +350,14 @@ class SBMLR(BaseWeighter):
     -----
     The scores depend on the scale of the features (a Laplace prior on ``W`` is not
     scale-invariant): standardise first, as the LH-RELIEF reproduction does.
+
+    The fixed point need not exist: ``E_W(alpha)`` is continuous along the path of
+    the inner problem, but ``N_W`` is an integer that jumps where a weight enters, so
+    ``N_W / E_W - alpha`` can change sign at a jump without a root.  This is common,
+    not a corner case: on ``make_classification`` data (150 x 25, three
+    informative features) a scan of 400 values of ``alpha`` over a hundredfold range
+    finds a single sign change, at a jump (``N_W`` 9 -> 8 between ``alpha`` 7.46 and
+    7.55), and no root (``benchmarks/issue49_defaults.md``).
 
     References
     ----------
@@ -437,6 +447,7 @@ class SBMLR(BaseWeighter):
             if np.isfinite(hi) and hi - lo <= max(self.tol, 1e-7) * hi:
                 # N_W / E_W - alpha changes sign across a support change: no exact fixed point
                 self.fixed_point_ = "support_change"
+                n_lo = int(np.count_nonzero(sol[lo][0])) if lo in sol else None
                 alpha = hi
                 W, resid = sol[hi]
                 break
@@ -461,6 +472,16 @@ class SBMLR(BaseWeighter):
         elif not np.count_nonzero(W):
             warnings.warn("SBMLR: every weight is 0 (the degenerate fixed point W = 0); lower alpha_init.",
                           ConvergenceWarning, stacklevel=3)
+        elif self.fixed_point_ == "support_change":
+            nnz = int(np.count_nonzero(W))
+            target = nnz / float(np.abs(W).sum())
+            entering = f" (N_W {nnz} -> {n_lo} just below it)" if n_lo is not None else ""
+            warnings.warn(
+                f"SBMLR found no exact fixed point alpha = N_W / E_W: N_W / E_W jumps across alpha_={alpha:.6g} "
+                f"where a weight enters the model{entering}. The returned W, the sparser solution there, has "
+                f"N_W / E_W = {target:.6g} ({(alpha - target) / alpha:.1%} below alpha_), so it meets the fixed "
+                f"point only to that gap, not to tol={self.tol:g}. N_W and E_W count the bias row "
+                f"(fit_intercept={self.fit_intercept}).", ConvergenceWarning, stacklevel=3)
         self.alpha_ = alpha
         self.kkt_residual_ = resid
         self.n_nonzero_ = int(np.count_nonzero(W))
