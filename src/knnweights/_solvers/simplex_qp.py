@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-__all__ = ["solve_simplex_qp", "simplex_least_squares", "hull_projections"]
+__all__ = ["solve_simplex_qp", "simplex_least_squares", "hull_projections", "indexed_combination"]
 
 _MESSAGES = {
     0: "Optimization terminated successfully (KKT conditions met).",
@@ -360,7 +360,7 @@ def _indexed_gram(X, XB, idx, w, Q):
     (_indexed_gram_parallel if big else _indexed_gram_serial)(X, XB, idx, w, Q)
 
 
-def _indexed_combination(XB, idx, A, P):
+def indexed_combination(XB, idx, A, P):
     """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel on large calls; the same bits)."""
     big = idx.shape[0] * idx.shape[1] * XB.shape[1] >= _PARALLEL_MIN_WORK
     (_indexed_combination_parallel if big else _indexed_combination_serial)(XB, idx, A, P)
@@ -402,5 +402,5 @@ def hull_projections(X, XB, idx, w=None, tol=1e-12):
     _indexed_gram(X, XB, idx, w, Q)
     res = solve_simplex_qp(Q, None, tol=tol)
     proj = np.empty((n, X.shape[1]))
-    _indexed_combination(XB, idx, res.x, proj)
+    indexed_combination(XB, idx, res.x, proj)
     return res.x, proj, res.status

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers.simplex_qp import _indexed_combination, hull_projections
+from .._solvers.simplex_qp import hull_projections, indexed_combination
 from ..engine.incremental import IncrementalHitMiss
 from ..engine.neighbors import nearest_hits_misses
 from ._base import BaseWeighter, normalize_weights
@@ -225,7 +225,7 @@ class LHRelief(BaseWeighter):
         if not (out.size == support.size and np.array_equal(out, support)):  # margins on other columns
             Xo = np.ascontiguousarray(X[:, out])
             proj = np.empty((2 * n, out.size))
-            _indexed_combination(Xo, idx, coef, proj)
+            indexed_combination(Xo, idx, coef, proj)
         else:
             Xo = Xs
         return np.abs(Xo - proj[n:]) - np.abs(Xo - proj[:n])

@@ -1,7 +1,7 @@
 """SBMLR: sparse multinomial logistic regression with Bayesian L1 regularisation.
 
 Cawley, Talbot & Girolami (NIPS 2006), a baseline of LH-RELIEF Table 2 (Cai & Ng 2012).
-Defined, as in ``shared/specs/ALGORITHMS.md``, by its fixed point: ``W*`` minimises the
+Defined by its fixed point: ``W*`` minimises the
 convex ``E_D(W) + alpha* ||W||_1`` and ``alpha* = ||W*||_0 / ||W*||_1``.  The inner
 problem is solved exactly (an active-set Newton method to the optimality conditions,
 L-BFGS-B on the split ``W = P - N`` as its fallback start), the outer loop iterates
