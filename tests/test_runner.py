@@ -23,7 +23,7 @@ from knnweights.evaluation import (
     summarize,
     weighted_knn,
 )
-from knnweights.evaluation.runner import _Progress
+from knnweights.utils import Progress
 
 TIMING = ("fit_time", "score_time")
 
@@ -250,14 +250,14 @@ def test_percentage_removal_picks_share_on_validation():
 
 def test_progress_line():
     buf = io.StringIO()
-    p = _Progress(4, 1, True, stream=buf)
+    p = Progress(4, "run_grid", initial=1, stream=buf, unit="cells", enabled=True)
     for _ in range(3):
         p.update()
     p.close()
     out = buf.getvalue()
-    assert "4/4 cells (100%)" in out and "1/4 cells" in out and out.endswith("\n")
+    assert "run_grid: [" in out and "2/4 cells ( 50%)" in out and "4/4 cells (100%)" in out and out.endswith("\n")
     quiet = io.StringIO()  # not a terminal: nothing by default
-    q = _Progress(4, 0, None, stream=quiet)
+    q = Progress(4, "run_grid", stream=quiet, unit="cells", enabled=None)
     q.update()
     q.close()
     assert quiet.getvalue() == ""

@@ -370,7 +370,7 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     observed = np.asarray(getattr(clone(weighter).fit(X, y), attribute), dtype=np.float64)
     bar = None
     if progress:
-        from .reproduce._progress import Progress
+        from .utils import Progress
 
         bar = Progress(B, label=f"permutations ({type(weighter).__name__})")
     null = np.empty((B, observed.size))

@@ -26,7 +26,6 @@ import json
 import math
 import numbers
 import os
-import sys
 import time
 import warnings
 
@@ -35,6 +34,7 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
+from ..utils import Progress
 from ._seeds import _MAX_SEED, derive_seed
 from .tuning import Tuned, set_random_states, tune
 
@@ -240,54 +240,6 @@ def _json_default(o):
 
 def _jsonable(obj):
     return json.loads(json.dumps(obj, sort_keys=True, default=_json_default))
-
-
-# -- progress --------------------------------------------------------------------------
-class _Progress:
-    """A one-line progress indicator on stderr (no tqdm): cells done, elapsed, time left."""
-
-    def __init__(self, total, initial, enabled, label="run_grid", stream=None):
-        self.stream = stream or sys.stderr
-        if enabled is None:
-            enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.enabled = bool(enabled) and total > 0
-        self.total, self.done, self.start_done = total, initial, initial
-        self.label = label
-        self.t0 = time.monotonic()
-        self._last = 0.0
-        self._draw(force=True)
-
-    def update(self, n=1):
-        self.done += n
-        self._draw(force=self.done >= self.total)
-
-    def _draw(self, force=False):
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < 0.2:
-            return
-        self._last = now
-        el = now - self.t0
-        ran = self.done - self.start_done
-        left = (self.total - self.done) * el / ran if ran else float("nan")
-        pct = 100.0 * self.done / self.total
-        eta = f" ~{_fmt_time(left)} left" if ran and self.done < self.total else ""
-        self.stream.write(f"\r{self.label}: {self.done}/{self.total} cells ({pct:3.0f}%) {_fmt_time(el)}{eta}   ")
-        self.stream.flush()
-
-    def close(self):
-        if self.enabled:
-            self._draw(force=True)
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _fmt_time(s):
-    if not np.isfinite(s):
-        return "?"
-    s = int(s)
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
 # -- one cell --------------------------------------------------------------------------
@@ -508,7 +460,7 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
                 tasks.append(delayed(_run_cell)(m, spec, d, X, y, r, f, tr, va, te, seed, scoring, fps[(m, d)],
                                                 code_versions.get(m)))
 
-    bar = _Progress(len(order), len(order) - len(tasks), progress)
+    bar = Progress(len(order), "run_grid", initial=len(order) - len(tasks), unit="cells", enabled=progress)
     try:
         if tasks:
             try:
