@@ -295,16 +295,34 @@ def _row_margin(U, i, js, cs, m, S, cnt8, cnt, gvals, gsize, out):  # pragma: no
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def coef_margin(U, rows, P, n_groups, out):  # pragma: no cover - compiled
-    """``out[rb, q] = sum_{r in row block rb} sum_j P[r, j] |U[rows[r], q] - U[j, q]|`` over the
-    plane columns ``q`` of ``U`` (sum them over the planes for the L1 terms of ``E``).
+def nibble_planes(E, S, out):  # pragma: no cover - compiled
+    """Two bit planes a byte: ``out[i, a * m + k]`` holds ``E[i, k] > 2a`` in its low nibble and
+    ``E[i, k] > 2a + 1`` in its high one (``ceil(S / 2) * m`` columns)."""
+    n, m = E.shape
+    for i in prange(n):
+        for a in range((S + 1) // 2):
+            for k in range(m):
+                e = E[i, k]
+                out[i, a * m + k] = np.uint8(e > 2 * a) | (np.uint8(e > 2 * a + 1) << np.uint8(4))
+    return out
 
-    Tasks are blocks of ``_MR`` rows, each running over slabs of ``_MK`` columns: each slab
-    of a row ``j`` is read once for the whole block and added to the group counters of
-    every row of the block that has ``j`` as a neighbour (groups by coefficient, as
-    :func:`_row_margin`; ``uint8`` counters moved to ``int32`` every 255 rows).  A row with
-    more distinct coefficients than ``n_groups`` takes the others one term at a time.
-    Zero coefficients and the sample itself are skipped; the order of every sum is fixed."""
+
+@njit(parallel=True, cache=True, nogil=True)
+def coef_margin(U, m, S, rows, P, n_groups, out):  # pragma: no cover - compiled
+    """``out[rb, p * m + k] = sum_{r in row block rb} sum_j P[r, j] |u_p(rows[r], k) - u_p(j, k)|``:
+    the margin sums of bit plane ``p`` of the encoding ``E`` (n x m) for the rows of each
+    block (sum them over the planes and blocks for the L1 terms of ``E``).  ``U`` holds
+    the planes two a byte (:func:`nibble_planes`).
+
+    Tasks are blocks of ``_MR`` rows, each running over slabs of ``_MK`` byte columns: each
+    slab of a row ``j`` is read once for the whole block and added to the counters of
+    every row of the block that has ``j`` as a neighbour, one counter set per distinct
+    coefficient of the row (a Relief row has one per class: the hits, the misses of each
+    class).  The counters are bytes holding two 4-bit counts (one add counts both planes,
+    32 bytes a vector instruction), moved to ``int32`` every 15 rows: exact; then
+    ``sum_j |u_i - u_j| = N_g - count`` if ``u_i`` else ``count``.  A row with more
+    distinct coefficients than ``n_groups`` takes the others one term at a time.  Zero
+    coefficients and the sample itself are skipped; the order of every sum is fixed."""
     nr, n = P.shape
     SW = U.shape[1]
     n_rb = (nr + _MR - 1) // _MR
@@ -336,15 +354,19 @@ def coef_margin(U, rows, P, n_groups, out):  # pragma: no cover - compiled
                     gsize[r, g] += 1
         G = n_groups
         cnt8 = np.empty((R * G, _MK), np.uint8)  # 2-d and sliced by row: the adds vectorise
-        cnt = np.empty((R * G, _MK), np.int32)
+        lo32 = np.empty((R * G, _MK), np.int32)
+        hi32 = np.empty((R * G, _MK), np.int32)
         fill = np.empty(R * G, np.int32)
-        acc = np.empty(_MK)
+        acc_lo = np.empty(_MK)
+        acc_hi = np.empty(_MK)
         for k0 in range(0, SW, _MK):
             K = min(SW, k0 + _MK) - k0
             cnt8[:] = 0
-            cnt[:] = 0
+            lo32[:] = 0
+            hi32[:] = 0
             fill[:] = 0
-            acc[:] = 0.0
+            acc_lo[:] = 0.0
+            acc_hi[:] = 0.0
             for j in range(n):
                 u = U[j, k0:k0 + K]
                 for r in range(R):
@@ -357,17 +379,21 @@ def coef_margin(U, rows, P, n_groups, out):  # pragma: no cover - compiled
                         for k in range(K):
                             c8[k] += u[k]
                         fill[rg] += 1
-                        if fill[rg] == 255:
+                        if fill[rg] == 15:
                             fill[rg] = 0
-                            c32 = cnt[rg]
+                            l32 = lo32[rg]
+                            h32 = hi32[rg]
                             for k in range(K):
-                                c32[k] += c8[k]
+                                l32[k] += c8[k] & 15
+                                h32[k] += c8[k] >> 4
                                 c8[k] = 0
                     else:
                         c = P[r0 + r, j]
                         ui = U[rows[r0 + r], k0:k0 + K]
                         for k in range(K):
-                            acc[k] += c * np.int32(ui[k] != u[k])
+                            x = ui[k] ^ u[k]
+                            acc_lo[k] += c * np.int32(x & 15)
+                            acc_hi[k] += c * np.int32(x >> 4)
             for r in range(R):
                 ui = U[rows[r0 + r], k0:k0 + K]
                 for g in range(G):
@@ -375,13 +401,22 @@ def coef_margin(U, rows, P, n_groups, out):  # pragma: no cover - compiled
                     if N == 0:
                         continue
                     c = gvals[r, g]
-                    c8 = cnt8[r * G + g]
-                    c32 = cnt[r * G + g]
+                    rg = r * G + g
+                    c8 = cnt8[rg]
+                    l32 = lo32[rg]
+                    h32 = hi32[rg]
                     for k in range(K):
-                        v = c32[k] + np.int32(c8[k])
-                        acc[k] += c * (N - v if ui[k] else v)
+                        v = l32[k] + np.int32(c8[k] & 15)
+                        acc_lo[k] += c * (N - v if ui[k] & 15 else v)
+                        v = h32[k] + np.int32(c8[k] >> 4)
+                        acc_hi[k] += c * (N - v if ui[k] >> 4 else v)
             for k in range(K):
-                out[rb, k0 + k] = acc[k]
+                q = k0 + k
+                a = q // m
+                col = q + a * m
+                out[rb, col] = acc_lo[k]
+                if 2 * a + 1 < S:
+                    out[rb, col + m] = acc_hi[k]
     return out
 
 

@@ -212,13 +212,15 @@ def _margin_task(src, f0, f1, prm, codes, n_classes, rows, P, idx, coef):
         p = prm.part(a, b)
         E, ecol = _encode(raw, p)
         ncol = E.shape[1]
-        U = np.empty((n, p.planes * ncol), np.uint8)
-        kb.unpack_planes(E, p.planes, U)
         if P is not None:
-            out = np.empty(((rows.size + kb._MR - 1) // kb._MR, U.shape[1]))
-            kb.coef_margin(U, rows, P, _MAX_GROUPS, out)
+            U = np.empty((n, (p.planes + 1) // 2 * ncol), np.uint8)
+            kb.nibble_planes(E, p.planes, U)
+            out = np.zeros(((rows.size + kb._MR - 1) // kb._MR, p.planes * ncol))
+            kb.coef_margin(U, ncol, p.planes, rows, P, _MAX_GROUPS, out)
             col = out.sum(axis=0).reshape(p.planes, ncol).sum(axis=0)
         else:
+            U = np.empty((n, p.planes * ncol), np.uint8)
+            kb.unpack_planes(E, p.planes, U)
             out = np.empty((n_chunks, ncol))
             kb.index_margin(U, rows, idx, coef, p.planes, _MAX_GROUPS, n_chunks, out)
             col = out.sum(axis=0)

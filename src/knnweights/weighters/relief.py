@@ -45,16 +45,17 @@ def range_normalize(X):
 
 def _sample_rows(n, n_iter, random_state, n_instances=None):
     """The instances scored: all rows (``None``), ``n_instances`` distinct rows drawn without
-    replacement (all of them, exact, when ``n_instances >= n``), or the legacy ``n_iter``
-    draws with replacement."""
+    replacement (all of them, exact, when ``n_instances >= n``), or ``n_iter`` draws with
+    replacement."""
     if n_instances is not None:
+        if n_iter is not None:
+            raise ValueError("n_iter and n_instances both set: give one (n_instances: m distinct instances; "
+                             "n_iter: m draws with replacement).")
         if n_instances >= n:
             return None
         return np.sort(check_random_state(random_state).choice(n, size=n_instances, replace=False))
     if n_iter is None:
         return None
-    warnings.warn("n_iter is deprecated: use n_instances (m distinct instances, drawn without replacement; "
-                  "n_iter draws with replacement).", FutureWarning, stacklevel=4)
     return check_random_state(random_state).randint(0, n, size=n_iter)
 
 
@@ -276,7 +277,8 @@ class Relief(_ReliefBase):
     Parameters
     ----------
     n_iter : int or None, default=None
-        Deprecated (use ``n_instances``): that many instances drawn with replacement.
+        ``m`` instances drawn *with* replacement (Kira & Rendell's iterations); prefer
+        ``n_instances`` (distinct instances, a smaller variance).
     normalize : bool, default=True
         Range-normalise the differences (Kira & Rendell's ``diff``).
     random_state : int, RandomState or None
@@ -357,7 +359,8 @@ class ReliefF(_ReliefBase):
     n_neighbors : int, default=10
         ``k``.
     n_iter : int or None, default=None
-        Deprecated (use ``n_instances``): that many instances drawn with replacement.
+        ``m`` instances drawn *with* replacement (Kira & Rendell's iterations); prefer
+        ``n_instances`` (distinct instances, a smaller variance).
     normalize : bool, default=True
     random_state : int, RandomState or None
     {n_instances}
