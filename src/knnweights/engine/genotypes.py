@@ -89,8 +89,8 @@ def _raw_block(X, f0, f1):
     return blk
 
 
-def _block_ranges(d, n, block_bytes=_BLOCK_BYTES):
-    step = int(min(d, max(256, block_bytes // max(n, 1))))
+def _block_ranges(d, n, block_bytes=None):
+    step = int(min(d, max(256, (block_bytes or _BLOCK_BYTES) // max(n, 1))))
     return [(f0, min(d, f0 + step)) for f0 in range(0, d, step)]
 
 
