@@ -199,3 +199,69 @@ def test_unreachable_scheduler_is_a_clear_error():
     X, y, _ = _genotypes()
     with config_context(scheduler="tcp://127.0.0.1:9"), pytest.raises(SchedulerError, match="cannot reach"):
         MultiSURF().fit(X, y)
+
+
+# -- PLINK ------------------------------------------------------------------------------------------------------------
+def _write_bed(tmp_path, n=60, d=40, seed=5):
+    bed_reader = pytest.importorskip("bed_reader")
+    rng = np.random.default_rng(seed)
+    G = rng.integers(0, 3, (n, d)).astype(np.float32)
+    G[rng.random((n, d)) < 0.02] = np.nan
+    G[:, 7] = rng.integers(0, 3, n)
+    G[:, 21] = rng.integers(0, 3, n)
+    y = (G[:, 7].astype(int) + G[:, 21].astype(int) >= 2) + 1  # .fam: 1 control, 2 case
+    pheno = [str(v) for v in y]
+    pheno[0] = "-9"  # no phenotype: left out
+    path = tmp_path / "study.bed"
+    bed_reader.to_bed(path, G, properties={"sid": [f"rs{100 + i}" for i in range(d)], "pheno": pheno,
+                                            "iid": [f"i{i}" for i in range(n)], "fid": [f"f{i}" for i in range(n)]})
+    return path, G, y
+
+
+def test_read_plink_gives_the_genotype_bytes(tmp_path):
+    from knnweights.io import read_plink
+
+    path, G, y = _write_bed(tmp_path)
+    p = read_plink(path)
+    assert p.X.dtype == np.int8 and p.X.shape == (59, 40)
+    np.testing.assert_array_equal(p.X, np.nan_to_num(G[1:], nan=-127).astype(np.int8))
+    np.testing.assert_array_equal(p.y, y[1:])
+    assert p.snps[:2] == ["rs100", "rs101"] and p.samples[0] == "i1"
+    assert "left out" in p.messages[0]
+    # lazy: the file read by column range gives the same weights as the matrix
+    q = read_plink(str(path)[:-4], lazy=True)
+    a = MultiSURF(missing="diff").fit(p.X, p.y).scores_
+    np.testing.assert_allclose(MultiSURF(missing="diff").fit(q.X, q.y).scores_, a, rtol=1e-12, atol=1e-15)
+    Gf = G[1:].astype(np.float64)
+    np.testing.assert_allclose(MultiSURF(missing="diff").fit(Gf, y[1:]).scores_, a, rtol=1e-9, atol=1e-15)
+
+
+def test_read_plink_pheno_file(tmp_path):
+    from knnweights.io import DataError, read_plink
+
+    path, G, y = _write_bed(tmp_path)
+    ph = tmp_path / "pheno.txt"
+    ph.write_text("FID IID age disease\n" + "".join(f"f{i} i{i} {30 + i} {'NA' if i == 2 else i % 2}\n"
+                                                   for i in range(60)))
+    p = read_plink(path, pheno=ph, pheno_col="disease")
+    assert p.X.shape[0] == 59  # i2 ("NA") unknown; 0/1 coding: "0" is a value
+    np.testing.assert_array_equal(p.y, [i % 2 for i in range(60) if i != 2])
+    with pytest.raises(DataError, match="no phenotype column 'diseas'; did you mean 'disease'"):
+        read_plink(path, pheno=ph, pheno_col="diseas")
+
+
+def test_cli_ranks_the_snps_of_a_bed_file(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    import pandas as pd
+
+    from knnweights.cli import main
+
+    path, G, y = _write_bed(tmp_path, n=120, seed=6)
+    out = tmp_path / "ranks.csv"
+    assert main(["rank", str(path), "--out", str(out), "--top", "3"]) == 0
+    t = pd.read_csv(out)
+    assert list(t.columns[:4]) == ["feature", "MultiSURF_weight", "MultiSURF_score", "MultiSURF_rank"]
+    assert set(t["feature"].head(2)) == {"rs107", "rs121"}
+    assert "rs107" in capsys.readouterr().out
+    assert main(["rank", str(path), "--methods", "Simba"]) == 2
+    assert "cannot score genotype bytes" in capsys.readouterr().err

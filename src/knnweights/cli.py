@@ -191,7 +191,7 @@ def parse_cv(text):
 # -- reading the user's file -----------------------------------------------------------
 def _add_data_arguments(p):
     p.add_argument("file", help="CSV, TSV, Parquet or Excel file, one row per sample")
-    p.add_argument("--target", required=True, metavar="COL", help="the label column")
+    p.add_argument("--target", metavar="COL", default=None, help="the label column (required for a table)")
     p.add_argument("--id-col", metavar="COL", default=None, help="a sample-id column (not a feature)")
     p.add_argument("--drop", metavar="COL", nargs="+", action="extend", default=[],
                    help="columns to leave out (repeatable)")
@@ -211,6 +211,8 @@ def _add_data_arguments(p):
 def _load(args, impute=None):
     from .io import load_table
 
+    if args.target is None:
+        raise UsageError("--target COL is required: the label column of the table.")
     data = load_table(args.file, args.target, id_col=args.id_col, drop=args.drop, one_hot=args.one_hot,
                       impute=impute or args.impute, sheet=args.sheet, sep=args.sep)
     for m in data.messages:
@@ -293,9 +295,13 @@ def _print_top(table, methods, n):
 def _cmd_rank(args):
     """Rank the features of a user's file by each weighter (fit on all rows)."""
     _require("pandas")
-    names = parse_methods(args.methods)
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
+    if str(args.file).lower().endswith(".bed"):
+        return _cmd_rank_plink(args)
+    if args.pheno or args.pheno_col:
+        raise UsageError("--pheno / --pheno-col are for a PLINK .bed file; a table takes --target COL.")
+    names = parse_methods(args.methods)
     data = _load(args)
     X, y = data.X, data.y
     _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {len(np.unique(y.astype(str)))} classes")
@@ -305,6 +311,59 @@ def _cmd_rank(args):
     _print_warnings(warn)
     _print_top(table, list(kept), args.top)
     print(f"wrote {out}: {len(table)} features x {len(kept)} method(s) (weight, signed score, rank)")
+    return 0
+
+
+#: the weighters that take genotype bytes, and the default for a .bed file
+PLINK_METHODS = ("MultiSURF", "ReliefF")
+
+
+def _cmd_rank_plink(args):
+    """Rank the SNPs of a PLINK fileset by the byte-capable Relief weighters (no float copy)."""
+    import pandas as pd
+
+    from . import WEIGHTERS
+    from .engine import config_context
+    from .evaluation.compare import sort_by_mean_rank
+    from .evaluation.distributed import scheduler_address
+    from .io import read_plink
+
+    names = parse_methods(args.methods, default=PLINK_METHODS)
+    bad = [n for n in names if not getattr(WEIGHTERS[n], "_byte_input", False)]
+    if bad:
+        ok = sorted(n for n, c in WEIGHTERS.items() if getattr(c, "_byte_input", False))
+        raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
+    address = scheduler_address(args.scheduler)
+    data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address))
+    for m in data.messages:
+        _say(f"note: {m}")
+    n, d = data.X.shape
+    _say(f"{data.name}: {n} samples x {d} SNPs, {len(np.unique(data.y.astype(str)))} classes"
+         + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
+    table = pd.DataFrame({"feature": data.snps})
+    kept, warn = [], []
+    with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
+        for i, name in enumerate(names, start=1):
+            est = _make(name, args.random_state)
+            if "missing" in est.get_params():
+                est.set_params(missing="diff")  # unknown genotypes: Relief's unknown-value diff
+            _say(f"[{i}/{len(names)}] {name}: fitting on {n} x {d} ...")
+            t0 = time.perf_counter()
+            with _fit_context(name), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est.fit(data.X, data.y)
+            _say(f"[{i}/{len(names)}] {name}: done in {time.perf_counter() - t0:.1f} s")
+            warn.extend(f"{name}: {w.message}" for w in caught)
+            table[f"{name}_weight"] = est.feature_importances_
+            table[f"{name}_score"] = est.scores_
+            table[f"{name}_rank"] = est.ranking_
+            kept.append(name)
+    table = sort_by_mean_rank(table, kept)
+    out = args.out or f"{data.name}_ranks.csv"
+    _write_table(table, out)
+    _print_warnings(sorted(set(warn)))
+    _print_top(table, kept, args.top)
+    print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) (weight, signed score, rank)")
     return 0
 
 
@@ -473,11 +532,20 @@ def build_parser():
         "rank", help="rank the features of your file (CSV/TSV/Parquet/Excel) by each weighter",
         description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
                     "weight, signed score and rank (1 = best, no ties). Prints the top features.\n\n"
-                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30")
+                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30\n\n"
+                    "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "
+                    f"family (default: {', '.join(PLINK_METHODS)}); the phenotype comes from the .fam file or "
+                    "--pheno.\n\nexample: knnweights rank study.bed --pheno pheno.txt --pheno-col disease")
     _add_data_arguments(rank)
     rank.add_argument("--out", metavar="FILE", default=None,
                       help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
     rank.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
+    rank.add_argument("--pheno", metavar="FILE", default=None,
+                      help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
+    rank.add_argument("--pheno-col", metavar="NAME", default=None,
+                      help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
+    rank.add_argument("--n-jobs", type=int, default=None, help="threads of the compiled kernels (default: all)")
+    add_scheduler_argument(rank)
     rank.set_defaults(func=_cmd_rank)
 
     ev = sub.add_parser(

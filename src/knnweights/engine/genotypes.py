@@ -57,17 +57,28 @@ class BedSource:
 
     Picklable: a dask worker opens the file itself and reads only its own columns."""
 
-    def __init__(self, path, shape):
+    def __init__(self, path, shape, rows=None):
         self.path = str(path)
-        self.shape = tuple(int(s) for s in shape)
+        self.file_shape = tuple(int(s) for s in shape)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        n = self.file_shape[0] if rows is None else self.rows.size
+        self.shape = (n, self.file_shape[1])
         self.dtype = np.dtype(np.int8)
         self.ndim = 2
 
-    def read(self, f0, f1):
+    def read(self, f0, f1=None):
+        """Columns ``f0:f1`` (or the column indices ``f0``) as ``int8``, -127 where unknown."""
         from bed_reader import open_bed
 
-        with open_bed(self.path, iid_count=self.shape[0], sid_count=self.shape[1]) as bed:
-            return bed.read(index=np.s_[:, f0:f1], dtype="int8", order="C")
+        cols = slice(f0, f1) if f1 is not None else np.asarray(f0, dtype=np.int64)
+        with open_bed(self.path, iid_count=self.file_shape[0], sid_count=self.file_shape[1]) as bed:
+            r = slice(None) if self.rows is None else self.rows
+            return bed.read(index=np.s_[r, cols], dtype="int8", order="C")
+
+    def __getitem__(self, key):
+        """``source[:, cols]``: those columns read into memory (as TuRF's rounds slice a matrix)."""
+        rows, cols = key
+        return self.read(np.arange(self.shape[1])[cols])[rows]
 
 
 def _raw_block(X, f0, f1):
