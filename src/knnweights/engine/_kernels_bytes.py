@@ -27,6 +27,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ._kernels import tile_box, upper_tiles
+
 MISSING = 255
 MAX_VALUE = 15
 
@@ -158,13 +160,9 @@ def hamming_add(A, B, out):  # pragma: no cover - compiled
     """``out[i, j] += popcount(A[i] ^ B[j])`` over packed rows (int32, exact)."""
     na = A.shape[0]
     nb = B.shape[0]
-    n_ti = (na + _TILE_I - 1) // _TILE_I
     n_tj = (nb + _TILE_J - 1) // _TILE_J
-    for t in prange(n_ti * n_tj):
-        i0 = (t // n_tj) * _TILE_I
-        i1 = min(i0 + _TILE_I, na)
-        j0 = (t % n_tj) * _TILE_J
-        j1 = min(j0 + _TILE_J, nb)
+    for t in prange(((na + _TILE_I - 1) // _TILE_I) * n_tj):
+        i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
         acc = np.empty((i1 - i0, j1 - j0), dtype=np.int32)
         _hamming_tile(A, B, i0, i1, j0, j1, acc)
         for i in range(i0, i1):
@@ -177,22 +175,8 @@ def hamming_add(A, B, out):  # pragma: no cover - compiled
 def hamming_add_sym(A, out):  # pragma: no cover - compiled
     """``hamming_add(A, A, out)`` on the tiles touching the upper triangle only (then :func:`mirror_lower`)."""
     n = A.shape[0]
-    n_ti = (n + _TILE_I - 1) // _TILE_I
-    n_tj = (n + _TILE_J - 1) // _TILE_J
-    n_active = 0
-    for ti in range(n_ti):
-        for tj in range(n_tj):
-            if min((tj + 1) * _TILE_J, n) > ti * _TILE_I:
-                n_active += 1
-    tiles = np.empty((n_active, 2), np.int64)
-    a = 0
-    for ti in range(n_ti):
-        for tj in range(n_tj):
-            if min((tj + 1) * _TILE_J, n) > ti * _TILE_I:
-                tiles[a, 0] = ti
-                tiles[a, 1] = tj
-                a += 1
-    for t in prange(n_active):
+    tiles = upper_tiles(n, _TILE_I, _TILE_J)
+    for t in prange(tiles.shape[0]):
         i0 = tiles[t, 0] * _TILE_I
         i1 = min(i0 + _TILE_I, n)
         j0 = tiles[t, 1] * _TILE_J
@@ -495,27 +479,10 @@ def _add_pair_terms(raw, i, j, ci, cj, c, mptr, mind, Acorr, T2, o):  # pragma: 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def missing_coef_add(raw, rows, codes, mptr, mind, Acorr, T2, P, n_chunks, out):  # pragma: no cover - compiled
-    """``out[t, f] = sum_{r in chunk t} sum_j P[r, j] correction_f(rows[r], j)``: per-feature
-    corrections of the margin sums, ``n_chunks`` contiguous chunks of rows."""
-    nr, n = P.shape
-    step = (nr + n_chunks - 1) // n_chunks
-    for t in prange(n_chunks):
-        for f in range(out.shape[1]):
-            out[t, f] = 0.0
-        for r in range(t * step, min(nr, (t + 1) * step)):
-            i = rows[r]
-            for j in range(n):
-                c = P[r, j]
-                if c == 0.0 or j == i:
-                    continue
-                _add_pair_terms(raw, i, j, codes[i], codes[j], c, mptr, mind, Acorr, T2, out[t])
-    return out
-
-
-@njit(parallel=True, cache=True, nogil=True)
 def missing_index_add(raw, rows, codes, mptr, mind, Acorr, T2, idx, coef, n_chunks, out):  # pragma: no cover
-    """:func:`missing_coef_add` for listed neighbours ``idx`` (negative skipped) with ``coef``."""
+    """``out[t, f] = sum_{r in chunk t} sum_q coef[r, q] correction_f(rows[r], idx[r, q])``: the
+    per-feature corrections of the margin sums for listed neighbours (negative ``idx``
+    skipped), ``n_chunks`` contiguous chunks of rows."""
     nr, kk = idx.shape
     step = (nr + n_chunks - 1) // n_chunks
     for t in prange(n_chunks):

@@ -240,13 +240,24 @@ def _margin_task(src, f0, f1, prm, codes, n_classes, rows, P, idx, coef):
             A, T2 = _missing_tables(raw, p, codes, n_classes)
             mptr, mind = _missing_lists(raw)
             corr = np.empty((n_chunks, b - a))
-            if P is not None:
-                kb.missing_coef_add(raw, rows, codes, mptr, mind, A, T2, P, n_chunks, corr)
-            else:
-                kb.missing_index_add(raw, rows, codes, mptr, mind, A, T2, idx, coef, n_chunks, corr)
+            if P is not None and idx is None:
+                idx, coef = _as_lists(P)
+            kb.missing_index_add(raw, rows, codes, mptr, mind, A, T2, idx, coef, n_chunks, corr)
             zb += corr.sum(axis=0)
         z[a:b] = zb
     return z
+
+
+def _as_lists(P):
+    """The non-zero entries of each row of ``P`` as padded lists ``(idx, coef)`` (``-1``: none)."""
+    r, c = np.nonzero(P)
+    counts = np.bincount(r, minlength=P.shape[0])
+    idx = np.full((P.shape[0], max(1, int(counts.max(initial=0)))), -1, np.int64)
+    coef = np.zeros(idx.shape)
+    pos = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    idx[r, pos] = c
+    coef[r, pos] = P[r, c]
+    return idx, coef
 
 
 # -- where the ranges run ----------------------------------------------------------------------------------------------
