@@ -845,36 +845,3 @@ def nca_coefficients(E, codes_rows, codes_cols, p):  # pragma: no cover - compil
 
 nca_shifted_logits = _size_dispatch(nca_shifted_logits, lambda G, *a: G.size * 4)
 nca_coefficients = _size_dispatch(nca_coefficients, lambda E, *a: E.size * 4)
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def radius_coefficients(near, own, codes, prior, rebate, out):  # pragma: no cover - compiled
-    """Coefficients of the in-radius neighbours of the SURF family, one row at a time.
-
-    With ``m_c`` the neighbours of class ``c`` in row ``r`` (``near[r]``) and ``h`` those of
-    the row's own class: ``-1/h`` on a hit; on a miss of class ``c``, ``a_c / m_c`` with
-    ``a_c = prior_c / sum_{present c'} prior_c'`` (``rebate=False``) or ``(K - 1) m_c / m^2``
-    (``rebate=True``, ``m`` all misses); 0 elsewhere (no fastmath: exact divisions)."""
-    nr, n = near.shape
-    K = prior.shape[0]
-    for r in prange(nr):
-        cnt = np.zeros(K)
-        for j in range(n):
-            if near[r, j]:
-                cnt[codes[j]] += 1.0
-        c0 = own[r]
-        coef = np.zeros(K)
-        total = 0.0
-        wsum = 0.0
-        for c in range(K):
-            if c != c0 and cnt[c] > 0:
-                total += cnt[c]
-                wsum += prior[c]
-        for c in range(K):
-            if c == c0:
-                coef[c] = -1.0 / cnt[c] if cnt[c] > 0 else 0.0
-            elif cnt[c] > 0:
-                coef[c] = (K - 1) * cnt[c] / (total * total) if rebate else (prior[c] / wsum) / cnt[c]
-        for j in range(n):
-            out[r, j] = coef[codes[j]] if near[r, j] else 0.0
-    return out

@@ -730,15 +730,27 @@ def _in_radius(D, T, start):
 
 
 def _radius_coefficients(near, own, codes, prior, multiclass):
-    """Coefficients ``P[i, j]`` of the in-radius neighbours: ``-1/h_i`` on hits, class-weighted on misses.
-
-    ``"prior"``: ReliefF's ``P(C) / (1 - P(c))``, renormalised over the miss classes found in
-    the radius; ``"rebate"``: ReBATE's class mean weighted by ``(K - 1) (m_i(C) / m_i)^2``,
-    i.e. ``(K - 1) m_i(C) / m_i^2`` a neighbour (compiled: ``_kernels.radius_coefficients``)."""
-    out = np.empty(near.shape, np.float64)
-    return _kernels.radius_coefficients(np.ascontiguousarray(near), np.ascontiguousarray(own, dtype=np.int64),
-                                        np.ascontiguousarray(codes, dtype=np.int64),
-                                        np.ascontiguousarray(prior, dtype=np.float64), multiclass == "rebate", out)
+    """Coefficients ``P[i, j]`` of the in-radius neighbours: ``-1/h_i`` on hits, class-weighted on misses."""
+    b, n_classes = near.shape[0], prior.size
+    rows = np.arange(b)
+    counts = np.stack([np.count_nonzero(near[:, codes == c], axis=1) for c in range(n_classes)], axis=1)
+    counts = counts.astype(np.float64)
+    hits = counts[rows, own]
+    miss_counts = counts.copy()
+    miss_counts[rows, own] = 0.0
+    present = miss_counts > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if multiclass == "prior":
+            # ReliefF's P(C) / (1 - P(c)), renormalised over the miss classes found in the radius
+            class_weight = np.where(present, prior[None, :], 0.0)
+            class_weight /= class_weight.sum(axis=1, keepdims=True)
+            coef = np.where(present, class_weight / miss_counts, 0.0)
+        else:
+            # ReBATE: class C's mean weighted by (K - 1) (m_i(C) / m_i)^2, i.e. (K - 1) m_i(C) / m_i^2 a neighbour
+            total = miss_counts.sum(axis=1, keepdims=True)
+            coef = np.where(present, (n_classes - 1) * miss_counts / total**2, 0.0)
+        coef[rows, own] = np.where(hits > 0, -1.0 / hits, 0.0)
+    return np.where(near, coef[:, codes], 0.0)
 
 
 def _symmetric_distances(Z):
