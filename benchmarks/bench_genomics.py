@@ -13,7 +13,8 @@ Cases (``--case NAME``, several allowed; ``--all`` runs the list in order)::
     gwas-relieff     ReliefF (k=10) on the same
     block-cost       the per-block cost at 10,000 rows (distances and margins of one feature block)
     cohort-100k      MultiSURF on 10,000 x 100,000 uint8 (the 10,000 x 1,000,000 projection's check)
-    turf             TuRF over MultiSURF on 1,600 x 10,000 (pct 0.5, 2 fits... as skrebate's default)
+    turf             TuRF over MultiSURF on 1,600 x 10,000, 2 classes (pct 0.5 down to 2,500 SNPs: fits on
+                     10,000, 5,000 and 2,500 SNPs, as scikit-rebate's TURF(pct=0.5, num_scores_to_return=2500))
     skrebate-turf    the same with scikit-rebate on a subset of rows, extrapolated (quadratic in n)
     sampled-relieff  ReliefF n_instances=1000 on 100,000 x 100 (float), top features vs the exact fit
     exact-relieff    exact ReliefF on 20,000 x 100
@@ -138,12 +139,14 @@ def block_cost(threads, n=10_000, width=8192):
     rows = np.arange(1000)  # 1,000 rows of coefficients (the margin cost is linear in rows)
     coefv = np.array([-0.004, 0.003, 0.003])
     P = np.where(rng.random((rows.size, n)) < 0.3, coefv[y][None, :], 0.0)
-    U = np.empty((n, prm.planes * E.shape[1]), np.uint8)
-    out = np.empty(((rows.size + kb._MR - 1) // kb._MR, U.shape[1]))
-    kb.coef_margin(U[:64], rows[:16], P[:16, :64].copy(), 8, out[:1])
+    m = E.shape[1]
+    U = np.empty((n, (prm.planes + 1) // 2 * m), np.uint8)
+    out = np.empty(((rows.size + kb._MR - 1) // kb._MR, prm.planes * m))
+    small = np.zeros((64, (prm.planes + 1) // 2 * 64), np.uint8)
+    kb.coef_margin(small, 64, prm.planes, rows[:16], P[:16, :64].copy(), 8, np.zeros((1, prm.planes * 64)))
     t = time.perf_counter()
-    kb.unpack_planes(E, prm.planes, U)
-    kb.coef_margin(U, rows, P, 8, out)
+    kb.nibble_planes(E, prm.planes, U)
+    kb.coef_margin(U, m, prm.planes, rows, P, 8, out)
     t_marg = (time.perf_counter() - t) * n / rows.size
     return {"n": n, "width": width, "distance_s": t_dist, "margin_s_all_rows": t_marg,
             "pairs_x_snps_per_s_distance": n * n / 2 * width / t_dist,
@@ -201,7 +204,8 @@ def main(argv=None):
         elif c == "cohort-100k":
             r = run_child(10_000, 100_000, "MultiSURF()", args.threads)
         elif c == "turf":
-            r = run_child(1600, 10_000, "TuRF(MultiSURF(), pct=0.5, n_features_to_select=2)", args.threads, k=2)
+            r = run_child(1600, 10_000, "TuRF(MultiSURF(discrete_features='auto'), pct=0.5, n_features_to_select=2500)",
+                          args.threads, k=2)
         elif c == "skrebate-turf":
             r = skrebate_turf(args.threads)
         elif c == "sampled-relieff":
@@ -231,14 +235,14 @@ import json, sys, time, warnings
 sys.path.insert(0, {here!r})
 import numpy as np
 from bench_genomics import simulate
-from skrebate import MultiSURF, TuRF
+from skrebate import TURF, MultiSURF
 X, y, pair = simulate({n}, {d}, 2, seed=0, noise=0.1)
 X = X.astype(np.float64)
 t = time.perf_counter()
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    fs = TuRF(core_algorithm="MultiSURF", n_features_to_select=2, pct=0.5, n_jobs=1)
-    fs.fit(X, y, list(range(X.shape[1])))
+    fs = TURF(MultiSURF(n_features_to_select=2, n_jobs=1), pct=0.5, num_scores_to_return=2500)
+    fs.fit(X, y)
 print(json.dumps({{"wall_s": time.perf_counter() - t}}))
 """
 
