@@ -265,3 +265,17 @@ def test_cli_ranks_the_snps_of_a_bed_file(tmp_path, capsys):
     assert "rs107" in capsys.readouterr().out
     assert main(["rank", str(path), "--methods", "Simba"]) == 2
     assert "cannot score genotype bytes" in capsys.readouterr().err
+
+
+def test_bed_file_blocks_read_by_the_dask_workers(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    from knnweights.io import read_plink
+
+    path, G, y = _write_bed(tmp_path, n=70, d=60, seed=8)
+    p = read_plink(path)
+    ref = MultiSURF(missing="diff").fit(p.X, p.y).scores_
+    lazy = read_plink(path, lazy=True)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl:
+        with config_context(scheduler=cl.scheduler_address):
+            np.testing.assert_allclose(MultiSURF(missing="diff").fit(lazy.X, lazy.y).scores_, ref, rtol=1e-12,
+                                       atol=1e-15)

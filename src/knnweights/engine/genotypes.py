@@ -508,6 +508,9 @@ def fit_relief_bytes(est, X, y):
     est._validate_params()
     if not getattr(est, "_byte_input", False):
         raise NotImplementedError(f"{type(est).__name__} does not take a byte (genotype) matrix; pass floats.")
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None: feature weighting "
+                         "is supervised (pass the class labels).")
     if isinstance(X, np.ndarray) and X.shape[0] < 2:
         raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of 2 is required.")
     G = GenotypeMatrix(X)
