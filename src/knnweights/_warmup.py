@@ -138,6 +138,18 @@ def compile_kernels():
                             fitted.transform(X[:5])
                     except Exception:  # noqa: BLE001 - see the docstring
                         pass
+        # the byte (genotype) path of the Relief family: complete, with unknown values, continuous and discrete
+        G = np.random.default_rng(2).integers(0, 3, (36, 8)).astype(np.uint8)
+        yg = np.arange(36) % 3
+        Gm = G.copy()
+        Gm[::7, 1] = 255
+        for est in (WEIGHTERS["MultiSURF"](missing="diff"), WEIGHTERS["ReliefF"](missing="diff", n_neighbors=3),
+                    WEIGHTERS["MultiSURF"](missing="diff", discrete_features=True)):
+            for Xg in (G, Gm):
+                try:
+                    clone(est).fit(Xg, yg)
+                except Exception:  # noqa: BLE001 - see the docstring
+                    pass
         # the incremental hit / miss search (LH-RELIEF) prunes only from n = 64 on: a full pass, then a pruned one
         from .engine.incremental import IncrementalHitMiss
 
