@@ -217,7 +217,7 @@ def parse_cv(text):
 # -- reading the user's file -----------------------------------------------------------
 def _add_data_arguments(p):
     p.add_argument("file", help="CSV, TSV, Parquet or Excel file, one row per sample")
-    p.add_argument("--target", required=True, metavar="COL", help="the label column")
+    p.add_argument("--target", metavar="COL", default=None, help="the label column (required for a table)")
     p.add_argument("--id-col", metavar="COL", default=None, help="a sample-id column (not a feature)")
     p.add_argument("--drop", metavar="COL", nargs="+", action="extend", default=[],
                    help="columns to leave out (repeatable)")
@@ -242,6 +242,8 @@ def _add_data_arguments(p):
 def _load(args, impute=None):
     from .io import count_like_features, load_table
 
+    if args.target is None:
+        raise UsageError("--target COL is required: the label column of the table.")
     data = load_table(args.file, args.target, id_col=args.id_col, drop=args.drop, one_hot=args.one_hot,
                       impute=impute or args.impute, sheet=args.sheet, sep=args.sep, target_type=args.target_type)
     for m in data.messages:
@@ -409,6 +411,10 @@ def _cmd_rank(args):
     _require("pandas")
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
+    if str(args.file).lower().endswith(".bed"):
+        return _cmd_rank_plink(args)
+    if args.pheno or args.pheno_col:
+        raise UsageError("--pheno / --pheno-col are for a PLINK .bed file; a table takes --target COL.")
     if args.permutations < 1:
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
     data = _load(args)
@@ -423,6 +429,59 @@ def _cmd_rank(args):
     what = "weight, signed score, rank" + (", p, q" if args.pvalues else "")
     print(f"wrote {out}: {len(table)} features x {len(kept)} method(s) ({what}) and the univariate "
           f"baseline(s) {', '.join(_baseline_names(table))} (statistic, p, q, rank)")
+    return 0
+
+
+#: the weighters that take genotype bytes, and the default for a .bed file
+PLINK_METHODS = ("MultiSURF", "ReliefF")
+
+
+def _cmd_rank_plink(args):
+    """Rank the SNPs of a PLINK fileset by the byte-capable Relief weighters (no float copy)."""
+    import pandas as pd
+
+    from . import WEIGHTERS
+    from .engine import config_context
+    from .evaluation.compare import sort_by_mean_rank
+    from .evaluation.distributed import scheduler_address
+    from .io import read_plink
+
+    names = parse_methods(args.methods, default=PLINK_METHODS)
+    bad = [n for n in names if not getattr(WEIGHTERS[n], "_byte_input", False)]
+    if bad:
+        ok = sorted(n for n, c in WEIGHTERS.items() if getattr(c, "_byte_input", False))
+        raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
+    address = scheduler_address(args.scheduler)
+    data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address))
+    for m in data.messages:
+        _say(f"note: {m}")
+    n, d = data.X.shape
+    _say(f"{data.name}: {n} samples x {d} SNPs, {len(np.unique(data.y.astype(str)))} classes"
+         + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
+    table = pd.DataFrame({"feature": data.snps})
+    kept, warn = [], []
+    with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
+        for i, name in enumerate(names, start=1):
+            est = _make(name, args.random_state)
+            if "missing" in est.get_params():
+                est.set_params(missing="diff")  # unknown genotypes: Relief's unknown-value diff
+            _say(f"[{i}/{len(names)}] {name}: fitting on {n} x {d} ...")
+            t0 = time.perf_counter()
+            with _fit_context(name), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est.fit(data.X, data.y)
+            _say(f"[{i}/{len(names)}] {name}: done in {time.perf_counter() - t0:.1f} s")
+            warn.extend(f"{name}: {w.message}" for w in caught)
+            table[f"{name}_weight"] = est.feature_importances_
+            table[f"{name}_score"] = est.scores_
+            table[f"{name}_rank"] = est.ranking_
+            kept.append(name)
+    table = sort_by_mean_rank(table, kept)
+    out = args.out or f"{data.name}_ranks.csv"
+    _write_table(table, out)
+    _print_warnings(sorted(set(warn)))
+    _print_top(table, kept, args.top)
+    print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) (weight, signed score, rank)")
     return 0
 
 
@@ -652,7 +711,10 @@ def build_parser():
                     "ANOVA F for classes, Pearson and Spearman for a continuous target). Prints the top features. "
                     "A target with non-integer numbers is continuous (--target-type to choose).\n\n"
                     "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30 "
-                    "--pvalues")
+                    "--pvalues\n\n"
+                    "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "
+                    f"family (default: {', '.join(PLINK_METHODS)}); the phenotype comes from the .fam file or "
+                    "--pheno.\n\nexample: knnweights rank study.bed --pheno pheno.txt --pheno-col disease")
     _add_data_arguments(rank)
     rank.add_argument("--out", metavar="FILE", default=None,
                       help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
@@ -662,7 +724,14 @@ def build_parser():
                            "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
     rank.add_argument("--permutations", type=int, default=199, metavar="B",
                       help="permutations for the methods without their own p-values (default: 199)")
-    rank.add_argument("--n-jobs", type=int, default=None, help="permutation refits in parallel (joblib)")
+    rank.add_argument("--pheno", metavar="FILE", default=None,
+                      help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
+    rank.add_argument("--pheno-col", metavar="NAME", default=None,
+                      help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
+    rank.add_argument("--n-jobs", type=int, default=None,
+                      help="parallel work: permutation refits (joblib), or the compiled kernels' threads for a "
+                           ".bed file (default: all)")
+    add_scheduler_argument(rank)
     rank.set_defaults(func=_cmd_rank)
 
     ev = sub.add_parser(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["DataError", "UserData", "read_table", "load_table", "IMPUTE"]
+__all__ = ["DataError", "UserData", "PlinkData", "read_table", "load_table", "read_plink", "IMPUTE"]
 
 #: the imputation choices of :func:`load_table` (``"keep"`` leaves NaN for a pipeline to fill)
 IMPUTE = ("median", "drop-features", "none")
@@ -366,3 +366,148 @@ def count_like_features(X, skew_limit=1.0, share=0.5):
     sk = np.asarray(sk, dtype=np.float64)
     n_skewed = int(np.sum(sk > skew_limit))
     return bool(n_skewed >= share * sk.size), float(np.median(sk)), n_skewed
+
+
+# -- PLINK genotypes ---------------------------------------------------------------------------------------------------
+@dataclass
+class PlinkData:
+    """Genotypes of a PLINK ``.bed`` / ``.bim`` / ``.fam`` fileset, ready for the Relief family.
+
+    Attributes
+    ----------
+    X : numpy.ndarray of int8, shape (n_samples, n_snps), or :class:`~knnweights.engine.genotypes.BedSource`
+        Allele counts 0/1/2 (bed-reader's ``count_A1`` convention), -127 where unknown; with
+        ``lazy=True`` the file itself, read by column range where the work runs.
+    y : numpy.ndarray, shape (n_samples,)
+        The phenotype (from the ``.fam`` file or the ``pheno`` file; samples without one are left out).
+    snps : list of str
+        The SNP ids of the ``.bim`` file.
+    samples : list of str
+        The individual ids (IID) kept.
+    name : str
+        The fileset's stem.
+    messages : list of str
+    """
+
+    X: object
+    y: np.ndarray
+    snps: list
+    samples: list
+    name: str = "study"
+    messages: list = field(default_factory=list)
+
+    @property
+    def feature_names(self):
+        return list(self.snps)
+
+
+#: phenotype values PLINK reads as "unknown" ("0" only in the 1/2 case-control coding)
+_PHENO_MISSING = {"-9", "0", "na", "nan", ""}
+
+
+def _plink_prefix(path):
+    p = os.fspath(path)
+    for ext in (".bed", ".bim", ".fam"):
+        if p.lower().endswith(ext):
+            return p[: -len(ext)]
+    return p
+
+
+def _read_pheno_file(path, col):
+    """``{(FID, IID): value}`` from a PLINK phenotype file (``FID IID v1 v2 ...``, an optional
+    header line starting with ``FID``); ``col``: a header name or a 1-based index among the values."""
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such phenotype file.")
+    with open(path) as f:
+        lines = [ln.split() for ln in f if ln.strip()]
+    if not lines:
+        raise DataError(f"{path}: the phenotype file is empty.")
+    header = lines[0] if lines[0][0].upper() in ("FID", "#FID") else None
+    rows = lines[1:] if header else lines
+    if col is None:
+        j = 2
+    elif header is not None and col in header:
+        j = header.index(col)
+    elif str(col).isdigit():
+        j = 1 + int(col)
+    else:
+        names = header[2:] if header else []
+        hint = difflib.get_close_matches(str(col), names, n=1)
+        raise DataError(f"{path}: no phenotype column {col!r}" + (f"; did you mean {hint[0]!r}?" if hint else
+                                                                  f" (columns: {', '.join(names) or 'none named'})."))
+    out = {}
+    for r in rows:
+        if len(r) <= j:
+            raise DataError(f"{path}: line for {r[:2]} has no column {j + 1}.")
+        out[(r[0], r[1])] = r[j]
+    return out
+
+
+def read_plink(path, pheno=None, pheno_col=None, lazy=False):
+    """Read a PLINK 1 binary fileset (``prefix.bed``, ``.bim``, ``.fam``) as genotype bytes.
+
+    Needs bed-reader (``pip install 'knnweights[genomics]'``).  The genotypes stay ``int8``
+    (0/1/2, -127 unknown): the Relief family scores them without a float copy
+    (:mod:`knnweights.engine.genotypes`; unknown values need ``missing="diff"``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.bed`` file or the prefix.
+    pheno : str, optional
+        A PLINK phenotype file (``FID IID value ...``, optional ``FID IID name ...`` header);
+        default: the ``.fam`` file's sixth column.
+    pheno_col : str or int, optional
+        The phenotype file's column, by header name or 1-based index (default: the first).
+    lazy : bool, default=False
+        Return the file (a :class:`~knnweights.engine.genotypes.BedSource`) instead of the
+        matrix: each feature block (each dask worker's columns) is read where it is used.
+
+    Returns
+    -------
+    PlinkData
+        Samples without a phenotype (``-9``, ``NA``; ``0`` when the others are coded 1/2, as
+        PLINK reads case/control) are left out (said in ``messages``).
+    """
+    try:
+        from bed_reader import open_bed
+    except ImportError as exc:
+        raise DataError("reading PLINK files needs bed-reader: pip install 'knnweights[genomics]'") from exc
+    from .engine.genotypes import BedSource
+
+    prefix = _plink_prefix(path)
+    bed = prefix + ".bed"
+    for ext in (".bed", ".bim", ".fam"):
+        if not os.path.exists(prefix + ext):
+            raise DataError(f"{prefix + ext}: no such file (a PLINK fileset needs .bed, .bim and .fam).")
+    with open_bed(bed) as b:
+        fid, iid = [str(v) for v in b.fid], [str(v) for v in b.iid]
+        snps = [str(v) for v in b.sid]
+        shape = b.shape
+        if pheno is None:
+            values = [str(v) for v in b.pheno]
+        else:
+            table = _read_pheno_file(pheno, pheno_col)
+            values = [table.get((f, i), "-9") for f, i in zip(fid, iid, strict=True)]
+        low = [v.strip().lower() for v in values]
+        # "0" is unknown only in PLINK's 1/2 case-control coding; a 0/1 phenotype keeps its zeros
+        seen = {v for v in low if v not in _PHENO_MISSING or v == "0"}
+        plink12 = seen <= {"0", "1", "2"} and "2" in seen
+        keep = np.array([v not in _PHENO_MISSING or (v == "0" and not plink12) for v in low])
+        messages = []
+        if not keep.any():
+            raise DataError(f"{pheno or prefix + '.fam'}: no sample has a phenotype (all -9, 0 or NA).")
+        if not keep.all():
+            messages.append(f"{int((~keep).sum())} sample(s) without a phenotype left out")
+        rows = np.flatnonzero(keep)
+        if lazy:
+            X = BedSource(bed, shape, rows=None if keep.all() else rows)
+        else:
+            X = b.read(index=np.s_[rows if not keep.all() else slice(None), :], dtype="int8", order="C")
+    y = np.array([values[i] for i in rows])
+    try:  # numeric labels as numbers (1/2 from a .fam file, or quantitative values)
+        yf = y.astype(np.float64)
+        y = yf.astype(np.int64) if np.all(yf == np.round(yf)) else yf
+    except ValueError:
+        pass
+    return PlinkData(X, y, snps, [iid[i] for i in rows], os.path.basename(prefix), messages)

@@ -195,6 +195,14 @@ class _WeighterSelector(SelectorMixin, BaseEstimator):
 
     def _check_X(self, X):
         w = self.weighter if self.weighter is not None else self._default_weighter()
+        from .engine.genotypes import is_byte_input
+
+        if is_byte_input(X) and getattr(w, "_byte_input", False):  # genotypes: the weighter takes the bytes
+            if X.shape[0] < 2:
+                raise ValueError(f"Found array with {X.shape[0]} sample(s) while a minimum of 2 is required.")
+            self.n_features_in_ = X.shape[1]
+            self.__dict__.pop("feature_names_in_", None)
+            return X
         allow_nan = get_tags(w).input_tags.allow_nan
         check_numeric_columns(X)
         check_finite_columns(X, allow_nan=allow_nan)

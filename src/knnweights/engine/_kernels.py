@@ -113,25 +113,51 @@ def _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
     return acc
 
 
+@njit(cache=True, nogil=True, inline="always")
+def tile_box(t, n_tj, na, nb, tile_i, tile_j):  # pragma: no cover - compiled
+    """Rows ``i0:i1`` and columns ``j0:j1`` of output tile ``t`` (row-major, ``n_tj`` tiles a row)."""
+    i0 = (t // n_tj) * tile_i
+    j0 = (t % n_tj) * tile_j
+    return i0, min(i0 + tile_i, na), j0, min(j0 + tile_j, nb)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
     """out[i, j] = sum_k phi(A[i, k] - B[j, k]) for row blocks A (na, d), B (nb, d)."""
     na, d = A.shape
     nb = B.shape[0]
     BT = np.ascontiguousarray(B.T)
-    n_ti = (na + _TILE_I - 1) // _TILE_I
     n_tj = (nb + _TILE_J - 1) // _TILE_J
-    for t in prange(n_ti * n_tj):
-        i0 = (t // n_tj) * _TILE_I
-        i1 = min(i0 + _TILE_I, na)
-        j0 = (t % n_tj) * _TILE_J
-        j1 = min(j0 + _TILE_J, nb)
+    for t in prange(((na + _TILE_I - 1) // _TILE_I) * n_tj):
+        i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
         acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
         _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(j0, j1):
                 out[i, j] = acc[i - i0, j - j0]
     return out
+
+
+@njit(cache=True, nogil=True)
+def upper_tiles(n, tile_i, tile_j):  # pragma: no cover - compiled
+    """``(ti, tj)`` of the ``tile_i x tile_j`` output tiles of an ``n x n`` matrix that touch its
+    upper triangle (diagonal included), row-major."""
+    n_ti = (n + tile_i - 1) // tile_i
+    n_tj = (n + tile_j - 1) // tile_j
+    n_active = 0
+    for ti in range(n_ti):
+        for tj in range(n_tj):
+            if min((tj + 1) * tile_j, n) > ti * tile_i:
+                n_active += 1
+    tiles = np.empty((n_active, 2), np.int64)
+    a = 0
+    for ti in range(n_ti):
+        for tj in range(n_tj):
+            if min((tj + 1) * tile_j, n) > ti * tile_i:
+                tiles[a, 0] = ti
+                tiles[a, 1] = tj
+                a += 1
+    return tiles
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -141,22 +167,8 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
     order, so the result is bit-identical to :func:`pairwise_phi`)."""
     n, d = A.shape
     AT = np.ascontiguousarray(A.T)
-    n_ti = (n + _TILE_I - 1) // _TILE_I
-    n_tj = (n + _TILE_J - 1) // _TILE_J
-    n_active = 0
-    for ti in range(n_ti):
-        for tj in range(n_tj):
-            if min((tj + 1) * _TILE_J, n) > ti * _TILE_I:
-                n_active += 1
-    tiles = np.empty((n_active, 2), np.int64)
-    a = 0
-    for ti in range(n_ti):
-        for tj in range(n_tj):
-            if min((tj + 1) * _TILE_J, n) > ti * _TILE_I:
-                tiles[a, 0] = ti
-                tiles[a, 1] = tj
-                a += 1
-    for t in prange(n_active):  # active tiles all cost the same: static chunks stay balanced
+    tiles = upper_tiles(n, _TILE_I, _TILE_J)
+    for t in prange(tiles.shape[0]):  # active tiles all cost the same: static chunks stay balanced
         i0 = tiles[t, 0] * _TILE_I
         i1 = min(i0 + _TILE_I, n)
         j0 = tiles[t, 1] * _TILE_J

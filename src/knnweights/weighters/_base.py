@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..utils import (  # noqa: F401 - the validation helpers, defined once in knnweights.utils
     _column_label,
@@ -312,9 +312,20 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2,
                              accept_sparse=False, y_numeric=False,
                              ensure_all_finite="allow-nan" if allow_nan else True)
+        _check_scale(X, getattr(self, "feature_names_in_", None))
+        return X, self._encode_target(y)
+
+    def _encode_target(self, y, n_samples=None):
+        """Class codes ``0..K-1`` of ``y`` (sets ``classes_``), with the named errors of every weighter:
+        missing labels, one class, a class smaller than ``_min_class_size``."""
+        if n_samples is not None:
+            check_target(y)
+            y = column_or_1d(y, warn=True)
+            if y.shape[0] != n_samples:
+                raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
+                                 f"{y.shape[0]}]")
         refuse_continuous_target(self, y)
         check_classification_targets(y)
-        _check_scale(X, getattr(self, "feature_names_in_", None))
         self._label_encoder = LabelEncoder().fit(y)
         self.classes_ = self._label_encoder.classes_
         codes = self._label_encoder.transform(y).astype(np.int64)
@@ -332,7 +343,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"needs a hit of its own class), but class {_label(self.classes_[c])} has {counts[c]} sample"
                 f"{'s' if counts[c] != 1 else ''}. Remove or merge that class, or collect more samples."
             )
-        return X, codes
+        return codes
 
     def _check_n_neighbors(self, k, codes, need_hits=True, name="n_neighbors", clamp=None):
         """Raise when ``k`` exceeds the hits (class size - 1) or misses available.

@@ -44,10 +44,30 @@ def range_normalize(X):
     return X / np.where(rng > 0, rng, 1.0)
 
 
-def _sample_rows(n, n_iter, random_state):
+def _sample_rows(n, n_iter, random_state, n_instances=None):
+    """The instances scored: all rows (``None``), ``n_instances`` distinct rows drawn without
+    replacement (all of them, exact, when ``n_instances >= n``), or ``n_iter`` draws with
+    replacement."""
+    if n_instances is not None:
+        if n_iter is not None:
+            raise ValueError("n_iter and n_instances both set: give one (n_instances: m distinct instances; "
+                             "n_iter: m draws with replacement).")
+        if n_instances >= n:
+            return None
+        return np.sort(check_random_state(random_state).choice(n, size=n_instances, replace=False))
     if n_iter is None:
-        return np.arange(n)
+        return None
     return check_random_state(random_state).randint(0, n, size=n_iter)
+
+
+_N_INSTANCES_DOC = """n_instances : int or None, default=None
+        Relief's ``m``: score from ``m`` instances drawn at random without replacement
+        (``random_state``) against all rows, ``O(m n d)`` instead of ``O(n^2 d)``, memory
+        ``O(block x n)``.  ``None`` (or ``m >= n``): every sample, exact and deterministic.
+        The estimate is the mean of ``m`` of the ``n`` per-instance margin vectors ``z_i``,
+        so its variance is ``var_i(z_if) / m * (n - m) / (n - 1)`` per feature (the
+        finite-population correction: 0 at ``m = n``); the standard error falls as
+        ``1 / sqrt(m)`` (measured in benchmarks/bench_genomics.md)."""
 
 
 def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhattan", per_class=True,
@@ -175,6 +195,22 @@ _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
 
 class _ReliefBase(BaseWeighter):
     _metric = "manhattan"
+    #: takes a uint8 / int8 genotype matrix without a float copy (:mod:`knnweights.engine.genotypes`)
+    _byte_input = True
+
+    def fit(self, X, y):
+        """Learn the feature weights (see :meth:`BaseWeighter.fit`).
+
+        ``X`` may also be a ``uint8`` / ``int8`` genotype matrix (values ``0..15``; unknown:
+        a negative ``int8``, the ``uint8`` value 255 or a masked entry; with
+        ``missing="diff"``): it is scored in bytes, feature block by feature block, with the
+        same weights as its float copy (:mod:`knnweights.engine.genotypes`).
+        """
+        from ..engine import genotypes
+
+        if genotypes.is_byte_input(X):
+            return genotypes.fit_relief_bytes(self, X, y)
+        return super().fit(X, y)
 
     @property
     def _allow_nan(self):
@@ -187,6 +223,11 @@ class _ReliefBase(BaseWeighter):
     def _diff_data(self, X, codes, force=False):
         """``None`` on the plain path (continuous, complete, not forced), else the
         :class:`~knnweights.engine._kernels_mixed.DiffData` of ``X``; sets ``discrete_features_``."""
+        from ..engine.genotypes import GenotypeMatrix
+
+        if isinstance(X, GenotypeMatrix):  # bytes: always the diff tables, in feature blocks
+            self.discrete_features_ = X.discrete_mask(self.discrete_features, self.discrete_limit)
+            return X.diff_data(codes, self.discrete_features_, self.normalize)
         disc = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
         self.discrete_features_ = disc
         has_nan = X.dtype.kind == "f" and bool(np.isnan(X).any())
@@ -220,7 +261,8 @@ _DIFF_CONSTRAINTS = {
 
 def _doc(cls):
     cls.__doc__ = cls.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
-        "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC)
+        "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
+        "    {n_instances}", "    " + _N_INSTANCES_DOC)
     return cls
 
 
@@ -241,11 +283,13 @@ class Relief(ReliefTargetMixin, _ReliefBase):
     Parameters
     ----------
     n_iter : int or None, default=None
-        ``None``: all samples, deterministic; otherwise the number of sampled instances.
+        ``m`` instances drawn *with* replacement (Kira & Rendell's iterations); prefer
+        ``n_instances`` (distinct instances, a smaller variance).
     normalize : bool, default=True
         Range-normalise the differences (Kira & Rendell's ``diff``).
     random_state : int, RandomState or None
-        Used only when ``n_iter`` is set.
+        Used only when ``n_instances`` (or ``n_iter``) is set.
+    {n_instances}
     {diff_params}
     ties : {"index", "include"}, default="index"
         Equidistant neighbours: ``"index"`` takes the one with the lower sample index
@@ -282,12 +326,14 @@ class Relief(ReliefTargetMixin, _ReliefBase):
         **_DIFF_CONSTRAINTS,
         "ties": [StrOptions({"index", "include"})],
         **_TARGET_CONSTRAINTS,
+        "n_instances": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
     _pair_kind = "relief"
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
-                 discrete_limit=10, ties="index", target="auto", pvalues=False):
+                 discrete_limit=10, ties="index", target="auto", pvalues=False, n_instances=None):
         self.n_iter = n_iter
+        self.n_instances = n_instances
         self.normalize = normalize
         self.random_state = random_state
         self.missing = missing
@@ -298,13 +344,12 @@ class Relief(ReliefTargetMixin, _ReliefBase):
         self.pvalues = pvalues
 
     def _fit(self, X, y):
-        rows = _sample_rows(X.shape[0], self.n_iter, self.random_state)
+        rows = _sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
         data = self._diff_data(X, y, force=self.ties == "include")
         if data is None:
             self.scores_ = relieff_margins(self._normalized(X), y, 1, rows, per_class=False)
         else:
-            self.scores_ = mixed_relieff_margins(data, y, 1, None if self.n_iter is None else rows,
-                                                 per_class=False, ties=self.ties)
+            self.scores_ = mixed_relieff_margins(data, y, 1, rows, per_class=False, ties=self.ties)
         return self.scores_
 
 
@@ -328,9 +373,11 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
     n_neighbors : int, default=10
         ``k``.
     n_iter : int or None, default=None
-        ``None``: every sample is an instance (``m = n``, deterministic).
+        ``m`` instances drawn *with* replacement (Kira & Rendell's iterations); prefer
+        ``n_instances`` (distinct instances, a smaller variance).
     normalize : bool, default=True
     random_state : int, RandomState or None
+    {n_instances}
     {diff_params}
     ties : {"index", "include"}, default="index"
         Neighbours tied at the ``k``-th distance: ``"index"`` takes the lower sample
@@ -384,13 +431,15 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         "small_classes": [StrOptions({"clamp", "error"})],
         **_TARGET_CONSTRAINTS,
         "rank_sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "n_instances": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
     _pair_kind = "relieff"
 
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
-                 small_classes="clamp", target="auto", pvalues=False, rank_sigma=None):
+                 small_classes="clamp", target="auto", pvalues=False, rank_sigma=None, n_instances=None):
         self.n_neighbors = n_neighbors
+        self.n_instances = n_instances
         self.n_iter = n_iter
         self.normalize = normalize
         self.random_state = random_state
@@ -407,14 +456,14 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
     def _fit(self, X, y):
         self._check_n_neighbors(self.n_neighbors, y,
                                 clamp="small_classes='error'" if self.small_classes == "clamp" else None)
-        rows = _sample_rows(X.shape[0], self.n_iter, self.random_state)
+        rows = _sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
         data = self._diff_data(X, y, force=self.ties == "include")
         if data is None:
             self.scores_ = relieff_margins(self._normalized(X), y, self.n_neighbors, rows, per_class=True,
                                            miss_weighting=self.miss_weighting)
         else:
-            self.scores_ = mixed_relieff_margins(data, y, self.n_neighbors, None if self.n_iter is None else rows,
-                                                 per_class=True, miss_weighting=self.miss_weighting, ties=self.ties)
+            self.scores_ = mixed_relieff_margins(data, y, self.n_neighbors, rows, per_class=True,
+                                                 miss_weighting=self.miss_weighting, ties=self.ties)
         return self.scores_
 
 
@@ -664,6 +713,7 @@ class MulRel(_ReliefBase):
     """
 
     _algorithm_version = 1
+    _byte_input = False
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -748,20 +798,26 @@ def _two_cycle(history):
 _RADIUS_BLOCK_ARRAYS = 6
 
 
+def _self_columns(start, b):
+    """The column of each row's own sample: ``start + 0..b-1``, or the given row indices."""
+    return start + np.arange(b) if np.isscalar(start) else np.asarray(start)
+
+
 def _multisurf_thresholds(D, start):
-    """``T_i = mean_i - std_i / 2`` over the ``n - 1`` distances from ``i`` (rows ``start:`` of a block)."""
+    """``T_i = mean_i - std_i / 2`` over the ``n - 1`` distances from ``i`` (rows ``start:`` of a
+    block, or the samples ``start`` when it is an array)."""
     n = D.shape[1]
     rows = np.arange(D.shape[0])
     mean = D.sum(axis=1, dtype=np.float64) / (n - 1)
     dev = D - mean[:, None]
-    dev[rows, start + rows] = 0.0  # the sample itself is not among the n - 1 distances
+    dev[rows, _self_columns(start, rows.size)] = 0.0  # the sample itself is not among the n - 1 distances
     return mean - np.sqrt(np.einsum("ij,ij->i", dev, dev) / (n - 1)) / 2.0
 
 
 def _in_radius(D, T, start):
     near = D < T[:, None]
     rows = np.arange(D.shape[0])
-    near[rows, start + rows] = False
+    near[rows, _self_columns(start, rows.size)] = False
     return near
 
 
@@ -871,37 +927,46 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
     return per_sample.sum(axis=0, dtype=np.float64) / n, T
 
 
-def mixed_radius_margins(data, codes, rule="mean", multiclass="prior"):
+def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None):
     """:func:`radius_margins` on Relief's ``diff`` for discrete features and missing values.
 
     ``data`` is a :class:`knnweights.engine._kernels_mixed.DiffData`; distances and margin
     terms both use its ``diff``.  When the ``n x n`` matrices fit the working memory, one
-    distance pass and the pair-folded coefficients (each pair's diff once); otherwise
-    row blocks (SURF: one more distance pass for the mean).
+    distance pass and the pair-folded coefficients (each pair's diff once; not for a
+    ``data`` with ``fold_pairs = False``); otherwise row blocks (SURF: one more distance
+    pass for the mean).  ``rows``: score only these instances (against all samples);
+    SURF's mean distance is then the mean over their rows of the distance matrix.
     """
     n = codes.shape[0]
     prior = np.bincount(codes) / n
-    chunks = data.distance_chunks(n_arrays=_RADIUS_BLOCK_ARRAYS)
+    every = rows is None
+    inst = np.arange(n) if every else np.asarray(rows, dtype=np.int64)
+    m = inst.size
+    chunks = data.distance_chunks(None if every else inst, n_arrays=_RADIUS_BLOCK_ARRAYS)
     s0, e0, D0 = next(chunks)
-    if e0 == n:  # one block: all distances at once
+    if every and e0 == n:  # one block: all distances at once
         T = np.full(n, D0.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean" \
             else _multisurf_thresholds(D0, 0)
-        P = _fold_pairs(_radius_coefficients(_in_radius(D0, T, 0), codes, codes, prior, multiclass))
+        P = _radius_coefficients(_in_radius(D0, T, 0), codes, codes, prior, multiclass)
         del D0
+        if getattr(data, "fold_pairs", True):
+            P = _fold_pairs(P)
         return data.coef_sum(np.arange(n), P) / n, T
-    T = np.empty(n)
+    T = np.empty(m)
     if rule == "mean":
         T[s0:e0] = D0.sum(axis=1, dtype=np.float64)
         for s, e, D in chunks:
             T[s:e] = D.sum(axis=1, dtype=np.float64)
-        T[:] = T.sum() / float(n) ** 2
+        T[:] = T.sum() / (float(m) * n)
+    del D0, chunks
     z = np.zeros(data.d)
-    for s, e, D in data.distance_chunks(n_arrays=_RADIUS_BLOCK_ARRAYS):
+    for s, e, D in data.distance_chunks(None if every else inst, n_arrays=_RADIUS_BLOCK_ARRAYS):
         if rule != "mean":
-            T[s:e] = _multisurf_thresholds(D, s)
-        P = _radius_coefficients(_in_radius(D, T[s:e], s), codes[s:e], codes, prior, multiclass)
-        z += data.coef_sum(np.arange(s, e), P)
-    return z / n, T
+            T[s:e] = _multisurf_thresholds(D, inst[s:e])
+        r = inst[s:e]
+        P = _radius_coefficients(_in_radius(D, T[s:e], r), codes[r], codes, prior, multiclass)
+        z += data.coef_sum(r, P)
+    return z / m, T
 
 
 class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
@@ -910,11 +975,13 @@ class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
         "multiclass": [StrOptions({"prior", "rebate"})],
         **_DIFF_CONSTRAINTS,
         **_TARGET_CONSTRAINTS,
+        "n_instances": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
     }
     _pair_kind = "radius"
 
     def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
-                 discrete_limit=10, target="auto", pvalues=False):
+                 discrete_limit=10, target="auto", pvalues=False, n_instances=None, random_state=None):
         self.normalize = normalize
         self.multiclass = multiclass
         self.missing = missing
@@ -922,13 +989,19 @@ class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
         self.discrete_limit = discrete_limit
         self.target = target
         self.pvalues = pvalues
+        self.n_instances = n_instances
+        self.random_state = random_state
 
     def _fit(self, X, y):
+        rows = _sample_rows(X.shape[0], None, self.random_state, self.n_instances)
         data = self._diff_data(X, y)
-        if data is None:
+        if data is None and rows is None:
             self.scores_, thresholds = radius_margins(self._normalized(X), y, self._rule, self.multiclass)
         else:
-            self.scores_, thresholds = mixed_radius_margins(data, y, self._rule, self.multiclass)
+            if data is None:
+                data = _kernels_mixed.PlainDiff(self._normalized(X))
+            self.scores_, thresholds = mixed_radius_margins(data, y, self._rule, self.multiclass, rows)
+        self.instances_ = np.arange(X.shape[0]) if rows is None else rows
         self._store_thresholds(thresholds)
         return self.scores_
 
@@ -983,6 +1056,10 @@ class SURF(_RadiusReliefBase):
     rule (a neighbour with ``|y_i - y_j|`` below the standard deviation of ``y`` is a hit,
     else a miss; see
     :func:`~knnweights.weighters._relief_regression.radius_regression_scores`).
+    {n_instances}
+        SURF's threshold is then the mean distance over the sampled instances' rows.
+    random_state : int, RandomState or None
+        Used only when ``n_instances`` is set.
 
     Ties: a neighbourhood is every instance strictly within the threshold, so the
     result never depends on the row order (no ``ties`` option is needed).
@@ -1053,6 +1130,9 @@ class MultiSURF(_RadiusReliefBase):
     {target_params}
 
     A continuous target: as :class:`SURF` (scikit-rebate's continuous-endpoint rule).
+    {n_instances}
+    random_state : int, RandomState or None
+        Used only when ``n_instances`` is set.
 
     Attributes
     ----------
@@ -1060,8 +1140,10 @@ class MultiSURF(_RadiusReliefBase):
         ``max(scores_, 0)``.
     scores_ : ndarray of shape (n_features,)
         The signed MultiSURF weights.
-    thresholds_ : ndarray of shape (n_samples,)
-        ``T_i`` of each training sample.
+    thresholds_ : ndarray of shape (n_instances_,)
+        ``T_i`` of each scored instance (every training sample unless ``n_instances``).
+    instances_ : ndarray of int
+        The rows scored (all samples, or the ``n_instances`` drawn).
     metric_ : str
         ``"manhattan"``.
 

@@ -1,0 +1,567 @@
+"""Relief's ``diff`` on byte matrices (genotypes), in feature blocks, on one machine or a dask cluster.
+
+A genotype matrix ``X`` of dtype ``uint8`` or ``int8`` (values ``0..15``, usually 0/1/2;
+unknown: a negative ``int8``, such as bed-reader's -127, the ``uint8`` value 255, or the
+mask of a ``numpy.ma.MaskedArray``) goes through the Relief family without a float copy.
+Relief's distances and margin sums are sums over features, so everything runs on
+*feature blocks* of a few thousand columns: each block is read as bytes, encoded
+(:mod:`knnweights.engine._kernels_bytes`: every pair's ``diff`` summed over the block is an
+integer ``/ S``), and gives
+
+- a block of the pairwise distances, ``int32`` and exact (a popcount over bit planes),
+  plus, where values are missing, the float terms of Kononenko's unknown-value ``diff``;
+- the block's features' margin sums for given neighbour coefficients (counts per
+  coefficient group, exact, times the coefficient).
+
+The distances of all blocks are added (integers: the order does not matter), the
+neighbourhoods chosen from them by the usual Relief code, and the margins of each block
+are its own features' scores.  Memory: the ``n x n`` (or ``block x n``) distances and one
+encoded feature block, never a float copy of ``X``.
+
+Where the blocks run is the configuration's (:func:`knnweights.engine.set_config`):
+``n_jobs`` threads for the compiled kernels, or ``scheduler`` (a ``dask.distributed``
+address): then contiguous feature ranges are tasks on the cluster's workers, each worker
+holding (or, for a PLINK ``.bed`` file, reading) its own columns; the partial distances
+come back and are added, the coefficients go out, the scores come back.  Integer
+distances make the cluster's result the same as one process's (with missing values the
+unknown-value terms are float sums, equal to rounding).
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from . import _kernels_bytes as kb
+from ._config import get_config
+
+__all__ = ["GenotypeMatrix", "ByteDiff", "BedSource", "is_byte_input"]
+
+#: distinct neighbour coefficients per row counted exactly (Relief: hits plus one per miss class)
+_MAX_GROUPS = 8
+#: the most bit planes (largest encoded value) the byte path takes; above, the float path
+_MAX_PLANES = 16
+#: bytes of one encoded feature block (n x block columns), the unit of work and of a dask task's loop
+_BLOCK_BYTES = 16 * 2**20
+
+
+def is_byte_input(X):
+    """Whether ``X`` is a 2-d ``uint8`` / ``int8`` array (masked or not) or a :class:`BedSource`."""
+    if isinstance(X, (BedSource, GenotypeMatrix)):
+        return True
+    return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.uint8, np.int8)
+
+
+class BedSource:
+    """The genotypes of a PLINK ``.bed`` file, read by column range (bed-reader).
+
+    Picklable: a dask worker opens the file itself and reads only its own columns."""
+
+    def __init__(self, path, shape, rows=None):
+        self.path = str(path)
+        self.file_shape = tuple(int(s) for s in shape)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        n = self.file_shape[0] if rows is None else self.rows.size
+        self.shape = (n, self.file_shape[1])
+        self.dtype = np.dtype(np.int8)
+        self.ndim = 2
+
+    def read(self, f0, f1=None):
+        """Columns ``f0:f1`` (or the column indices ``f0``) as ``int8``, -127 where unknown."""
+        from bed_reader import open_bed
+
+        cols = slice(f0, f1) if f1 is not None else np.asarray(f0, dtype=np.int64)
+        with open_bed(self.path, iid_count=self.file_shape[0], sid_count=self.file_shape[1]) as bed:
+            r = slice(None) if self.rows is None else self.rows
+            return bed.read(index=np.s_[r, cols], dtype="int8", order="C")
+
+    def __getitem__(self, key):
+        """``source[:, cols]``: those columns read into memory (as TuRF's rounds slice a matrix)."""
+        rows, cols = key
+        return self.read(np.arange(self.shape[1])[cols])[rows]
+
+
+def _raw_block(X, f0, f1):
+    """Columns ``f0:f1`` of ``X`` as C-ordered ``uint8`` with ``MISSING`` for an unknown value."""
+    if isinstance(X, BedSource):
+        blk = X.read(f0, f1)
+    else:
+        blk = np.ascontiguousarray(np.ma.getdata(X)[:, f0:f1])
+    if blk.dtype == np.int8:
+        neg = blk < 0
+        blk = blk.view(np.uint8)
+        if neg.any():
+            blk = blk.copy() if not blk.flags.writeable else blk
+            blk[neg] = kb.MISSING
+    mask = np.ma.getmask(X) if isinstance(X, np.ma.MaskedArray) else np.ma.nomask
+    if mask is not np.ma.nomask:
+        blk = np.array(blk, copy=True)
+        blk[np.asarray(mask)[:, f0:f1]] = kb.MISSING
+    return blk
+
+
+def _block_ranges(d, n, block_bytes=None):
+    step = int(min(d, max(256, (block_bytes or _BLOCK_BYTES) // max(n, 1))))
+    return [(f0, min(d, f0 + step)) for f0 in range(0, d, step)]
+
+
+# -- per-range work (module level: a dask task) ------------------------------------------------------------------------
+def _stats_task(src, f0, f1):
+    out = []
+    for a, b in _block_ranges(f1 - f0, src.shape[0]):
+        raw = _raw_block(src, f0 + a, f0 + b)
+        B = b - a
+        vmin, vmax = np.empty(B, np.uint8), np.empty(B, np.uint8)
+        present, nmiss, bad = np.empty(B, np.int64), np.empty(B, np.int64), np.empty(B, np.bool_)
+        kb.column_stats(raw, vmin, vmax, present, nmiss, bad)
+        out.append((vmin, vmax, present, nmiss, bad))
+    return [np.concatenate(x) for x in zip(*out, strict=True)]
+
+
+class _Params:
+    """Per-feature encoding of a range of features (small arrays, sent to the tasks)."""
+
+    def __init__(self, vmin, mult, disc, ncols, level, scale, has_missing, S, planes, normalize):
+        self.vmin, self.mult, self.disc, self.ncols, self.level = vmin, mult, disc, ncols, level
+        self.scale, self.has_missing, self.S, self.planes, self.normalize = scale, has_missing, S, planes, normalize
+
+    def part(self, a, b):
+        return _Params(self.vmin[a:b], self.mult[a:b], self.disc[a:b], self.ncols[a:b], self.level[a:b],
+                       self.scale[a:b], self.has_missing[a:b], self.S, self.planes, self.normalize)
+
+
+def _encode(raw, prm):
+    """The encoding ``E`` of a raw block and the feature (local index) of each of its columns."""
+    col_start = np.concatenate([[0], np.cumsum(prm.ncols)]).astype(np.int64)
+    E = np.empty((raw.shape[0], int(col_start[-1])), np.uint8)
+    kb.encode(raw, prm.vmin, prm.mult, prm.disc, col_start, prm.level, prm.S // 2, E)
+    return E, np.repeat(np.arange(prm.ncols.size), prm.ncols)
+
+
+def _missing_tables(raw, prm, codes, n_classes):
+    """``Acorr`` (B, K, 16) and ``T2`` (B, K, K): Relief's unknown-value ``diff`` (Kononenko 1994,
+    the class-conditional value frequencies) minus what the encoding adds for the same pair."""
+    B = raw.shape[1]
+    K = n_classes
+    H = np.empty((K, B, kb.MAX_VALUE + 2), np.int64)
+    kb.class_histogram(raw, codes, K, H)
+    cnt = H[:, :, : kb.MAX_VALUE + 1].astype(np.float64)
+    tot = cnt.sum(axis=2, keepdims=True)
+    marg = cnt.sum(axis=0)
+    mtot = marg.sum(axis=1, keepdims=True)
+    marg = np.where(mtot > 0, marg / np.where(mtot > 0, mtot, 1.0), 0.0)
+    Pv = np.where(tot > 0, cnt / np.where(tot > 0, tot, 1.0), marg[None])  # (K, B, V)
+    Pv = Pv.transpose(1, 0, 2)  # (B, K, V)
+    v = np.arange(kb.MAX_VALUE + 1, dtype=np.float64)
+    disc = prm.disc.astype(bool)
+    absd = np.abs(v[:, None] - v[None, :])  # (V, V)
+    # continuous: E|a - V| s and E|V1 - V2| s; discrete: 1 - P(a | c) and 1 - sum_v P(v | c1) P(v | c2)
+    cont_A = np.einsum("bkv,av->bka", Pv, absd) * prm.scale[:, None, None]
+    cont_T = np.einsum("bkv,blu,vu->bkl", Pv, Pv, absd) * prm.scale[:, None, None]
+    disc_A = 1.0 - Pv
+    disc_T = 1.0 - np.einsum("bkv,blv->bkl", Pv, Pv)
+    A = np.where(disc[:, None, None], disc_A, cont_A)
+    T2 = np.where(disc[:, None, None], disc_T, cont_T)
+    # what the encoding adds for (known a, unknown): continuous (a - vmin) s, discrete 1/2
+    enc = np.where(disc[:, None], 0.5, (v[None, :] - prm.vmin[:, None]) * prm.scale[:, None])
+    A = A - enc[:, None, :]
+    known_any = mtot[:, 0] > 0
+    A[~known_any] = 0.0
+    T2[~known_any] = 0.0
+    return np.ascontiguousarray(A), np.ascontiguousarray(T2)
+
+
+def _missing_lists(raw):
+    miss = raw == kb.MISSING
+    counts = miss.sum(axis=1)
+    mptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    mind = np.ascontiguousarray(np.nonzero(miss)[1], dtype=np.int64)
+    return mptr, mind
+
+
+def _distance_task(src, f0, f1, prm, codes, n_classes, rows, w):
+    """Partial distances of features ``f0:f1``: ``(int32 sums of the encoding, float terms or None)``.
+
+    ``rows=None``: all pairs (upper triangle only); ``w``: weighted (float64 result, no int part)."""
+    n = src.shape[0]
+    sym = rows is None
+    nr = n if sym else rows.size
+    Dint = None if w is not None else np.zeros((nr, n), np.int32)
+    Df = np.zeros((nr, n)) if (w is not None or prm.has_missing.any()) else None
+    for a, b in _block_ranges(f1 - f0, n):
+        raw = _raw_block(src, f0 + a, f0 + b)
+        p = prm.part(a, b)
+        E, ecol = _encode(raw, p)
+        if w is not None:
+            wb = np.ascontiguousarray(w[a:b], dtype=np.float64)
+            EA = E if sym else np.ascontiguousarray(E[rows])
+            kb.l1_add_weighted(EA, E, wb[ecol] / p.S, Df)
+        else:
+            W = (E.shape[1] + 63) // 64
+            packed = np.empty((n, p.planes * W), np.uint64)
+            kb.pack_planes(E, p.planes, packed)
+            if sym:
+                kb.hamming_add_sym(packed, Dint)
+            else:
+                kb.hamming_add(np.ascontiguousarray(packed[rows]), packed, Dint)
+        if p.has_missing.any():
+            A, T2 = _missing_tables(raw, p, codes, n_classes)
+            mptr, mind = _missing_lists(raw)
+            wf = np.ones(b - a) if w is None else np.ascontiguousarray(w[a:b], dtype=np.float64)
+            kb.missing_distance_add(raw, np.arange(n) if sym else rows, codes, mptr, mind, A, T2, wf, Df)
+    return Dint, Df
+
+
+def _margin_task(src, f0, f1, prm, codes, n_classes, rows, P, idx, coef):
+    """The margin sums ``sum_r sum_j c_rj diff_f(rows[r], j)`` of features ``f0:f1``: dense
+    coefficients ``P`` (rows x n) or listed neighbours ``idx`` with ``coef``."""
+    n = src.shape[0]
+    z = np.zeros(f1 - f0)
+    n_chunks = 16
+    for a, b in _block_ranges(f1 - f0, n):
+        raw = _raw_block(src, f0 + a, f0 + b)
+        p = prm.part(a, b)
+        E, ecol = _encode(raw, p)
+        ncol = E.shape[1]
+        if P is not None:
+            U = np.empty((n, (p.planes + 1) // 2 * ncol), np.uint8)
+            kb.nibble_planes(E, p.planes, U)
+            out = np.zeros(((rows.size + kb._MR - 1) // kb._MR, p.planes * ncol))
+            kb.coef_margin(U, ncol, p.planes, rows, P, _MAX_GROUPS, out)
+            col = out.sum(axis=0).reshape(p.planes, ncol).sum(axis=0)
+        else:
+            U = np.empty((n, p.planes * ncol), np.uint8)
+            kb.unpack_planes(E, p.planes, U)
+            out = np.empty((n_chunks, ncol))
+            kb.index_margin(U, rows, idx, coef, p.planes, _MAX_GROUPS, n_chunks, out)
+            col = out.sum(axis=0)
+        zb = np.bincount(ecol, weights=col, minlength=b - a) / p.S
+        if p.has_missing.any():
+            A, T2 = _missing_tables(raw, p, codes, n_classes)
+            mptr, mind = _missing_lists(raw)
+            corr = np.empty((n_chunks, b - a))
+            if P is not None and idx is None:
+                idx, coef = _as_lists(P)
+            kb.missing_index_add(raw, rows, codes, mptr, mind, A, T2, idx, coef, n_chunks, corr)
+            zb += corr.sum(axis=0)
+        z[a:b] = zb
+    return z
+
+
+def _as_lists(P):
+    """The non-zero entries of each row of ``P`` as padded lists ``(idx, coef)`` (``-1``: none)."""
+    r, c = np.nonzero(P)
+    counts = np.bincount(r, minlength=P.shape[0])
+    idx = np.full((P.shape[0], max(1, int(counts.max(initial=0)))), -1, np.int64)
+    coef = np.zeros(idx.shape)
+    pos = np.arange(r.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    idx[r, pos] = c
+    coef[r, pos] = P[r, c]
+    return idx, coef
+
+
+# -- where the ranges run ----------------------------------------------------------------------------------------------
+class _Local:
+    """The ranges one after the other here; the compiled kernels use ``n_jobs`` threads."""
+
+    def __init__(self, X, n_jobs):
+        self.X = X
+        self.n_jobs = n_jobs
+        d = X.shape[1]
+        self.ranges = [(0, d)]
+
+    def map(self, fn, args_for):
+        import numba
+
+        old = numba.get_num_threads()
+        if self.n_jobs is not None:
+            nj = numba.config.NUMBA_NUM_THREADS if self.n_jobs < 0 else min(self.n_jobs, numba.config.NUMBA_NUM_THREADS)
+            numba.set_num_threads(max(1, nj))
+        try:
+            return [fn(self.X, f0, f1, *args_for(f0, f1)) for f0, f1 in self.ranges]
+        finally:
+            numba.set_num_threads(old)
+
+    def close(self):
+        pass
+
+
+class _Dask:
+    """Contiguous feature ranges as tasks on a ``dask.distributed`` cluster, one or more per worker;
+    each range's columns live on (or, from a ``.bed`` file, are read by) the worker that runs it."""
+
+    def __init__(self, X, address):
+        from ..evaluation.distributed import SchedulerError
+
+        try:
+            from dask.distributed import Client
+        except ImportError as exc:  # pragma: no cover - the distributed extra missing
+            raise SchedulerError("scheduler= needs dask.distributed: pip install 'knnweights[distributed]'") from exc
+        try:
+            self.client = Client(address, timeout=10, set_as_default=False)
+        except OSError as exc:
+            raise SchedulerError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
+        workers = list(self.client.scheduler_info()["workers"])
+        d = X.shape[1]
+        k = max(1, min(d, len(workers)))
+        edges = np.linspace(0, d, k + 1).astype(int)
+        self.ranges = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+        self.sources = []
+        for t, (a, b) in enumerate(self.ranges):
+            w = workers[t % len(workers)]
+            if isinstance(X, BedSource):
+                self.sources.append((X, a, b))
+            else:
+                part = X[:, a:b]
+                fut = self.client.scatter(part, workers=[w], direct=True)
+                self.sources.append((fut, 0, b - a))
+        self.workers = [workers[t % len(workers)] for t in range(len(self.ranges))]
+
+    def map(self, fn, args_for):
+        futs = []
+        for (src, a, b), (f0, f1), w in zip(self.sources, self.ranges, self.workers, strict=True):
+            futs.append(self.client.submit(fn, src, a, b, *args_for(f0, f1), workers=[w], pure=False))
+        return self.client.gather(futs)
+
+    def close(self):
+        self.client.close()
+
+
+def _executor(X):
+    cfg = get_config()
+    if cfg.get("scheduler"):
+        return _Dask(X, cfg["scheduler"])
+    return _Local(X, cfg.get("n_jobs"))
+
+
+# -- the input and its diff --------------------------------------------------------------------------------------------
+class GenotypeMatrix:
+    """A byte matrix handed to a Relief-family ``_fit`` (``X`` itself is never converted).
+
+    ``stats()`` runs one pass over the bytes: per feature the min / max of the known values,
+    the values present, the unknown count and whether a value above 15 occurs.
+    """
+
+    def __init__(self, X):
+        if isinstance(X, GenotypeMatrix):
+            X = X.X
+        self.X = X
+        self.shape = tuple(X.shape)
+        self.dtype = X.dtype
+        self._exec = None
+        self._stats = None
+
+    @property
+    def executor(self):
+        if self._exec is None:
+            self._exec = _executor(self.X)
+        return self._exec
+
+    def close(self):
+        if self._exec is not None:
+            self._exec.close()
+            self._exec = None
+
+    def stats(self):
+        if self._stats is None:
+            parts = self.executor.map(_stats_task, lambda f0, f1: ())
+            vmin, vmax, present, nmiss, bad = (np.concatenate(x) for x in zip(*parts, strict=True))
+            self._stats = {"vmin": vmin, "vmax": vmax, "present": present, "n_missing": nmiss, "bad": bad}
+        return self._stats
+
+    def levels(self):
+        """Distinct known values per feature."""
+        pres = self.stats()["present"]
+        return np.array([bin(int(p)).count("1") for p in pres], dtype=np.int64)
+
+    def constant(self):
+        s = self.stats()
+        return (s["vmax"] <= s["vmin"]) & (s["n_missing"] == 0) | (s["n_missing"] == self.shape[0])
+
+    def discrete_mask(self, discrete_features, discrete_limit):
+        d = self.shape[1]
+        if isinstance(discrete_features, str) and discrete_features == "auto":
+            return self.levels() <= discrete_limit
+        from ._kernels_mixed import discrete_mask
+
+        return discrete_mask(np.empty((0, d)), discrete_features, discrete_limit)
+
+    def diff_data(self, codes, disc, normalize):
+        return ByteDiff(self, codes, disc, normalize)
+
+
+class ByteDiff:
+    """Relief's ``diff`` on a :class:`GenotypeMatrix`: the interface of
+    :class:`knnweights.engine._kernels_mixed.DiffData` (``distance_chunks``, ``coef_sum``,
+    ``index_sum``), computed in feature blocks (module docstring).
+
+    ``fold_pairs = False``: the margin kernels count the neighbours of a row by their
+    coefficient (one per class), which folded pair coefficients would not allow.
+    """
+
+    fold_pairs = False
+
+    def __init__(self, G, codes, disc, normalize):
+        self.G = G
+        self.n, self.d = G.shape
+        self.codes = np.ascontiguousarray(codes, dtype=np.int64)
+        self.K = int(self.codes.max()) + 1
+        st = G.stats()
+        disc = np.asarray(disc, dtype=bool)
+        known = st["n_missing"] < self.n
+        vmin = np.where(known, st["vmin"], 0).astype(np.uint8)
+        r = np.where(known, st["vmax"].astype(np.int64) - vmin, 0)
+        cont = ~disc
+        ranges = np.unique(r[cont & (r > 0)])
+        base = 1
+        if normalize:
+            for v in ranges:
+                base = math.lcm(base, int(v))
+        S = math.lcm(base, 2) if disc.any() else base
+        if normalize:
+            mult = np.where(r > 0, S // np.maximum(r, 1), 0)
+            scale = np.where(r > 0, 1.0 / np.maximum(r, 1), 1.0)
+            cmax = np.where(r > 0, S, 0)
+        else:
+            mult = np.full(self.d, S)
+            scale = np.ones(self.d)
+            cmax = r * S
+        planes = int(max(1, S if disc.any() else 0, cmax[cont].max(initial=0)))
+        if planes > _MAX_PLANES:
+            raise _TooWide(planes)
+        pres = st["present"]
+        level = np.zeros((self.d, kb.MAX_VALUE + 1), np.int8)
+        ncols = np.ones(self.d, np.int64)
+        for v in range(kb.MAX_VALUE + 1):
+            bit = (pres >> v) & 1
+            below = np.zeros(self.d, np.int64)
+            for u in range(v):
+                below += (pres >> u) & 1
+            level[:, v] = np.where(bit > 0, below, 0)
+        L = np.array([bin(int(p)).count("1") for p in pres], dtype=np.int64) if disc.any() else np.zeros(self.d)
+        ncols[disc] = np.maximum(1, (L[disc] + 1) // 2)
+        self.discrete = disc
+        self.prm = _Params(vmin, mult.astype(np.uint8), disc.astype(np.uint8), ncols, level, scale.astype(np.float64),
+                           st["n_missing"] > 0, int(S), planes, normalize)
+
+    def _args(self, *extra):
+        prm = self.prm
+        return lambda f0, f1: (prm.part(f0, f1), self.codes, self.K) + extra
+
+    def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
+        from .neighbors import _rows_per_chunk
+
+        every = rows is None
+        rows = np.arange(self.n) if every else np.ascontiguousarray(rows, dtype=np.int64)
+        step = _rows_per_chunk(self.n, 8, working_memory, n_arrays)
+        wv = None if w is None else np.asarray(w, dtype=np.float64)
+        if every and step >= self.n:
+            yield 0, self.n, self._distances(None, wv)
+            return
+        for s in range(0, rows.size, step):
+            e = min(rows.size, s + step)
+            yield s, e, self._distances(np.ascontiguousarray(rows[s:e]), wv)
+
+    def _distances(self, rows, w):
+        parts = self.G.executor.map(_distance_task, self._args(rows, w))
+        D = None
+        if w is None:
+            Dint = parts[0][0].astype(np.int64) if len(parts) > 1 else parts[0][0]
+            for p in parts[1:]:
+                Dint += p[0]
+            if rows is None:
+                kb.mirror_lower(Dint)
+            D = Dint / float(self.prm.S)
+        for p in parts:
+            if p[1] is not None:
+                D = p[1].copy() if D is None else D + p[1]
+        if rows is not None:
+            D[np.arange(rows.size), rows] = 0.0
+        return D
+
+    def coef_sum(self, rows, P):
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        P = np.ascontiguousarray(P, dtype=np.float64)
+        return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, P, None, None)))
+
+    def index_sum(self, rows, idx, coef):
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, None, idx, coef)))
+
+
+class _TooWide(ValueError):
+    """The values need more bit planes than the byte path takes (the float path runs instead)."""
+
+
+def fit_relief_bytes(est, X, y):
+    """``est.fit(X, y)`` for a Relief-family estimator on a byte matrix (called by its ``fit``).
+
+    Validates ``y`` as every weighter does, runs ``est._fit`` on a :class:`GenotypeMatrix`,
+    and sets the fitted attributes of :meth:`BaseWeighter.fit` (the ranking without the
+    margin-gain tie-break, which needs the float data).  Values above 15 (not genotypes):
+    the float path (a float copy), with unknown values as ``NaN``.
+    """
+    from ..weighters._base import BaseWeighter, ZeroWeightsWarning, feature_ranking
+
+    est._validate_params()
+    if not getattr(est, "_byte_input", False):
+        raise NotImplementedError(f"{type(est).__name__} does not take a byte (genotype) matrix; pass floats.")
+    if y is None:
+        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None: feature weighting "
+                         "is supervised (pass the class labels).")
+    if isinstance(X, np.ndarray) and X.shape[0] < 2:
+        raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of 2 is required.")
+    G = GenotypeMatrix(X)
+    try:
+        st = G.stats()
+        if st["bad"].any():
+            G.close()
+            return BaseWeighter.fit(est, _float_copy(X), y)
+        if st["n_missing"].any() and getattr(est, "missing", "error") != "diff":
+            j = int(np.flatnonzero(st["n_missing"])[0])
+            raise ValueError(
+                f"Input X contains unknown values (the missing code) in column {j} ({int(st['n_missing'][j])} "
+                f"value(s); {int((st['n_missing'] > 0).sum())} column(s) affected in all). Pass missing='diff' "
+                "to score them with Relief's unknown-value diff.")
+        codes = est._encode_target(y, G.shape[0])
+        est.n_features_in_ = G.shape[1]
+        est.__dict__.pop("feature_names_in_", None)
+        est.__dict__.pop("scores_", None)
+        try:
+            w = np.asarray(est._fit(G, codes), dtype=np.float64)
+        except _TooWide:
+            G.close()
+            return BaseWeighter.fit(est, _float_copy(X), y)
+    finally:
+        G.close()
+    if not np.all(np.isfinite(w)):
+        raise FloatingPointError(f"{type(est).__name__} produced non-finite weights; this is a bug, please report it.")
+    if not hasattr(est, "scores_"):
+        est.scores_ = w.copy()
+    w = np.maximum(w, 0.0)
+    constant = G.constant()
+    w[constant] = 0.0
+    est.feature_importances_ = w
+    if not np.any(w > 0):
+        warnings.warn(f"{type(est).__name__} returned all-zero weights on this genotype matrix: no feature separates "
+                      "the classes at this method's neighbourhood.", ZeroWeightsWarning, stacklevel=3)
+    est.ranking_ = feature_ranking(w, est.scores_, constant)
+    est.metric_ = est._metric
+    return est
+
+
+def _float_copy(X):
+    if isinstance(X, BedSource):
+        X = X.read(0, X.shape[1])
+    Xf = np.ma.getdata(X).astype(np.float64)
+    miss = np.zeros(Xf.shape, bool)
+    if X.dtype == np.int8:
+        miss |= np.ma.getdata(X) < 0
+    elif X.dtype == np.uint8:
+        miss |= np.ma.getdata(X) == kb.MISSING
+    if isinstance(X, np.ma.MaskedArray):
+        miss |= np.ma.getmaskarray(X)
+    Xf[miss] = np.nan
+    return Xf
