@@ -287,6 +287,15 @@ class ReliefTargetMixin:
         self._validate_params()
         for attr in ("pvalues_", "qvalues_", "target_type_"):
             self.__dict__.pop(attr, None)
+        from ..engine import genotypes
+
+        if genotypes.is_byte_input(X):  # genotype bytes: class labels, scored in feature blocks
+            if self.pvalues or is_continuous_target(y, self.target):
+                raise NotImplementedError(
+                    f"{type(self).__name__} on genotype bytes scores class labels without p-values; for a "
+                    "continuous target or pvalues=True give X as floats, or use knnweights.permutation_pvalues.")
+            self.target_type_ = "classes"
+            return genotypes.fit_relief_bytes(self, X, y)
         if is_continuous_target(y, self.target):
             X, yv = validate_continuous_fit_data(self, X, y)
             self.target_type_ = "continuous"
