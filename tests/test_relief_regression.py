@@ -98,14 +98,14 @@ def test_target_detection_and_override():
     X, y = _interaction(n=60, d=4)
     counts = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(float)  # integer-valued floats: classes
     assert ReliefF(n_neighbors=3).fit(X, counts).target_type_ == "classes"
-    assert ReliefF(target="continuous").fit(X, counts).target_type_ == "continuous"
+    assert ReliefF(target_type="continuous").fit(X, counts).target_type_ == "continuous"
     with pytest.raises(ValueError, match="continuous target.*Relief, ReliefF, SURF, MultiSURF"):
-        ReliefF(target="classes").fit(X, y)
+        ReliefF(target_type="classes").fit(X, y)
     for est in (IRelief(), MulRel()):
         with pytest.raises(ValueError, match="defined for class labels only.*ReliefF"):
             est.fit(X, y)
     with pytest.raises(ValueError, match="constant"):
-        ReliefF(target="continuous").fit(X, np.ones(60))
+        ReliefF(target_type="continuous").fit(X, np.ones(60))
     with pytest.raises(NotImplementedError, match="ties='include'"):
         ReliefF(ties="include").fit(X, y)
 
@@ -115,7 +115,7 @@ def test_classification_scores_unchanged_by_new_options():
     yc = (y > 0).astype(int)
     for cls in (Relief, ReliefF, SURF, MultiSURF):
         a = cls().fit(X, yc)
-        b = cls(pvalues=True, target="classes").fit(X, yc)
+        b = cls(pvalues=True, target_type="classes").fit(X, yc)
         np.testing.assert_array_equal(a.scores_, b.scores_)
         assert a.target_type_ == "classes" and not hasattr(a, "pvalues_") and b.pvalues_.shape == (5,)
 

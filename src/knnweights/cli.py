@@ -196,8 +196,8 @@ def _make(name, random_state, continuous=False, pvalues=False):
     params = est.get_params()
     if "random_state" in params:
         est.set_params(random_state=random_state)
-    if continuous and "target" in params:
-        est.set_params(target="continuous")
+    if continuous and "target_type" in params:
+        est.set_params(target_type="continuous")
     if pvalues and "pvalues" in params:
         est.set_params(pvalues=True)
     return est

@@ -76,7 +76,7 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
     weighter's ``metric_``: Manhattan for L1 methods, Euclidean ranking for L2sq methods).
     The weighter must accept a continuous target: :class:`~knnweights.MLKRDiagonal`, or
     :class:`~knnweights.ReliefF`, :class:`~knnweights.Relief`, :class:`~knnweights.SURF`,
-    :class:`~knnweights.MultiSURF` (continuous ``y`` detected, or ``target="continuous"``).
+    :class:`~knnweights.MultiSURF` (continuous ``y`` detected, or ``target_type="continuous"``).
 
     Parameters
     ----------
@@ -118,8 +118,8 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         """Fit the weighter and the kNN regression on ``(X, y)``."""
         self._validate_params()
         self.weighter_ = clone(self.weighter)
-        if "target" in self.weighter_.get_params():
-            self.weighter_.set_params(target="continuous")
+        if "target_type" in self.weighter_.get_params():
+            self.weighter_.set_params(target_type="continuous")
         self.weighter_.fit(X, y)
         metric = getattr(self.weighter_, "metric_", "manhattan")
         self.knn_ = KNeighborsRegressor(n_neighbors=self.n_neighbors, weights=self.weights,

@@ -69,7 +69,8 @@ def refuse_continuous_target(estimator, y):
         return  # sklearn's own check explains it
     if kind.startswith("continuous"):
         name = type(estimator).__name__
-        hint = " (target='continuous' forces it, target='classes' refuses it)" if hasattr(estimator, "target") else ""
+        hint = (" (target_type='continuous' forces it, target_type='classes' refuses it)"
+                if hasattr(estimator, "target_type") else "")
         raise ValueError(
             f"{name} got a continuous target y ({np.unique(np.asarray(y)).size} distinct float values) but is "
             f"defined for class labels only{hint}. The methods with a continuous-target definition are: "

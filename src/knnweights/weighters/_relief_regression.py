@@ -27,7 +27,7 @@ from ._base import validate_continuous_fit_data
 __all__ = ["ReliefTargetMixin", "is_continuous_target", "rrelieff_scores", "radius_regression_scores",
            "TARGET_DOC", "PVALUES_DOC"]
 
-TARGET_DOC = """target : {"auto", "classes", "continuous"}, default="auto"
+TARGET_DOC = """target_type : {"auto", "classes", "continuous"}, default="auto"
         ``"auto"``: ``y`` is a continuous target when scikit-learn's ``type_of_target``
         says ``"continuous"`` (floats that are not all integers), class labels
         otherwise; ``"continuous"`` forces the regression form (e.g. integer counts),
@@ -290,13 +290,13 @@ class ReliefTargetMixin:
         from ..engine import genotypes
 
         if genotypes.is_byte_input(X):  # genotype bytes: class labels, scored in feature blocks
-            if self.pvalues or is_continuous_target(y, self.target):
+            if self.pvalues or is_continuous_target(y, self.target_type):
                 raise NotImplementedError(
                     f"{type(self).__name__} on genotype bytes scores class labels without p-values; for a "
                     "continuous target or pvalues=True give X as floats, or use knnweights.permutation_pvalues.")
             self.target_type_ = "classes"
             return genotypes.fit_relief_bytes(self, X, y)
-        if is_continuous_target(y, self.target):
+        if is_continuous_target(y, self.target_type):
             X, yv = validate_continuous_fit_data(self, X, y)
             self.target_type_ = "continuous"
             return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=3)

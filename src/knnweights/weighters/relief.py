@@ -266,7 +266,7 @@ def _doc(cls):
     return cls
 
 
-_TARGET_CONSTRAINTS = {"target": [StrOptions({"auto", "classes", "continuous"})],
+_TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous"})],
                        "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})]}
 
 
@@ -331,7 +331,7 @@ class Relief(ReliefTargetMixin, _ReliefBase):
     _pair_kind = "relief"
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
-                 discrete_limit=10, ties="index", target="auto", pvalues=False, n_instances=None):
+                 discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None):
         self.n_iter = n_iter
         self.n_instances = n_instances
         self.normalize = normalize
@@ -340,7 +340,7 @@ class Relief(ReliefTargetMixin, _ReliefBase):
         self.discrete_features = discrete_features
         self.discrete_limit = discrete_limit
         self.ties = ties
-        self.target = target
+        self.target_type = target_type
         self.pvalues = pvalues
 
     def _fit(self, X, y):
@@ -437,7 +437,7 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
 
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
-                 small_classes="clamp", target="auto", pvalues=False, rank_sigma=None, n_instances=None):
+                 small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None):
         self.n_neighbors = n_neighbors
         self.n_instances = n_instances
         self.n_iter = n_iter
@@ -449,7 +449,7 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         self.ties = ties
         self.miss_weighting = miss_weighting
         self.small_classes = small_classes
-        self.target = target
+        self.target_type = target_type
         self.pvalues = pvalues
         self.rank_sigma = rank_sigma
 
@@ -981,13 +981,13 @@ class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
     _pair_kind = "radius"
 
     def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
-                 discrete_limit=10, target="auto", pvalues=False, n_instances=None, random_state=None):
+                 discrete_limit=10, target_type="auto", pvalues=False, n_instances=None, random_state=None):
         self.normalize = normalize
         self.multiclass = multiclass
         self.missing = missing
         self.discrete_features = discrete_features
         self.discrete_limit = discrete_limit
-        self.target = target
+        self.target_type = target_type
         self.pvalues = pvalues
         self.n_instances = n_instances
         self.random_state = random_state
