@@ -493,8 +493,8 @@ def _cmd_evaluate(args):
     from .evaluation import write_csv
     from .evaluation.compare import PLAIN, compare_methods, pairwise_tests, top_curves, warning_summary
     from .evaluation.distributed import use_scheduler
-    from .evaluation.report_user import write_user_report
     from .evaluation.runner import summarize
+    from .plotting.report import write_user_report
 
     k, r = parse_cv(args.cv)
     if args.n_neighbors < 1:
@@ -686,6 +686,18 @@ def _cmd_demo(args):
 
 
 # -- the parser ------------------------------------------------------------------------
+def add_scheduler_argument(parser):
+    """Add ``--scheduler ADDRESS`` to an :mod:`argparse` parser (default: ``$DASK_SCHEDULER_ADDRESS``).
+
+    Use the parsed value with ``with use_scheduler(args.scheduler): ...``.
+    """
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", default=None,
+        help="run the cells on a running dask.distributed scheduler (e.g. tcp://host:8786); "
+             "default: $DASK_SCHEDULER_ADDRESS when set, else this machine")
+    return parser
+
+
 def _version():
     import sklearn
 
@@ -697,7 +709,6 @@ def _version():
 
 def build_parser():
     """The ``knnweights`` argument parser (every subcommand)."""
-    from .evaluation.distributed import add_scheduler_argument
 
     p = argparse.ArgumentParser(prog="knnweights", formatter_class=_PlainFormatter,
                                 description="Feature weighting for nearest-neighbour classification.")

@@ -8,14 +8,14 @@ the library) sends its cells to the cluster's workers.  Results do not depend on
 the cells run: every cell's seed comes from its names (see :mod:`~knnweights.evaluation.runner`).
 
 The workers need ``knnweights`` installed (the same version); the data of each cell
-travels with it.  :func:`add_scheduler_argument` gives a command line the
+travels with it.  :func:`knnweights.cli.add_scheduler_argument` gives a command line the
 ``--scheduler ADDRESS`` option (``knnweights evaluate``, ``knnweights reproduce``).
 """
 
 import contextlib
 import os
 
-__all__ = ["ENV_VAR", "SchedulerError", "scheduler_address", "use_scheduler", "add_scheduler_argument"]
+__all__ = ["ENV_VAR", "SchedulerError", "scheduler_address", "use_scheduler"]
 
 #: the environment variable read when no address is given
 ENV_VAR = "DASK_SCHEDULER_ADDRESS"
@@ -87,15 +87,3 @@ def use_scheduler(address=None, timeout=None):
             yield client
     finally:
         client.close()
-
-
-def add_scheduler_argument(parser):
-    """Add ``--scheduler ADDRESS`` to an :mod:`argparse` parser (default: ``$DASK_SCHEDULER_ADDRESS``).
-
-    Use the parsed value with ``with use_scheduler(args.scheduler): ...``.
-    """
-    parser.add_argument(
-        "--scheduler", metavar="ADDRESS", default=None,
-        help=f"run the cells on a running dask.distributed scheduler (e.g. tcp://host:8786); "
-             f"default: ${ENV_VAR} when set, else this machine")
-    return parser

@@ -350,7 +350,7 @@ def add_parser(subparsers):
     p.add_argument("--n-jobs", type=int, default=-1,
                    help="parallel cells (joblib; default -1: every core); the numbers do not depend on it")
     p.add_argument("--backend", choices=["dask"], default=None, help="run the cells on a local dask cluster")
-    from ..evaluation.distributed import add_scheduler_argument
+    from ..cli import add_scheduler_argument
 
     add_scheduler_argument(p)
     p.add_argument("--datasets", nargs="+", default=None,
