@@ -3,6 +3,7 @@
 import io
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -753,3 +754,33 @@ def test_extra_value_printed_beside_the_papers(tmp_path):
     assert weighted["ours_median_n_nonzero"] == 5 and weighted["paper_median_genes_selected"] == 20
     text = table_markdown(res)
     assert "median n_nonzero = 5 (paper: 20)" in text and text.count("median n_nonzero") == 1
+
+
+@pytest.mark.slow
+def test_committed_full_store_is_found_by_the_code_at_head(tmp_path):
+    """Every stored --full cell the committed report counts is still found: a new parameter at its default
+    (``_added_parameters``), a refactor or a moved helper must not change the cells' fingerprints."""
+    side = os.path.join(ROOT, "docs/results/full/report.json")
+    if not os.path.exists(side):
+        pytest.skip("docs/results/full not committed")
+    with open(side, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    shutil.copytree(os.path.join(ROOT, "docs/results/full/store"), tmp_path / "store")
+    res = reproduce("all", mode="full", out=str(tmp_path), verbose=False, n_jobs=1, compute=False, progress=False)
+    assert res["cells_total"] == meta["cells_total"]
+    assert res["fidelity"] == meta["fidelity"]
+
+
+def test_added_parameters_at_their_defaults_leave_the_fingerprint_alone():
+    import joblib
+
+    from knnweights import ReliefF
+    from knnweights.evaluation.runner import _fingerprint_view
+
+    plain = ReliefF(n_neighbors=5)
+    older = ReliefF(n_neighbors=5)
+    for name in ReliefF._added_parameters:  # the object as it pickled before those parameters existed
+        del older.__dict__[name]
+    assert joblib.hash(_fingerprint_view(plain)) == joblib.hash(older)
+    assert joblib.hash(_fingerprint_view(ReliefF(n_neighbors=5, pvalues=True))) != joblib.hash(older)
+    assert _fingerprint_view(KNeighborsClassifier(1)).__class__ is KNeighborsClassifier

@@ -134,6 +134,9 @@ class HKNN(_LocalDistanceClassifier):
     """
 
     _algorithm_version = 1
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ('small_classes',)
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -237,6 +240,9 @@ class CKNN(_LocalDistanceClassifier):
     """
 
     _algorithm_version = 1
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ('small_classes',)
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -297,11 +297,57 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
     return row
 
 
+def _fingerprint_view(obj):
+    """``obj`` as a stored cell's fingerprint sees it.
+
+    A class may list in ``_added_parameters`` the parameters it gained after cells were
+    stored, whose defaults keep its results: at their defaults they are left out, so the
+    object pickles (and hashes) as it did before they existed, and the stored cells stay
+    valid.  Nested estimators (pipelines, tuned and wrapped methods) are viewed alike; an
+    object with nothing to leave out is returned as it is.
+    """
+    import copy
+    import inspect
+
+    if isinstance(obj, (list, tuple)):
+        items = [_fingerprint_view(v) for v in obj]
+        if all(a is b for a, b in zip(items, obj)):
+            return obj
+        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
+    if isinstance(obj, dict):
+        items = {k: _fingerprint_view(v) for k, v in obj.items()}
+        return obj if all(items[k] is obj[k] for k in obj) else items
+    if not hasattr(obj, "__dict__") or isinstance(obj, type) or not (
+            hasattr(obj, "get_params") or type(obj).__module__.startswith("knnweights")):
+        return obj
+    state = {k: _fingerprint_view(v) for k, v in obj.__dict__.items()}
+    changed = any(state[k] is not obj.__dict__[k] for k in state)
+    added = getattr(type(obj), "_added_parameters", ())
+    if added:
+        defaults = inspect.signature(type(obj).__init__).parameters
+        for name in added:
+            if name in state and name in defaults and _same(state[name], defaults[name].default):
+                del state[name]
+                changed = True
+    if not changed:
+        return obj
+    view = copy.copy(obj)
+    view.__dict__ = state
+    return view
+
+
+def _same(a, b):
+    try:
+        return bool(a is b or a == b)
+    except Exception:  # noqa: BLE001 - arrays and the like: not a default
+        return False
+
+
 def _fingerprint(method, data_hash, protocol, root, scoring):
     import joblib
 
     try:
-        mh = joblib.hash(method)
+        mh = joblib.hash(_fingerprint_view(method))
     except Exception:  # noqa: BLE001 - unpicklable spec: fall back to its repr
         mh = hashlib.sha256(repr(method).encode()).hexdigest()
     return hashlib.sha256(repr((mh, data_hash, repr(protocol), root, scoring)).encode()).hexdigest()[:16]

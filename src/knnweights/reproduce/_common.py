@@ -165,7 +165,9 @@ def _params_hash(deps):
     """
     import joblib
 
-    return joblib.hash(list(deps))[:16]
+    from ..evaluation.runner import _fingerprint_view
+
+    return joblib.hash(_fingerprint_view(list(deps)))[:16]
 
 
 def cached(cfg, name, key, compute, deps=()):

@@ -173,6 +173,9 @@ class LHRelief(BaseWeighter):
     """
 
     _algorithm_version = 1
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ('small_classes',)
 
     _metric = "manhattan"
     _parameter_constraints = {

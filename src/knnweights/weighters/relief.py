@@ -318,6 +318,9 @@ class Relief(ReliefTargetMixin, _ReliefBase):
     """
 
     _algorithm_version = 1
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ('target_type', 'pvalues', 'n_instances')
 
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -419,6 +422,9 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
     """
 
     _algorithm_version = 1
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances')
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -970,6 +976,9 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
 
 
 class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state')
     _parameter_constraints = {
         "normalize": ["boolean"],
         "multiclass": [StrOptions({"prior", "rebate"})],
