@@ -252,7 +252,9 @@ def test_constant_feature_gets_zero_and_select_theta():
 def test_bad_parameters():
     X, y = _data()
     with pytest.raises(ValueError, match="kappa"):
-        SQPFW(kappa=100).fit(X, y)
+        SQPFW(kappa=100, small_classes="error").fit(X, y)
+    with pytest.warns(UserWarning, match="kappa=100"):  # clamped by default
+        SQPFW(kappa=100, max_iter=50).fit(X, y)
     with pytest.raises(ValueError, match="w_bar"):
         SQPFW(w_bar=np.ones(2)).fit(X, y)
 
@@ -594,3 +596,15 @@ def test_a_stop_between_refreshes_returns_a_tn_consistent_iterate(stop):
                                                   (res.miss_candidates, res.miss_state)))
     assert res.cost_history.size == res.nit + 1
     assert res.cost_history[-1] == pytest.approx(sqpfw_objective(X, y, res.x, 20.0), rel=1e-9, abs=1e-12)
+
+
+def test_small_class_clamps_the_target_rank_with_a_warning():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 6)
+    y = np.r_[np.zeros(19, int), np.ones(19, int), 2, 2]  # a class of 2 samples: 1 hit each
+    with pytest.warns(UserWarning, match="kappa=3 is larger than the hits of the smallest class"):
+        est = SQPFW(kappa=3, theta=1.0).fit(X, y)
+    assert est.kappa_ == 1 and est.lambda_fitted_ == 1
+    np.testing.assert_allclose(est.feature_importances_, SQPFW(kappa=1, theta=1.0).fit(X, y).feature_importances_)
+    with pytest.raises(ValueError, match="kappa=3 is larger than the number of hits of class 2"):
+        SQPFW(kappa=3, small_classes="error").fit(X, y)

@@ -311,7 +311,7 @@ def _fingerprint_view(obj):
 
     if isinstance(obj, (list, tuple)):
         items = [_fingerprint_view(v) for v in obj]
-        if all(a is b for a, b in zip(items, obj)):
+        if all(a is b for a, b in zip(items, obj, strict=True)):
             return obj
         return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
     if isinstance(obj, dict):

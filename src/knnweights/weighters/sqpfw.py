@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
 from ..engine.neighbors import nearest_by_class
@@ -47,6 +47,11 @@ class SQPFW(BaseWeighter):
         Rank of the target hit.
     lambda_ : int, default=1
         Rank of the target miss.
+    small_classes : {"clamp", "error"}, default="clamp"
+        When ``kappa`` exceeds the hits of the smallest class (or ``lambda_`` the misses
+        of the largest), ``"clamp"`` lowers it to what that class has, for every sample
+        (the solver's target ranks are one number each), with a warning; ``"error"``
+        raises.  The fitted ranks are ``kappa_`` and ``lambda_fitted_``.
     theta : float, default=1.0
         Regularisation parameter (``theta = 0`` gives ``w_bar``).
     w_bar : array-like of shape (n_features,), default=None
@@ -138,9 +143,14 @@ class SQPFW(BaseWeighter):
 
     _algorithm_version = 1
 
+    #: parameters added after stored cells were made; at their defaults the results are as before, so
+    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    _added_parameters = ("small_classes",)
+
     _metric = "sqeuclidean"
     _parameter_constraints = {
         "kappa": [Interval(numbers.Integral, 1, None, closed="left")],
+        "small_classes": [StrOptions({"clamp", "error"})],
         "lambda_": [Interval(numbers.Integral, 1, None, closed="left")],
         "theta": [Interval(numbers.Real, 0, None, closed="left")],
         "w_bar": ["array-like", None],
@@ -153,8 +163,9 @@ class SQPFW(BaseWeighter):
     }
 
     def __init__(self, kappa=1, lambda_=1, theta=1.0, w_bar=None, working_set=None, refresh_every=None,
-                 max_iter=None, max_work=_DEFAULT_MAX_WORK, max_breakpoints=None, verbose=0):
+                 max_iter=None, max_work=_DEFAULT_MAX_WORK, max_breakpoints=None, verbose=0, small_classes="clamp"):
         self.kappa = kappa
+        self.small_classes = small_classes
         self.lambda_ = lambda_
         self.theta = theta
         self.w_bar = w_bar
@@ -173,9 +184,31 @@ class SQPFW(BaseWeighter):
     def _refresh_every(self, X):
         return max(200, X.shape[0] // 2) if self.refresh_every is None else int(self.refresh_every)
 
+    def _target_ranks(self, codes):
+        """``(kappa, lambda_)`` as the solver uses them: clamped to the smallest class's hits and the largest
+        class's misses under ``small_classes="clamp"`` (with a warning), else checked."""
+        counts = np.bincount(np.asarray(codes))
+        counts = counts[counts > 0]
+        hits, misses = int(counts.min()) - 1, int(codes.shape[0] - counts.max())
+        kappa, lam = int(self.kappa), int(self.lambda_)
+        if self.small_classes == "clamp":
+            if kappa > hits >= 1:
+                warnings.warn(f"kappa={kappa} is larger than the hits of the smallest class ({hits}); SQP-FW's target "
+                              f"rank is one number for every sample, so kappa={hits} is used (kappa_). Set "
+                              "small_classes='error' to raise instead.", UserWarning, stacklevel=4)
+                kappa = hits
+            if lam > misses >= 1:
+                warnings.warn(f"lambda_={lam} is larger than the misses of the largest class ({misses}); "
+                              f"lambda_={misses} is used (lambda_fitted_). Set small_classes='error' to raise instead.",
+                              UserWarning, stacklevel=4)
+                lam = misses
+        self._check_n_neighbors(kappa, codes, name="kappa")
+        self._check_n_neighbors(lam, codes, need_hits=False, name="lambda_")
+        self.kappa_, self.lambda_fitted_ = kappa, lam
+        return kappa, lam
+
     def _setup(self, X, codes):
-        self._check_n_neighbors(self.kappa, codes, name="kappa")
-        self._check_n_neighbors(self.lambda_, codes, need_hits=False, name="lambda_")
+        self._target_ranks(codes)
         d = X.shape[1]
         active = np.ptp(X, axis=0) > 0
         if self.w_bar is None:
@@ -199,7 +232,7 @@ class SQPFW(BaseWeighter):
             self.n_iter_, self.cost_history_, self.n_refresh_ = 0, np.zeros(1), 0
             self.stop_reason_, self.work_ = "local_minimum", 0.0
             return w
-        res = sqpfw_active_set(X[:, active], y, float(self.theta), self.kappa, self.lambda_, w_bar,
+        res = sqpfw_active_set(X[:, active], y, float(self.theta), self.kappa_, self.lambda_fitted_, w_bar,
                                working_set=ws, refresh_every=self._refresh_every(X), max_iter=self.max_iter,
                                verbose=self.verbose, max_work=self.max_work)
         if res.status == 1:
@@ -247,7 +280,7 @@ class SQPFW(BaseWeighter):
         d = X.shape[1]
         if not active.any():
             return SQPFWPath([0.0, theta_max], np.zeros((2, d)), 0, theta_max)
-        p = sqpfw_path(X[:, active], codes, theta_max, self.kappa, self.lambda_, w_bar, working_set=ws,
+        p = sqpfw_path(X[:, active], codes, theta_max, self.kappa_, self.lambda_fitted_, w_bar, working_set=ws,
                        refresh_every=self._refresh_every(X), max_breakpoints=self.max_breakpoints,
                        max_iter=self.max_iter, verbose=self.verbose)
         if p.stop_reason_ == "max_breakpoints":
