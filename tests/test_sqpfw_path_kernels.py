@@ -6,6 +6,8 @@ import pytest
 from numba import njit
 
 from knnweights._solvers import _active_set_kernels as K
+from knnweights._solvers import _active_set_linalg as KL
+from knnweights._solvers import _active_set_path as KP
 
 
 def _state(rng, n, width, p_eq=0.25, p_less=0.15):
@@ -85,7 +87,7 @@ def test_path_dual_events_match_numpy_reference(seed):
     for dt in (np.inf, 0.5, 1e-3):
         ref_dt, ref_event = _reference_events(Z, alpha0, alpha1, [(hc, hs, kappa), (mc, ms, lam)], ii, tt, mth, mu0,
                                               mu1, theta * inv_n, inv_n, dt)
-        got = K._path_dual_events(Z, alpha0, alpha1, hc, hs, mc, ms, kappa, lam, ii, tt, mth, mu0, mu1,
+        got = KP._path_dual_events(Z, alpha0, alpha1, hc, hs, mc, ms, kappa, lam, ii, tt, mth, mu0, mu1,
                                   theta * inv_n, inv_n, dt)
         assert got[0] == ref_dt or (np.isinf(got[0]) and np.isinf(ref_dt))
         assert (None if got[1] == 0 else (got[1], got[2], got[3] if got[1] > 1 else -1, got[4])) == ref_event
@@ -101,7 +103,7 @@ def test_path_eqp_matches_full_tie_rows(seed):
     mc, ms = _state(rng, n, 7, p_eq=0.3)
     Z = rng.rand(d) < 0.5
     G = rng.randn(2, d)
-    dw, mu, EZT, ii, tt, mth = K._path_eqp(X, hc, hs, mc, ms, Z, G)
+    dw, mu, EZT, ii, tt, mth = KP._path_eqp(X, hc, hs, mc, ms, Z, G)
     parts = []
     every = np.arange(d, dtype=np.int64)
     for cand, state in ((hc, hs), (mc, ms)):
@@ -116,7 +118,7 @@ def test_path_eqp_matches_full_tie_rows(seed):
     AT = np.ones((P.size, E.shape[0] + 1))
     AT[:, 1:] = E[:, P].T
     dw_ref, mu_ref = np.zeros_like(dw), np.empty_like(mu)
-    K._eqp_multi(G, P, P.size, AT, dw_ref, mu_ref)
+    KL._eqp_multi(G, P, P.size, AT, dw_ref, mu_ref)
     assert np.array_equal(dw, dw_ref) and np.array_equal(mu, mu_ref)
 
 
@@ -141,8 +143,8 @@ def test_residual_pass_matches_row_by_row_loop(p, m):
     for subtract in (True, False):
         t0 = rng.randn(p)
         a, b, c = t0.copy(), t0.copy(), t0.copy()
-        K._acc_rows(AT, np.ascontiguousarray(AT.T), p, m, x, a, subtract)  # along the rows of AT^T
-        K._acc_rows(AT, np.empty((0, 0)), p, m, x, c, subtract)  # the small-system loop
+        KL._acc_rows(AT, np.ascontiguousarray(AT.T), p, m, x, a, subtract)  # along the rows of AT^T
+        KL._acc_rows(AT, np.empty((0, 0)), p, m, x, c, subtract)  # the small-system loop
         _row_by_row(AT, p, m, x, b, subtract)
         assert np.array_equal(a, b) and np.array_equal(c, b)
 
@@ -173,13 +175,13 @@ def test_four_row_passes_match_row_at_a_time(fm):
     U = np.linalg.cholesky(A @ A.T).T.copy()
     b = rng.randn(fm)
     y1, y2 = b.copy(), b.copy()
-    K._forward_solve(U, fm, y1)
+    KL._forward_solve(U, fm, y1)
     _forward_row_by_row(U, fm, y2)
     assert np.array_equal(y1, y2)
     assert np.allclose(U.T @ y1, b)  # and it solves U^T y = b
     p = 37
     B, x, r0 = rng.randn(fm, p), rng.randn(fm), rng.randn(p)
     r1, r2 = r0.copy(), r0.copy()
-    K._sub_rows(B, fm, p, x, r1)
+    KL._sub_rows(B, fm, p, x, r1)
     _sub_row_by_row(B, fm, p, x, r2)
     assert np.array_equal(r1, r2)

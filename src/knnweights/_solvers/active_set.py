@@ -63,6 +63,7 @@ from ..engine.incremental import IncrementalHitMiss
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import indexed_distances, nearest_hits_misses
 from . import _active_set_kernels as _k
+from . import _active_set_path as _kp
 
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
 
@@ -547,7 +548,7 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         gc = inv_n * c
         # EQP (4) for g and for c/n with one factorisation (the compiled fresh solve), the tie
         # rows over Z for the multipliers alpha
-        dws, mus, EZT, ii, tt, mth = _k._path_eqp(prob.X, prob.hit.cand, prob.hit.state, prob.miss.cand,
+        dws, mus, EZT, ii, tt, mth = _kp._path_eqp(prob.X, prob.hit.cand, prob.hit.state, prob.miss.cand,
                                                   prob.miss.state, prob.Z, np.vstack([g, gc]))
         mu0, v, mu1 = mus[0], dws[1], mus[1]  # d(dw)/d(theta) = -(projected c/n): v = -proj(c/n)
         alpha0 = prob.alpha(g, EZT, mu0)
@@ -557,7 +558,7 @@ def _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every
         event = (kind, where, None)
         # dual events: a releasable multiplier reaching its release sign (beta / gamma of
         # Lemma 6 from mu0 + theta' mu1)
-        dt, dk, ei, ek, et = _k._path_dual_events(prob.Z, alpha0, alpha1, prob.hit.cand, prob.hit.state,
+        dt, dk, ei, ek, et = _kp._path_dual_events(prob.Z, alpha0, alpha1, prob.hit.cand, prob.hit.state,
                                                   prob.miss.cand, prob.miss.state, prob.kappa, prob.lambda_, ii,
                                                   tt, mth, mu0, mu1, theta * inv_n, inv_n, dt)
         if dk == 1:

@@ -1,0 +1,363 @@
+"""Dense linear algebra of the SQP-FW active-set steps: the equality QP's semi-normal equations.
+
+The Cholesky factor of the constraint rows' Gram matrix, built fresh (:func:`_eqp_at`,
+:func:`_eqp_multi`, with equilibration and an SVD fallback) or maintained between steps by
+column appends and deletions and rank-one up- and downdates (:func:`_factor_solve`), and the
+refinement passes; every sum runs in a fixed order (no ``fastmath``).
+"""
+
+import numpy as np
+from numba import njit
+
+_RCOND = 3e-7
+_QR_COND = 1e-4  # full rank (Cholesky, = |R_ii| of a thin QR) when min L_ii > this * max L_ii (else SVD)
+_SCALE_RANGE = 1e3  # constraint rows whose norms span more than this are equilibrated when the factor fails
+_DOWN_TOL = 1e-12  # a downdate pivot U_kk^2 - x_k^2 below this * U_kk^2 counts as lost definiteness
+
+
+@njit(cache=True, nogil=True)
+def _chol(M, L):
+    """Cholesky ``M = L L^T`` (lower); returns ``min L_ii / max L_ii`` (0 when a pivot is not positive)."""
+    m = M.shape[0]
+    dmin, dmax = np.inf, 0.0
+    for c in range(m):
+        s = M[c, c]
+        for k in range(c):
+            s -= L[c, k] * L[c, k]
+        if not s > 0.0:
+            return 0.0
+        lc = np.sqrt(s)
+        L[c, c] = lc
+        dmin = min(dmin, lc)
+        dmax = max(dmax, lc)
+        for r in range(c + 1, m):
+            t = M[r, c]
+            for k in range(c):
+                t -= L[r, k] * L[c, k]
+            L[r, c] = t / lc
+    return dmin / dmax
+
+
+@njit(cache=True, nogil=True)
+def _chol_solve(L, b):
+    m = b.size
+    y = np.empty(m)
+    for r in range(m):
+        s = b[r]
+        for k in range(r):
+            s -= L[r, k] * y[k]
+        y[r] = s / L[r, r]
+    for r in range(m - 1, -1, -1):
+        s = y[r]
+        for k in range(r + 1, m):
+            s -= L[k, r] * y[k]
+        y[r] = s / L[r, r]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def _eqp_at(g, P, p, AT, dw, mu):
+    """EQP (4) from its constraint matrix ``AT = [1, E_P^T]`` (``p x m``, rows = positive features ``P``).
+
+    ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``.
+    Full column rank (the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max
+    L_ii``; ``L_ii = |R_ii|`` of the thin QR that this replaces, so the rank test is the
+    same): semi-normal equations ``L L^T mu = -AT^T g_P`` with two refinement passes
+    (each ``O(p m)``), the Gram matrix by one BLAS product. Otherwise the minimum-norm
+    solution from an SVD (cut-off ``_RCOND``) with one refinement pass.
+    """
+    _eqp_multi(g.reshape(1, g.size), P, p, AT, dw.reshape(1, dw.size), mu.reshape(1, mu.size))
+
+
+@njit(cache=True, nogil=True)
+def _acc_rows(AT, A, p, m, x, t, subtract):
+    """``t[q] -= AT[q, r] x[r]`` (``subtract``) or ``t[q] += AT[q, r] x[r]`` for ``r = 0, ..., m - 1``
+    in that order, every ``q < p``.  With ``A = AT^T`` (contiguous rows; empty for small
+    systems, where the row-by-row loop is cheaper) the rows run side by side (independent
+    chains, SIMD): each ``t[q]`` sees the same operations in the same order either way."""
+    if A.shape[0] == 0:
+        for q in range(p):
+            s = t[q]
+            if subtract:
+                for r in range(m):
+                    s -= AT[q, r] * x[r]
+            else:
+                for r in range(m):
+                    s += AT[q, r] * x[r]
+            t[q] = s
+        return
+    for r in range(m):
+        xr = x[r]
+        Ar = A[r]
+        if subtract:
+            for q in range(p):
+                t[q] = t[q] - Ar[q] * xr
+        else:
+            for q in range(p):
+                t[q] = t[q] + Ar[q] * xr
+
+
+@njit(cache=True, nogil=True)
+def _eqp_multi(G, P, p, AT, DW, MU):
+    """:func:`_eqp_at` for the rows of ``G`` (one factorisation for every right-hand side)."""
+    m = AT.shape[1]
+    nr = G.shape[0]
+    DW[:] = 0.0
+    if m == 1:
+        for h in range(nr):
+            s = 0.0
+            for q in range(p):
+                s += G[h, P[q]]
+            MU[h, 0] = -(s / p)
+            for q in range(p):
+                DW[h, P[q]] = -(G[h, P[q]] + MU[h, 0])
+        return
+    ok = False
+    L = np.zeros((m, m))
+    if m <= p:
+        M = AT.T @ AT
+        ok = _chol(M, L) > _QR_COND
+    sc = np.ones(m)
+    if not ok and _equilibrate(AT, p, m, sc):
+        # rows of very different scale (raw data: tie rows ~1e8 against the all-ones row) fail
+        # the rank test and would make the SVD drop the sum constraint: solve with unit-RMS rows
+        # (the same least-squares problem; mu scaled back below)
+        AT = AT * sc.reshape(1, m)
+        if m <= p:
+            M = AT.T @ AT
+            L = np.zeros((m, m))
+            ok = _chol(M, L) > _QR_COND
+    if ok:
+        U, sv, Vt, rank = np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), 0
+    else:
+        U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
+        rank = 0
+        for r in range(sv.size):
+            if sv[r] > _RCOND * sv[0]:
+                rank += 1
+    gp = np.empty(p)
+    res = np.empty(p)
+    # the residual passes run along the rows of AT^T for larger systems
+    A = np.ascontiguousarray(AT.T) if p * m >= 1024 else np.empty((0, 0))
+    for h in range(nr):
+        for q in range(p):
+            gp[q] = -G[h, P[q]]
+        if ok:
+            x = _chol_solve(L, AT.T @ gp)
+            for _ in range(2):
+                res[:] = gp
+                _acc_rows(AT, A, p, m, x, res, True)
+                x2 = _chol_solve(L, AT.T @ res)
+                for r in range(m):
+                    x[r] += x2[r]
+            for r in range(m):
+                MU[h, r] = x[r]
+        else:
+            x = _svd_solve(U, sv, Vt, rank, gp)
+            for q in range(p):
+                res[q] = G[h, P[q]]
+            _acc_rows(AT, A, p, m, x, res, False)
+            for q in range(p):
+                res[q] = -res[q]
+            x2 = _svd_solve(U, sv, Vt, rank, res)
+            for r in range(m):
+                MU[h, r] = x[r] + x2[r]
+        for q in range(p):
+            res[q] = G[h, P[q]]
+        _acc_rows(AT, A, p, m, MU[h], res, False)
+        for q in range(p):
+            DW[h, P[q]] = -res[q]
+        for r in range(m):
+            MU[h, r] *= sc[r]
+
+
+@njit(cache=True, nogil=True)
+def _equilibrate(AT, p, m, sc):
+    """Unit-RMS scales ``sc`` of the columns of ``AT`` (``p x m``) when their norms span more than
+    ``_SCALE_RANGE`` (then True; ``sc`` stays 1 otherwise)."""
+    lo, hi = np.inf, 0.0
+    for r in range(m):
+        t = 0.0
+        for q in range(p):
+            t += AT[q, r] * AT[q, r]
+        t = np.sqrt(t / max(p, 1))
+        sc[r] = t
+        lo = min(lo, t)
+        hi = max(hi, t)
+    if not (lo > 0.0 and hi > _SCALE_RANGE * lo):
+        sc[:] = 1.0
+        return False
+    for r in range(m):
+        sc[r] = 1.0 / sc[r]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _svd_solve(U, sv, Vt, rank, b):
+    """``V_r diag(1/s_r) U_r^T b``: the minimum-norm least-squares solution at rank ``rank``."""
+    y = np.empty(rank)
+    for r in range(rank):
+        t = 0.0
+        for i in range(b.shape[0]):  # a column of U: strided, summed in order
+            t += U[i, r] * b[i]
+        y[r] = t / sv[r]
+    x = np.zeros(Vt.shape[1])
+    for r in range(rank):
+        x += y[r] * Vt[r]
+    return x
+
+
+@njit(cache=True, nogil=True)
+def _chol_rank1(U, lo, hi, x, sign):
+    """``U^T U += sign x x^T`` on the block ``[lo, hi)`` (``x`` overwritten); False if a downdate
+    loses positive definiteness."""
+    for k in range(lo, hi):
+        ukk = U[k, k]
+        r2 = ukk * ukk + sign * x[k] * x[k]
+        if sign < 0 and not r2 > _DOWN_TOL * ukk * ukk:
+            return False
+        r = np.sqrt(r2)
+        c = r / ukk
+        s = x[k] / ukk
+        ci = 1.0 / c
+        ss = sign * s
+        U[k, k] = r
+        for j in range(k + 1, hi):
+            u = (U[k, j] + ss * x[j]) * ci
+            U[k, j] = u
+            x[j] = c * x[j] - s * u
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _chol_delete(U, fm, f):
+    """Remove column / row ``f`` of the Gram matrix from its factor (leading ``fm x fm`` block)."""
+    x = U[f, f + 1:fm].copy()
+    _chol_rank1(U[f + 1:fm, f + 1:fm], 0, fm - f - 1, x, 1.0)
+    for r in range(f):
+        for j in range(f, fm - 1):
+            U[r, j] = U[r, j + 1]
+    for r in range(f + 1, fm):
+        for j in range(r, fm):
+            U[r - 1, j - 1] = U[r, j]
+
+
+@njit(cache=True, nogil=True)
+def _chol_append(U, fm, b, dd):
+    """Append a column with Gram entries ``b`` (against the ``fm`` columns) and ``dd`` (its own);
+    False when the new pivot is not positive."""
+    l = b[:fm].copy()
+    for r in range(fm):
+        l[r] /= U[r, r]
+        lr = l[r]
+        for j in range(r + 1, fm):
+            l[j] -= lr * U[r, j]
+    t = dd
+    for r in range(fm):
+        t -= l[r] * l[r]
+        U[r, fm] = l[r]
+    if not t > 0.0:
+        return False
+    U[fm, fm] = np.sqrt(t)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _forward_solve(U, fm, y):
+    """``y <- U^{-T} y`` by rows of ``U``, four rows per pass over ``y``: each ``y[j]`` sees the
+    multiply-subtracts of rows ``0, 1, ...`` in order and its division, as the row-at-a-time
+    loop (no reassociation: the same bits)."""
+    r0 = 0
+    while r0 + 4 <= fm:
+        for r in range(r0, r0 + 4):  # the 4 x 4 triangle
+            y[r] /= U[r, r]
+            yr = y[r]
+            for j in range(r + 1, r0 + 4):
+                y[j] -= yr * U[r, j]
+        y0, y1, y2, y3 = y[r0], y[r0 + 1], y[r0 + 2], y[r0 + 3]
+        U0, U1, U2, U3 = U[r0], U[r0 + 1], U[r0 + 2], U[r0 + 3]
+        for j in range(r0 + 4, fm):
+            t = y[j]
+            t = t - y0 * U0[j]
+            t = t - y1 * U1[j]
+            t = t - y2 * U2[j]
+            t = t - y3 * U3[j]
+            y[j] = t
+        r0 += 4
+    for r in range(r0, fm):
+        y[r] /= U[r, r]
+        yr = y[r]
+        for j in range(r + 1, fm):
+            y[j] -= yr * U[r, j]
+
+
+@njit(cache=True, nogil=True)
+def _sub_rows(B, fm, p, x, res):
+    """``res[q] -= B[f, q] x[f]`` for ``f = 0, ..., fm - 1`` in order, four rows per pass over
+    ``res`` (each element the same fused multiply-subtracts in the same order)."""
+    f = 0
+    while f + 4 <= fm:
+        B0, B1, B2, B3 = B[f], B[f + 1], B[f + 2], B[f + 3]
+        x0, x1, x2, x3 = x[f], x[f + 1], x[f + 2], x[f + 3]
+        for q in range(p):
+            t = res[q]
+            t = t - B0[q] * x0
+            t = t - B1[q] * x1
+            t = t - B2[q] * x2
+            t = t - B3[q] * x3
+            res[q] = t
+        f += 4
+    while f < fm:
+        Bf, xf = B[f], x[f]
+        for q in range(p):
+            res[q] -= Bf[q] * xf
+        f += 1
+
+
+@njit(cache=True, nogil=True)
+def _utu_solve(U, fm, b):
+    """``x`` with ``U^T U x = b`` (leading ``fm x fm`` block of ``U``)."""
+    y = b[:fm].copy()
+    _forward_solve(U, fm, y)
+    for r in range(fm - 1, -1, -1):
+        s = y[r]
+        for j in range(r + 1, fm):
+            s -= U[r, j] * y[j]
+        y[r] = s / U[r, r]
+    return y
+
+
+@njit(cache=True, nogil=True)
+def _rows_dot(B, fm, p, v):
+    out = np.empty(fm)
+    for f in range(fm):
+        t = 0.0
+        for q in range(p):
+            t += B[f, q] * v[q]
+        out[f] = t
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _factor_solve(g, P, p, B, U, fm, perm, fsc, dw, mu):
+    """EQP (4) through the factor ``U^T U = B B^T`` (``B``: ``fm x p``, column ``f`` of the
+    factor is column ``perm[f]`` of ``[1, E_P^T]``): the semi-normal equations with the same
+    two ``O(p m)`` refinement passes as :func:`_eqp_multi`."""
+    gp = np.empty(p)
+    for q in range(p):
+        gp[q] = -g[P[q]]
+    x = _utu_solve(U, fm, _rows_dot(B, fm, p, gp))
+    res = np.empty(p)
+    for _ in range(3):
+        res[:] = gp
+        _sub_rows(B, fm, p, x, res)
+        if _ == 2:
+            break
+        x2 = _utu_solve(U, fm, _rows_dot(B, fm, p, res))
+        for f in range(fm):
+            x[f] += x2[f]
+    dw[:] = 0.0
+    for q in range(p):
+        dw[P[q]] = res[q]
+    for f in range(fm):
+        mu[perm[f]] = x[f] * fsc[f]
