@@ -298,9 +298,6 @@ class Relief(ReliefTargetMixin, _ReliefBase):
         so permuting the rows leaves the weights unchanged.
     {target_params}
 
-    A continuous target: RReliefF with the one nearest neighbour
-    (:func:`~knnweights.weighters._relief_regression.rrelieff_scores` with ``k = 1``).
-
     Attributes
     ----------
     feature_importances_ : ndarray of shape (n_features,)
@@ -311,6 +308,11 @@ class Relief(ReliefTargetMixin, _ReliefBase):
         The features scored as discrete.
     metric_ : str
         ``"manhattan"``.
+
+    Notes
+    -----
+    A continuous target: RReliefF with the one nearest neighbour
+    (:func:`~knnweights.weighters._relief_regression.rrelieff_scores` with ``k = 1``).
 
     References
     ----------
@@ -401,11 +403,6 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         a float ``sigma`` weighs them by rank, ``exp(-(rank / sigma)^2)`` normalised
         (RReliefF's distance-weighted neighbours).
 
-    A continuous target is scored by RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3,
-    the RReliefF pseudo code): the probabilities of a different prediction, a different feature value and
-    both, estimated over the ``k`` nearest neighbours (see
-    :func:`~knnweights.weighters._relief_regression.rrelieff_scores`).
-
     Attributes
     ----------
     feature_importances_, scores_, discrete_features_, metric_ : as :class:`Relief`.
@@ -413,6 +410,13 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         With ``pvalues=True``: one-sided p-values (STIR for classes, NPDR-style for a
         continuous target) and their Benjamini-Hochberg q-values.
     target_type_ : {"classes", "continuous"}
+
+    Notes
+    -----
+    A continuous target is scored by RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3,
+    the RReliefF pseudo code): the probabilities of a different prediction, a different feature value and
+    both, estimated over the ``k`` nearest neighbours (see
+    :func:`~knnweights.weighters._relief_regression.rrelieff_scores`).
 
     References
     ----------
@@ -1060,18 +1064,10 @@ class SURF(_RadiusReliefBase):
         Weighting of the miss classes for three or more classes (see above).
     {diff_params}
     {target_params}
-
-    A continuous target: the same neighbourhoods, scikit-rebate's continuous-endpoint
-    rule (a neighbour with ``|y_i - y_j|`` below the standard deviation of ``y`` is a hit,
-    else a miss; see
-    :func:`~knnweights.weighters._relief_regression.radius_regression_scores`).
     {n_instances}
         SURF's threshold is then the mean distance over the sampled instances' rows.
     random_state : int, RandomState or None
         Used only when ``n_instances`` is set.
-
-    Ties: a neighbourhood is every instance strictly within the threshold, so the
-    result never depends on the row order (no ``ties`` option is needed).
 
     Attributes
     ----------
@@ -1088,6 +1084,16 @@ class SURF(_RadiusReliefBase):
     --------
     MultiSURF : a per-instance threshold.
     ReliefF : the ``k`` nearest hits and misses.
+
+    Notes
+    -----
+    A continuous target: the same neighbourhoods, scikit-rebate's continuous-endpoint
+    rule (a neighbour with ``|y_i - y_j|`` below the standard deviation of ``y`` is a hit,
+    else a miss; see
+    :func:`~knnweights.weighters._relief_regression.radius_regression_scores`).
+
+    Ties: a neighbourhood is every instance strictly within the threshold, so the
+    result never depends on the row order (no ``ties`` option is needed).
 
     References
     ----------
@@ -1137,8 +1143,6 @@ class MultiSURF(_RadiusReliefBase):
         Weighting of the miss classes for three or more classes (see :class:`SURF`).
     {diff_params}
     {target_params}
-
-    A continuous target: as :class:`SURF` (scikit-rebate's continuous-endpoint rule).
     {n_instances}
     random_state : int, RandomState or None
         Used only when ``n_instances`` is set.
@@ -1155,6 +1159,10 @@ class MultiSURF(_RadiusReliefBase):
         The rows scored (all samples, or the ``n_instances`` drawn).
     metric_ : str
         ``"manhattan"``.
+
+    Notes
+    -----
+    A continuous target: as :class:`SURF` (scikit-rebate's continuous-endpoint rule).
 
     References
     ----------
