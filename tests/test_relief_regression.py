@@ -145,3 +145,37 @@ def test_blocked_equals_one_block(cls):
         b = cls(pvalues=True).fit(X, y)
     np.testing.assert_allclose(a.scores_, b.scores_, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(a.pvalues_, b.pvalues_, rtol=1e-8, atol=1e-12)
+
+
+def test_n_instances_samples_the_continuous_target_and_the_pvalues():
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 6)
+    yc = X[:, 0] * X[:, 1] + 0.1 * rng.randn(200)
+    yb = (X[:, 0] > 0).astype(int)
+    full = ReliefF(n_neighbors=5).fit(X, yc).scores_
+    sampled = ReliefF(n_neighbors=5, n_instances=20, random_state=0).fit(X, yc).scores_
+    assert not np.allclose(full, sampled)  # 20 instances scored, not all 200
+    assert np.allclose(ReliefF(n_neighbors=5, n_instances=200).fit(X, yc).scores_, full)  # m >= n: exact
+    p_full = ReliefF(n_neighbors=5, pvalues=True).fit(X, yb).pvalues_
+    p_sampled = ReliefF(n_neighbors=5, n_instances=20, random_state=0, pvalues=True).fit(X, yb).pvalues_
+    assert not np.allclose(p_full, p_sampled)
+    for est, y in ((MultiSURF(n_instances=20, random_state=0), yc),
+                   (MultiSURF(n_instances=20, random_state=0, pvalues=True), yb)):
+        with pytest.raises(NotImplementedError, match="n_instances"):
+            est.fit(X, y)
+
+
+def test_univariate_tests_never_return_nan():
+    from knnweights.significance import univariate_tests
+
+    rng = np.random.RandomState(1)
+    X = rng.randn(30, 4)
+    X[:, 2] = 1.0  # constant: statistic 0, p = 1
+    out = univariate_tests(X, X[:, 0] + 0.1 * rng.randn(30), continuous=True)
+    for stat, p in out.values():
+        assert np.all(np.isfinite(stat)) and np.all(np.isfinite(p)) and p[2] == 1.0
+    with pytest.raises(ValueError, match="constant"):
+        univariate_tests(X, np.ones(30), continuous=True)
+    X[0, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        univariate_tests(X, X[:, 0], continuous=True)

@@ -401,21 +401,27 @@ def univariate_tests(X, y, continuous=False):
     -------
     dict name -> (statistic, pvalues), each of shape (n_features,)
     """
+    from .utils import check_finite_columns
+
+    check_finite_columns(X)
     X = np.asarray(X, dtype=np.float64)
     out = {}
     varying = np.ptp(X, axis=0) > 0
     with np.errstate(all="ignore"):
         if continuous:
             y = np.asarray(y, dtype=np.float64)
+            if not np.all(np.isfinite(y)) or not np.ptp(y) > 0:
+                raise ValueError("univariate_tests: the continuous target y must be finite and not constant.")
             for name, ranks in (("pearson", False), ("spearman", True)):
                 A = stats.rankdata(X, axis=0) if ranks else X
                 b = stats.rankdata(y) if ranks else y
                 Ac, bc = A - A.mean(axis=0), b - b.mean()
                 r = (Ac * bc[:, None]).sum(axis=0) / np.sqrt((Ac**2).sum(axis=0) * (bc**2).sum())
-                r = np.clip(np.where(varying, r, 0.0), -1.0, 1.0)
+                ok = varying & np.isfinite(r)
+                r = np.clip(np.where(ok, r, 0.0), -1.0, 1.0)
                 df = X.shape[0] - 2
                 t = r * np.sqrt(df / np.maximum(1.0 - r * r, 1e-300))
-                out[name] = (r, np.where(varying, 2 * stats.t.sf(np.abs(t), df), 1.0))
+                out[name] = (r, np.where(ok, 2 * stats.t.sf(np.abs(t), df), 1.0))
             return out
         classes = np.unique(y)
         groups = [X[np.asarray(y) == c] for c in classes]

@@ -231,6 +231,7 @@ def _stir_moments(est, data, X, codes):
     """The hit / miss pairs of the fitted class-target neighbourhoods, outcome 1 for a miss (STIR)."""
     moments = PairMoments(data)
     kind = est._pair_kind
+    _refuse_sampled_radius(est, "pvalues=True")
     if kind == "radius":
         moments.set_outcome(codes, "classes")  # the neighbourhoods do not depend on y
         from .relief import _in_radius
@@ -244,7 +245,8 @@ def _stir_moments(est, data, X, codes):
     moments.set_outcome(codes, "classes")
     k = 1 if kind == "relief" else min(int(est.n_neighbors), data.n - 1)
     # each pair once: an instance sampled twice (n_iter) counts once
-    rows = None if getattr(est, "n_iter", None) is None else np.unique(_sample_rows(est, data.n))
+    rows = _sample_rows(est, data.n)
+    rows = None if rows is None else np.unique(rows)
     rows, idx = _nearest(data, codes, k, rows, per_class=kind == "relieff")
     nr, C, _ = idx.shape
     if kind == "relieff":
@@ -258,9 +260,18 @@ def _stir_moments(est, data, X, codes):
 
 
 def _sample_rows(est, n):
+    """The instances ``est`` scores (``None``: all), as its class-target fit samples them."""
     from .relief import _sample_rows as sample
 
-    return sample(n, est.n_iter, est.random_state)
+    return sample(n, getattr(est, "n_iter", None), getattr(est, "random_state", None),
+                  getattr(est, "n_instances", None))
+
+
+def _refuse_sampled_radius(est, what):
+    if est._pair_kind == "radius" and getattr(est, "n_instances", None) is not None:
+        raise NotImplementedError(
+            f"{type(est).__name__}(n_instances=...) with {what} is not implemented: its neighbourhoods are scored "
+            "over every instance; leave n_instances=None, or use knnweights.permutation_pvalues.")
 
 
 class ReliefTargetMixin:
@@ -327,6 +338,7 @@ class ReliefTargetMixin:
             raise NotImplementedError(
                 f"{type(self).__name__}: ties={self.ties!r} is defined for class targets only; use ties='index' "
                 "with a continuous target.")
+        _refuse_sampled_radius(self, "a continuous target")
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
         data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
@@ -345,7 +357,7 @@ class ReliefTargetMixin:
                 warnings.warn(msg + " Clamped: all of them are used; set small_classes='error' to raise instead.",
                               UserWarning, stacklevel=5)
                 k = X.shape[0] - 1
-            rows = None if getattr(self, "n_iter", None) is None else _sample_rows(self, X.shape[0])
+            rows = _sample_rows(self, X.shape[0])
             scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None), moments)
         if moments is not None:
             self._set_pvalues(moments)
