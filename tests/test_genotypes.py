@@ -279,3 +279,26 @@ def test_bed_file_blocks_read_by_the_dask_workers(tmp_path):
         with config_context(scheduler=cl.scheduler_address):
             np.testing.assert_allclose(MultiSURF(missing="diff").fit(lazy.X, lazy.y).scores_, ref, rtol=1e-12,
                                        atol=1e-15)
+
+
+def test_the_callers_genotype_array_is_left_as_it_was():
+    X = np.array([[0, 1, -127], [2, -127, 1], [1, 0, 2], [2, 2, 0]], dtype=np.int8)
+    before = X.copy()
+    MultiSURF(missing="diff").fit(X, np.array([0, 1, 0, 1]))
+    np.testing.assert_array_equal(X, before)
+
+
+def test_cli_bad_phenotypes_are_one_line_and_status_2(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    from knnweights.cli import main
+
+    path, G, y = _write_bed(tmp_path)
+    ph = tmp_path / "pheno.txt"
+    ph.write_text("FID IID one bmi\n" + "".join(f"f{i} i{i} 1 {20 + 0.37 * i:.2f}\n" for i in range(60)))
+    for extra, words in ((["--pheno", str(ph), "--pheno-col", "one"], "one class"),
+                         (["--pheno", str(ph), "--pheno-col", "bmi"], "quantitative phenotype"),
+                         (["--pheno", str(ph), "--pheno-col", "0"], "1-based"),
+                         (["--pvalues"], "not for a PLINK .bed file")):
+        assert main(["rank", str(path), *extra]) == 2
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err

@@ -452,7 +452,17 @@ def _cmd_rank_plink(args):
         ok = sorted(n for n, c in WEIGHTERS.items() if getattr(c, "_byte_input", False))
         raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
     address = scheduler_address(args.scheduler)
+    given = [flag for flag, on in (("--pvalues", args.pvalues), ("--log", args.log), ("--target", args.target),
+                                   ("--target-type", args.target_type not in (None, "auto"))) if on]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not for a PLINK .bed file (its phenotype comes from the .fam file or "
+                         "--pheno; its genotypes are scored as bytes).")
     data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address))
+    if data.y.dtype.kind == "f":
+        raise UsageError(f"{args.file}: a quantitative phenotype; the genotype byte path scores case/control or "
+                         "other class labels (load the genotypes as floats for a continuous target).")
+    if np.unique(data.y).size < 2:
+        raise UsageError(f"{args.file}: the phenotype has one class ({data.y[0]!r}); at least two are needed.")
     for m in data.messages:
         _say(f"note: {m}")
     n, d = data.X.shape

@@ -429,6 +429,8 @@ def _read_pheno_file(path, col):
     elif header is not None and col in header:
         j = header.index(col)
     elif str(col).isdigit():
+        if int(col) < 1:
+            raise DataError(f"{path}: --pheno-col is 1-based (the first phenotype column is 1); got {col}.")
         j = 1 + int(col)
     else:
         names = header[2:] if header else []
@@ -480,30 +482,35 @@ def read_plink(path, pheno=None, pheno_col=None, lazy=False):
     for ext in (".bed", ".bim", ".fam"):
         if not os.path.exists(prefix + ext):
             raise DataError(f"{prefix + ext}: no such file (a PLINK fileset needs .bed, .bim and .fam).")
-    with open_bed(bed) as b:
-        fid, iid = [str(v) for v in b.fid], [str(v) for v in b.iid]
-        snps = [str(v) for v in b.sid]
-        shape = b.shape
-        if pheno is None:
-            values = [str(v) for v in b.pheno]
-        else:
-            table = _read_pheno_file(pheno, pheno_col)
-            values = [table.get((f, i), "-9") for f, i in zip(fid, iid, strict=True)]
-        low = [v.strip().lower() for v in values]
-        # "0" is unknown only in PLINK's 1/2 case-control coding; a 0/1 phenotype keeps its zeros
-        seen = {v for v in low if v not in _PHENO_MISSING or v == "0"}
-        plink12 = seen <= {"0", "1", "2"} and "2" in seen
-        keep = np.array([v not in _PHENO_MISSING or (v == "0" and not plink12) for v in low])
-        messages = []
-        if not keep.any():
-            raise DataError(f"{pheno or prefix + '.fam'}: no sample has a phenotype (all -9, 0 or NA).")
-        if not keep.all():
-            messages.append(f"{int((~keep).sum())} sample(s) without a phenotype left out")
-        rows = np.flatnonzero(keep)
-        if lazy:
-            X = BedSource(bed, shape, rows=None if keep.all() else rows)
-        else:
-            X = b.read(index=np.s_[rows if not keep.all() else slice(None), :], dtype="int8", order="C")
+    try:
+        with open_bed(bed) as b:
+            fid, iid = [str(v) for v in b.fid], [str(v) for v in b.iid]
+            snps = [str(v) for v in b.sid]
+            shape = b.shape
+            if pheno is None:
+                values = [str(v) for v in b.pheno]
+            else:
+                table = _read_pheno_file(pheno, pheno_col)
+                values = [table.get((f, i), "-9") for f, i in zip(fid, iid, strict=True)]
+            low = [v.strip().lower() for v in values]
+            # "0" is unknown only in PLINK's 1/2 case-control coding; a 0/1 phenotype keeps its zeros
+            seen = {v for v in low if v not in _PHENO_MISSING or v == "0"}
+            plink12 = seen <= {"0", "1", "2"} and "2" in seen
+            keep = np.array([v not in _PHENO_MISSING or (v == "0" and not plink12) for v in low])
+            messages = []
+            if not keep.any():
+                raise DataError(f"{pheno or prefix + '.fam'}: no sample has a phenotype (all -9, 0 or NA).")
+            if not keep.all():
+                messages.append(f"{int((~keep).sum())} sample(s) without a phenotype left out")
+            rows = np.flatnonzero(keep)
+            if lazy:
+                X = BedSource(bed, shape, rows=None if keep.all() else rows)
+            else:
+                X = b.read(index=np.s_[rows if not keep.all() else slice(None), :], dtype="int8", order="C")
+    except DataError:
+        raise
+    except (ValueError, OSError) as exc:  # a corrupt or mismatched fileset: bed-reader's words, one line
+        raise DataError(f"{bed}: {exc}") from exc
     y = np.array([values[i] for i in rows])
     try:  # numeric labels as numbers (1/2 from a .fam file, or quantitative values)
         yf = y.astype(np.float64)

@@ -200,15 +200,16 @@ def mirror_lower(out):  # pragma: no cover - compiled
 
 @njit(parallel=True, cache=True, nogil=True)
 def l1_add_weighted(A, B, wcol, out):  # pragma: no cover - compiled
-    """``out[i, j] += sum_k wcol[k] |A[i, k] - B[j, k]|`` (float64, in column order)."""
+    """``out[i, j] += sum_k wcol[k] |A[i, k] - B[j, k]|`` (float64, in column order, continuing the running
+    sum in ``out``: feature blocks in order give the one-pass sum's bits)."""
     na, d = A.shape
     nb = B.shape[0]
     for i in prange(na):
         for j in range(nb):
-            s = 0.0
+            s = out[i, j]
             for k in range(d):
                 s += wcol[k] * abs(np.int32(A[i, k]) - np.int32(B[j, k]))
-            out[i, j] += s
+            out[i, j] = s
     return out
 
 

@@ -90,9 +90,8 @@ def _raw_block(X, f0, f1):
     if blk.dtype == np.int8:
         neg = blk < 0
         blk = blk.view(np.uint8)
-        if neg.any():
-            blk = blk.copy() if not blk.flags.writeable else blk
-            blk[neg] = kb.MISSING
+        if neg.any():  # a new array: the block may be the caller's own (all columns, C-ordered)
+            blk = np.where(neg, np.uint8(kb.MISSING), blk)
     mask = np.ma.getmask(X) if isinstance(X, np.ma.MaskedArray) else np.ma.nomask
     if mask is not np.ma.nomask:
         blk = np.array(blk, copy=True)
@@ -302,6 +301,9 @@ class _Dask:
         except OSError as exc:
             raise SchedulerError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
         workers = list(self.client.scheduler_info()["workers"])
+        if not workers:
+            self.client.close()
+            raise SchedulerError(f"the dask scheduler at {address} has no workers")
         d = X.shape[1]
         k = max(1, min(d, len(workers)))
         edges = np.linspace(0, d, k + 1).astype(int)
