@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
+from ._seeds import derive_seed
 from .compare import PLAIN, _collect, _prepare
 from .runner import RepeatedCV
 from .stats import corrected_ttest
@@ -80,7 +81,7 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
     splits = list(RepeatedCV(cv[0], cv[1], stratified=False).split(y, random_state, name))
     jobs = [(m, w, r, f, tr, te) for m, w in methods.items() for r, f, tr, _, te in splits]
     out = Parallel(n_jobs=n_jobs)(delayed(_cell)(m, w, X, y, tr, te, n_neighbors, scale,
-                                                 int(random_state) * 1000003 + 1009 * r + f)
+                                                 derive_seed(random_state, "cell", m, name, r, f))
                                   for m, w, r, f, tr, te in jobs)
     for row, (_, _, r, f, _, _) in zip(out, jobs, strict=True):
         row.update(dataset=name, repeat=int(r), fold=int(f))

@@ -7,18 +7,16 @@ minimising its squared error over the feature weights ``w >= 0`` (``A`` diagonal
 ``w = diag(A^T A)``).
 """
 
-import contextlib
 import time
 import warnings
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from ..engine.linalg import single_thread_blas
+from ..engine.linalg import blas_threads_for_work
 from ..engine.neighbors import distance_chunks
-from ._base import BaseWeighter, validate_continuous_fit_data
+from ._base import BaseWeighter, validate_continuous_fit_data, warn_max_iter
 from .nca import _ONE_THREAD_WORK, NCADiagonal, _mean_pairwise_sqdist, _recorder
 
 __all__ = ["MLKRDiagonal", "mlkr_diagonal_objective"]
@@ -59,7 +57,7 @@ def mlkr_diagonal_objective(w, X, y, working_memory=None):
     rc = np.zeros(n)
     cross = np.zeros(X.shape[1])
     for s, e, D in distance_chunks(X, None, np.asarray(w, dtype=np.float64), "sqeuclidean", working_memory,
-                                   n_arrays=3):
+                                   n_arrays=5):  # D, L, P, C and one temporary, block x n each
         L = -np.asarray(D, dtype=np.float64)
         rows = np.arange(e - s)
         L[rows, s + rows] = -np.inf
@@ -159,8 +157,7 @@ class MLKRDiagonal(BaseWeighter):
         X, yv = validate_continuous_fit_data(self, X, y)
         self._fit_weights(X, None, lambda X, _: self._fit_continuous(X, yv), stacklevel=3)
         if self._stopped_at_max_iter:
-            warnings.warn(f"{type(self).__name__} stopped at max_iter={self.max_iter} before the weights converged; "
-                          "increase max_iter or tol.", ConvergenceWarning, stacklevel=2)
+            warn_max_iter(self, self.max_iter)
         return self
 
     def _fit_continuous(self, X, y):
@@ -199,8 +196,7 @@ class MLKRDiagonal(BaseWeighter):
                 print(f"{'Iteration':>10} {'Loss':>20} {'f evals':>8} {'Time(s)':>10}")
 
             record = _recorder(history, self.verbose, t0, counter, sign=1.0)
-            small = Xv.shape[0] ** 2 * dv < _ONE_THREAD_WORK
-            with single_thread_blas() if small else contextlib.nullcontext():
+            with blas_threads_for_work(Xv.shape[0] ** 2 * dv, _ONE_THREAD_WORK):
                 res = minimize(fun, w0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * dv, callback=record,
                                options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": self.tol})
             if self.verbose:
