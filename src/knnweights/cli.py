@@ -23,10 +23,8 @@ DEFAULT_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal")
 #: the default for a continuous target: RReliefF, MultiSURF's continuous rule, MLKR
 DEFAULT_REGRESSION_METHODS = ("ReliefF", "MultiSURF", "MLKRDiagonal")
 
-#: methods whose fit can take a minute or more on ten thousand features and more (MDM stops at
-#: its 60 s time limit on Arcene, 200 x 10000; SQP-FW's active-set path grows with the features);
-#: ``demo`` skips them above WIDE features.  ``demo --dataset colon_alon --methods all`` (62 x 2000,
-#: every weighter, 5 folds) took 38 s on 2 shared cores on 2026-11-23, SQPFW 17 s of it.
+#: methods whose fit can take a minute or more on ten thousand features and more (MDM's LP, SQP-FW's
+#: active-set path, which grows with the features); ``demo --methods all`` skips them above WIDE features
 SLOW_ON_WIDE = ("MDM", "SQPFW")
 #: the demo's default tour: one or two methods of each family, quick to compile and to fit
 DEMO_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "IM4E", "Logo", "NCADiagonal", "SVMRFE")

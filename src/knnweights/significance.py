@@ -124,8 +124,8 @@ class PairMoments:
       standard normal.  Exact in mean and variance for neighbourhoods found without ``y``
       (RReliefF's ``k`` nearest, the SURF / MultiSURF radius); for ReliefF / Relief on
       classes, whose hits and misses are chosen by the labels, the pairs are held at the
-      observed ones (an approximation that ignores the hit / miss balance of each sample:
-      slightly conservative in the measurements).  The ``D`` sums take ``O(n log n)``
+      observed ones (an approximation that ignores the hit / miss balance of each sample;
+      its calibration is measured in benchmarks/bench_regression_pvalues.md).  The ``D`` sums take ``O(n log n)``
       (:func:`diff_matrix_moments`).
 
     A feature (or an outcome) without variation gets ``p = 1``.

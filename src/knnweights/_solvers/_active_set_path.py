@@ -99,7 +99,8 @@ def _nan_max0(x):
 @njit(cache=True, nogil=True)
 def _path_dual_events(Z, alpha0, alpha1, hc, hs, mc, ms, kappa, lam, ii, tt, mth, mu0, mu1, ton, inv_n, dt):
     """Dual events of a path breakpoint: the first multiplier that reaches its release sign
-    before ``dt`` (the primal event's step), checked as the path's NumPy reference did (``Z``,
+    before ``dt`` (the primal event's step), checked in the order of the NumPy reference in
+    ``tests/test_sqpfw_path_kernels.py`` (``Z``,
     hits ``[=]->[<]``, hits ``[=]->[>]``, misses ``[=]->[<]``, misses ``[=]->[>]``, the first
     minimum of each in C order; a NaN ends a group without an event, as ``np.argmin`` finds it
     first).  Returns ``(dt, kind, i, k, target)``, ``kind`` 0 (none), 1 (``w``, ``i`` = feature),

@@ -134,8 +134,8 @@ class HKNN(_LocalDistanceClassifier):
     """
 
     _algorithm_version = 1
-    #: parameters added after stored cells were made; at their defaults the results are as before, so
-    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
     _added_parameters = ('small_classes',)
 
     _parameter_constraints = {
@@ -240,8 +240,8 @@ class CKNN(_LocalDistanceClassifier):
     """
 
     _algorithm_version = 1
-    #: parameters added after stored cells were made; at their defaults the results are as before, so
-    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
     _added_parameters = ('small_classes',)
 
     _parameter_constraints = {

@@ -186,9 +186,9 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
 
 # coef_phi_rows works on blocks of _COEF_ROWS rows x _COEF_K features: the output and A
 # slabs (8 x 512 x 8 B = 32 KiB each) stay in cache while every B row slab is read once
-# per block of rows instead of once per row (2.3x the element rate of one row at a time
-# at 300 x 5000 on one thread, best of 6).  Every output element still sums its terms
-# in the order j = 0, 1, ..., so the results are the same bits as row at a time.
+# per block of rows instead of once per row (benchmarks/bench_kernels.py).  Every output
+# element still sums its terms in the order j = 0, 1, ..., so the results are the same
+# bits as row at a time.
 _COEF_ROWS = 8
 _COEF_K = 512
 
@@ -782,8 +782,8 @@ def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
 
 
 # -- size dispatch ------------------------------------------------------------------------
-# Waking the thread pool costs ~10-50 us on an idle machine and milliseconds on a busy
-# one, far more than a small block's work: below SERIAL_WORK element operations a
+# Waking the thread pool costs more than a small block's work (far more on a busy machine):
+# below SERIAL_WORK element operations a
 # parallel kernel runs on the calling thread only.
 SERIAL_WORK = 4_000_000
 

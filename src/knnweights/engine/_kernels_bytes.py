@@ -35,7 +35,7 @@ MAX_VALUE = 15
 # tiles of the pairwise (popcount) kernel: 16 x 64 output pairs a task
 _TILE_I = 16
 _TILE_J = 64
-# the dense margin kernel: blocks of 16 rows x 1024 plane columns (the uint8 counters: 16 x groups x 1 KiB)
+# the dense margin kernel: blocks of _MR rows x _MK plane columns (uint8 counters, _MR x groups x _MK bytes)
 _MR = 16
 _MK = 4096
 

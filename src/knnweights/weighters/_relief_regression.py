@@ -5,7 +5,7 @@
 * :func:`radius_regression_scores`: SURF / MultiSURF with scikit-rebate's continuous-endpoint
   rule (a neighbour is a "hit" when its target is within one standard deviation).
 * :class:`ReliefTargetMixin`: the ``fit`` of those classes: detects a continuous ``y`` (as
-  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target``), runs the
+  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target_type``), runs the
   regression form, and sets ``pvalues_`` / ``qvalues_`` when ``pvalues=True`` (STIR for
   classes, the NPDR-style regression of pair differences for a continuous target; the
   statistics live in :mod:`knnweights.significance`).
@@ -40,8 +40,9 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         outcome's over the neighbour pairs: for classes STIR's hit / miss contrast, for a
         continuous target NPDR's regression (see
         :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
-        its exact mean and variance when the feature's values are permuted over the samples
-        (pairs that share a sample are correlated, and this null accounts for it);
+        its exact mean and variance when the outcome is permuted over the samples, the
+        neighbour pairs held fixed (pairs that share a sample are correlated, and this null
+        accounts for it);
         ``"pseudo-t"``: the published STIR / NPDR t-test (pairs as independent: too small
         p-values under the null).  Costs one more neighbour pass.  Not available with
         missing values (use :func:`knnweights.permutation_pvalues`)."""
@@ -278,7 +279,7 @@ class ReliefTargetMixin:
     """``fit`` for the Relief classes with a continuous-target form and p-values.
 
     A class sets ``_pair_kind`` (``"relief"``, ``"relieff"`` or ``"radius"``) and has the
-    parameters ``target`` and ``pvalues``.  Class targets run the class's own ``_fit``
+    parameters ``target_type`` and ``pvalues``.  Class targets run the class's own ``_fit``
     unchanged; a continuous target runs ``_fit_continuous``.
     """
 
@@ -289,7 +290,7 @@ class ReliefTargetMixin:
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Class labels of any type, or a continuous target (see ``target``).
+            Class labels of any type, or a continuous target (see ``target_type``).
 
         Returns
         -------

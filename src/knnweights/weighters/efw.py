@@ -400,15 +400,11 @@ class EFW(BaseWeighter):
         found once on the whole training set (each sample's neighbours among "the
         training data excluding itself", l. 54) and reused by every subsample;
         ``"subsample"``: searched inside each subsample (the literal reading of the
-        ensemble loop).  Measured stability (c = 5 subsamples of 90 %, standardised
-        Ionosphere): 0.96 / 0.73 / 0.72; with NH / NM found once on the whole data set
-        before the stability subsampling (pass ``margins``) 0.96, the paper's 0.97.
-        The default is ``"soft"`` because one nearest hit and miss in the unweighted
-        metric are mostly chosen by the irrelevant features: on 80 x 40 standard-normal
-        data labelled by ``x0 - x5 + noise`` (``gamma=0.5``, 5 members) ``"full"`` and
-        ``"subsample"`` rank both relevant features first in 12 of 20 seeds (already in
-        every member before the diversity term acts, as plain Relief's 9 of 20),
-        ``"soft"`` in 20 of 20 for ``sigma`` from 0.5 to 2 (``benchmarks/issue49_defaults.md``).
+        ensemble loop).  The default is ``"soft"`` because one nearest hit and miss in
+        the unweighted metric are mostly chosen by the irrelevant features, so ``"full"``
+        and ``"subsample"`` miss relevant features that ``"soft"`` finds, and ``"soft"``
+        gives the paper's stability (measured in ``benchmarks/issue49_defaults.md`` and
+        ``benchmarks/efw_stability_readings.md``).
     sigma : float, default=1.0
         Kernel width of ``neighbors="soft"`` (on the mean absolute difference).
     max_iter : int, default=2000

@@ -133,23 +133,20 @@ class LHRelief(BaseWeighter):
     implementation (``benchmarks/issue49_defaults.md``).  From the paper's start
     ``w = 1/d`` the ``k`` nearest hits and misses of the first iteration are chosen by
     the irrelevant features, so the first mean margins of the relevant features are
-    global ones, at the irrelevant features' chance level (one-turn spiral of
-    ``make_spiral``, 300 standard-normal features, first mean margins of the two
-    spiral features against the irrelevant features' spread and largest margin):
-    radius 1: -0.016 and 0.031 against 0.030 and 0.085; radius 2: -0.030 and 0.072;
-    radius 3: -0.016 and 0.141 against 0.030 and 0.073.  Under the multiplicative
+    global ones, at the irrelevant features' chance level when the relevant features are
+    not large beside them (the one-turn spiral of ``make_spiral`` at radius 1 with 300
+    standard-normal features, but not at radius 3).  Under the multiplicative
     reading a feature whose margin stays below ``||w * z||`` shrinks by up to
     ``1 - eta`` per iteration (a negative one by more), so at radius 1 the spiral's
     weights reach round-off within about 40 iterations and are set to 0, for good
     (the update's zero is absorbing), and the fit wanders among irrelevant features
     until ``max_iter``; at radius 3 the second spiral feature leads from the first
     iteration and brings the first one's local margin up with it.  The additive
-    reading loses them at radius 1 as well (ranks 129 and 78 of 302 after 200
-    iterations); I-RELIEF's kernel-soft neighbours, averaging over many samples, see
-    the global margin without the local one's variance and find both.  The spiral's
-    fixed point is there and stable at radius 1 too: started with the spiral
-    features' weights 30 times the others', the iteration keeps them on top (weights
-    0.71, 0.70, every irrelevant one below 0.01).
+    reading loses them at radius 1 as well; I-RELIEF's kernel-soft neighbours,
+    averaging over many samples, see the global margin without the local one's
+    variance and find both.  The spiral's fixed point is there and stable at radius 1
+    too: started with the spiral features' weights well above the others', the
+    iteration keeps them on top.
 
     Features of zero weight take no part in the neighbour search or the hyperplane
     fits (they add nothing to ``d_w`` or to ``W``-weighted Gram matrices), so those
@@ -173,8 +170,8 @@ class LHRelief(BaseWeighter):
     """
 
     _algorithm_version = 1
-    #: parameters added after stored cells were made; at their defaults the results are as before, so
-    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
     _added_parameters = ('small_classes',)
 
     _metric = "manhattan"

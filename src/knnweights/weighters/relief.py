@@ -320,8 +320,8 @@ class Relief(ReliefTargetMixin, _ReliefBase):
     """
 
     _algorithm_version = 1
-    #: parameters added after stored cells were made; at their defaults the results are as before, so
-    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'n_instances')
 
     _parameter_constraints = {
@@ -426,8 +426,8 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
     """
 
     _algorithm_version = 1
-    #: parameters added after stored cells were made; at their defaults the results are as before, so
-    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances')
 
     _parameter_constraints = {
@@ -683,11 +683,10 @@ class MulRel(_ReliefBase):
     of ``n_rounds``: with hard nearest neighbours searched under the previous
     weights, the more weight a feature gets, the nearer its target hit *and* miss
     lie in that feature and the smaller its next margin (Relief's TN-weight
-    inconsistency, which the repetition was meant to mitigate).  On
-    ``y = sign(x3 - x17 + noise)`` (300 x 60 standard normal) the rounds alternate
-    between weights led by ``x3`` and by ``x17``, the other one falling below noise
-    features (``benchmarks/issue49_defaults.md``), where ReliefF and I-RELIEF rank
-    both first.  Such a fit warns (``ConvergenceWarning``, ``stop_reason_ ==
+    inconsistency, which the repetition was meant to mitigate); two relevant features
+    can then take turns at the top, the other one falling below noise features, where
+    ReliefF and I-RELIEF rank both first (an example in ``benchmarks/issue49_defaults.md``).
+    Such a fit warns (``ConvergenceWarning``, ``stop_reason_ ==
     "cycle"``); ``cycle_weights_`` holds both ends.  Soft neighbours (:class:`IRelief`)
     or a damped iteration (:class:`LHRelief`) do not cycle there.
 
@@ -714,8 +713,8 @@ class MulRel(_ReliefBase):
     stop_reason_ : {"converged", "no_positive_margin", "n_rounds", "cycle"}
         An exact fixed point; no positive margin (the last weights kept); ``n_rounds``
         run without reaching a fixed point; the same with the last rounds alternating
-        between two weight vectors (``||w_T - w_T-2||`` below a tenth of
-        ``||w_T - w_T-1||``).  The last two warn (``ConvergenceWarning``).
+        between two weight vectors (over the last rounds, the median of
+        ``||w_t - w_t-2|| / ||w_t - w_t-1||`` below 0.7).  The last two warn (``ConvergenceWarning``).
     cycle_weights_ : ndarray of shape (2, n_features) or None
         With ``stop_reason_ == "cycle"``: the last two rounds' weights (the cycle's
         two ends; the second is ``feature_importances_``); otherwise ``None``.
@@ -980,8 +979,8 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
 
 
 class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
-    #: parameters added after stored cells were made; at their defaults the results are as before, so
-    #: they stay out of the cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state')
     _parameter_constraints = {
         "normalize": ["boolean"],

@@ -353,11 +353,9 @@ class SBMLR(BaseWeighter):
 
     The fixed point need not exist: ``E_W(alpha)`` is continuous along the path of
     the inner problem, but ``N_W`` is an integer that jumps where a weight enters, so
-    ``N_W / E_W - alpha`` can change sign at a jump without a root.  This is common,
-    not a corner case: on ``make_classification`` data (150 x 25, three
-    informative features) a scan of 400 values of ``alpha`` over a hundredfold range
-    finds a single sign change, at a jump (``N_W`` 9 -> 8 between ``alpha`` 7.46 and
-    7.55), and no root (``benchmarks/issue49_defaults.md``).
+    ``N_W / E_W - alpha`` can change sign at a jump without a root; this is common,
+    not a corner case (an example in ``benchmarks/issue49_defaults.md``), and such a
+    fit warns.
 
     References
     ----------
