@@ -50,12 +50,15 @@ def test_limit_released_on_exception():
 
 def test_blas_threads_for_work_picks_one_thread_for_small_work():
     from knnweights.engine import blas_thread_count, blas_threads_for_work
+    from knnweights.engine.linalg import threadpool_controller
 
-    before = blas_thread_count()
-    with blas_threads_for_work(10, 1000):
-        assert blas_thread_count() == 1
-    with blas_threads_for_work(10_000, 1000):
-        assert blas_thread_count() == before  # large work keeps the threads in force
-    with blas_threads_for_work(10_000, 1000, threads=1):
-        assert blas_thread_count() == 1
-    assert blas_thread_count() == before
+    with threadpool_controller().limit(limits=2, user_api="blas"):  # two threads in force, even on one core
+        before = blas_thread_count()
+        assert before == 2
+        with blas_threads_for_work(10, 1000):
+            assert blas_thread_count() == 1
+        with blas_threads_for_work(10_000, 1000):
+            assert blas_thread_count() == 2  # large work keeps the threads in force
+        with blas_threads_for_work(10_000, 1000, threads=1):
+            assert blas_thread_count() == 1
+        assert blas_thread_count() == before

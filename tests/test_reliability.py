@@ -35,9 +35,10 @@ ERRORS = []
 #: the library's own ValueError messages (knnweights' validation and scikit-learn's validate_data):
 #: a fuzzed input must fail with one of these, never with an error from deep inside NumPy
 DOCUMENTED_ERRORS = re.compile(
-    r"Input X|Input y|y \(the class labels\)|class|sample|feature|n_neighbors|neighbo|constant|"
-    r"Found input variables with inconsistent|Expected 2D array|requires y|at least|minimum of|"
-    r"overflow|underflow|Rescale|continuous|NaN|inf", re.IGNORECASE)
+    r"^Input (X|y)\b|^y \(the class labels\)|\bneeds at least \d+ (classes|samples per class)|"
+    r"\bis larger than the number of (hits|misses|samples|other samples)|\bis infeasible: samples \d+ and \d+|"
+    r"\brequires y to be passed|\bgot a continuous target y|\bthe continuous target y is constant|"
+    r"^Found input variables with inconsistent numbers of samples|^Expected 2D array")
 INTERNAL_ERRORS = re.compile(
     r"could not be broadcast|setting an array element|out of bounds|not aligned|zero-size array|cannot reshape|"
     r"math domain|dimension mismatch|operands", re.IGNORECASE)

@@ -60,7 +60,7 @@ def _null_pvalues(est, kind, reps=6):
 def test_null_pvalues_uniform(est, kind):
     p = _null_pvalues(est, kind)
     assert stats.kstest(p, "uniform").pvalue > 0.01
-    assert 0.0 <= np.mean(p < 0.05) <= 0.1
+    assert np.mean(p < 0.05) <= 0.1
 
 
 def test_mantel_tails_not_anti_conservative():
@@ -163,7 +163,7 @@ def test_permutation_pvalues_any_weighter_null_and_progress(capsys):
             est = ReliefF(n_neighbors=5) if rep % 2 else Simba(random_state=0)
             ps.append(permutation_pvalues(est, X, y, n_permutations=39, random_state=rep, progress=rep == 0).pvalues)
     p = np.concatenate(ps)
-    assert np.all((p > 0) & (p <= 1))
+    assert np.all((p >= 1 / 40 - 1e-12) & (p <= 1))  # (b + 1) / (B + 1), B = 39
     assert stats.kstest(p, "uniform").pvalue > 0.01
     assert "permutations" in capsys.readouterr().err
 
