@@ -497,6 +497,12 @@ class _TooWide(ValueError):
     """The values need more bit planes than the byte path takes (the float path runs instead)."""
 
 
+def _continuous_target(est, y):
+    from ..weighters._relief_regression import is_continuous_target
+
+    return is_continuous_target(y, getattr(est, "target_type", "classes"))
+
+
 def fit_relief_bytes(est, X, y):
     """``est.fit(X, y)`` for a Relief-family estimator on a byte matrix (called by its ``fit``).
 
@@ -510,6 +516,10 @@ def fit_relief_bytes(est, X, y):
     est._validate_params()
     if not getattr(est, "_byte_input", False):
         raise NotImplementedError(f"{type(est).__name__} does not take a byte (genotype) matrix; pass floats.")
+    if y is not None and (getattr(est, "pvalues", False) or _continuous_target(est, y)):
+        raise NotImplementedError(
+            f"{type(est).__name__} on genotype bytes scores class labels without p-values; for a continuous target "
+            "or pvalues=True give X as floats, or use knnweights.permutation_pvalues.")
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None: feature weighting "
                          "is supervised (pass the class labels).")

@@ -301,13 +301,10 @@ class ReliefTargetMixin:
             self.__dict__.pop(attr, None)
         from ..engine import genotypes
 
-        if genotypes.is_byte_input(X):  # genotype bytes: class labels, scored in feature blocks
-            if self.pvalues or is_continuous_target(y, self.target_type):
-                raise NotImplementedError(
-                    f"{type(self).__name__} on genotype bytes scores class labels without p-values; for a "
-                    "continuous target or pvalues=True give X as floats, or use knnweights.permutation_pvalues.")
+        if genotypes.is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
+            super().fit(X, y)
             self.target_type_ = "classes"
-            return genotypes.fit_relief_bytes(self, X, y)
+            return self
         if is_continuous_target(y, self.target_type):
             X, yv = validate_continuous_fit_data(self, X, y)
             self.target_type_ = "continuous"
