@@ -28,7 +28,6 @@ unknown-value terms are float sums, equal to rounding).
 """
 
 import math
-import warnings
 
 import numpy as np
 
@@ -511,7 +510,7 @@ def fit_relief_bytes(est, X, y):
     margin-gain tie-break, which needs the float data).  Values above 15 (not genotypes):
     the float path (a float copy), with unknown values as ``NaN``.
     """
-    from ..weighters._base import BaseWeighter, ZeroWeightsWarning, feature_ranking
+    from ..weighters._base import BaseWeighter
 
     est._validate_params()
     if not getattr(est, "_byte_input", False):
@@ -540,28 +539,13 @@ def fit_relief_bytes(est, X, y):
         codes = est._encode_target(y, G.shape[0])
         est.n_features_in_ = G.shape[1]
         est.__dict__.pop("feature_names_in_", None)
-        est.__dict__.pop("scores_", None)
         try:
-            w = np.asarray(est._fit(G, codes), dtype=np.float64)
+            return est._fit_weights(G, codes, est._fit, stacklevel=4, constant=G.constant())
         except _TooWide:
             G.close()
             return BaseWeighter.fit(est, _float_copy(X), y)
     finally:
         G.close()
-    if not np.all(np.isfinite(w)):
-        raise FloatingPointError(f"{type(est).__name__} produced non-finite weights; this is a bug, please report it.")
-    if not hasattr(est, "scores_"):
-        est.scores_ = w.copy()
-    w = np.maximum(w, 0.0)
-    constant = G.constant()
-    w[constant] = 0.0
-    est.feature_importances_ = w
-    if not np.any(w > 0):
-        warnings.warn(f"{type(est).__name__} returned all-zero weights on this genotype matrix: no feature separates "
-                      "the classes at this method's neighbourhood.", ZeroWeightsWarning, stacklevel=3)
-    est.ranking_ = feature_ranking(w, est.scores_, constant)
-    est.metric_ = est._metric
-    return est
 
 
 def _float_copy(X):

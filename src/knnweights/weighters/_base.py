@@ -375,11 +375,14 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         # point a warning at the user's call, also through a subclass's fit that wraps this one (EFW)
         return self._fit_weights(X, codes, self._fit, stacklevel=3 if type(self).fit is BaseWeighter.fit else 4)
 
-    def _fit_weights(self, X, codes, fit_fn, stacklevel=3):
+    def _fit_weights(self, X, codes, fit_fn, stacklevel=3, constant=None):
         """Run ``fit_fn(X, codes)`` and store ``feature_importances_``, ``scores_``, ``ranking_``, ``metric_``.
 
         ``codes`` is ``None`` for a continuous target (no classes: no margin-gain tie
         breaking).  ``stacklevel`` points the :class:`ZeroWeightsWarning` at the user's call.
+        ``X`` may also be a genotype matrix (:class:`~knnweights.engine.genotypes.GenotypeMatrix`)
+        that gives its ``constant`` columns; the margin-gain tie-break then needs float data and
+        is left out.
         """
         self.__dict__.pop("scores_", None)  # a method sets its own signed scores in _fit, or gets the default
         depth = _FIT_DEPTH.set(_FIT_DEPTH.get() + 1)
@@ -397,15 +400,18 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             self.scores_ = w.copy()  # the method's vector before clipping at 0
         w = np.maximum(w, 0.0)
         # a constant feature adds nothing to any distance: its weight is 0 by definition
-        constant = np.ptp(X, axis=0) == 0
+        dense = isinstance(X, np.ndarray)
+        constant = np.ptp(X, axis=0) == 0 if constant is None else np.asarray(constant, dtype=bool)
         w[constant] = 0.0
         self.feature_importances_ = w
         if not np.any(w > 0) and _FIT_DEPTH.get() == 0:
-            warnings.warn(_zero_weights_message(type(self).__name__, X, codes), ZeroWeightsWarning,
-                          stacklevel=stacklevel)
+            msg = (_zero_weights_message(type(self).__name__, X, codes) if dense else
+                   f"{type(self).__name__} returned all-zero weights on this genotype matrix: no feature separates "
+                   "the classes at this method's neighbourhood.")
+            warnings.warn(msg, ZeroWeightsWarning, stacklevel=stacklevel)
         gain = None
         tied = _score_ties(w, self.scores_, constant)
-        if codes is not None and tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
+        if codes is not None and dense and tied.sum() > 1 and np.all(np.isfinite(X[:, tied])):
             # a method without signed scores leaves its clipped features tied: order them by the margin
             # each would add at the learned metric (one neighbour pass, only in that case)
             gain = np.zeros(w.shape[0])
