@@ -96,6 +96,14 @@ def discrete_mask(X, discrete_features, discrete_limit):
     return out
 
 
+def missing_lists(miss):
+    """CSR lists of each row's missing columns: ``(mptr, mind)``, row ``i``'s in ``mind[mptr[i]:mptr[i + 1]]``."""
+    counts = miss.sum(axis=1)
+    mptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    mind = np.ascontiguousarray(np.nonzero(miss)[1], dtype=np.int64)
+    return mptr, mind
+
+
 def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64):
     """Tables and the expanded matrix of :class:`MixedData` for ``X`` (NaN = unknown).
 
@@ -162,9 +170,7 @@ def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64)
         A[:, known, t] = 0.5 - P[:, lev]  # (1 - P(x | c)) - E's 1/2
         T2[:, :, t] = 1.0 - P @ P.T
     E = np.ascontiguousarray(np.concatenate(blocks, axis=1), dtype=dtype)
-    counts = miss.sum(axis=1)
-    mptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    mind = np.ascontiguousarray(np.nonzero(miss)[1], dtype=np.int64)
+    mptr, mind = missing_lists(miss)
     Mi = np.ascontiguousarray(miss[:, mcols], dtype=np.float64)
     return MixedData(E, np.concatenate(ecol).astype(np.int64), V, disc, mcol, mcols, A, Mi, T2, codes, mptr, mind,
                      d, has_missing)

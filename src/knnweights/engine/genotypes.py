@@ -170,11 +170,14 @@ def _missing_tables(raw, prm, codes, n_classes):
 
 
 def _missing_lists(raw):
-    miss = raw == kb.MISSING
-    counts = miss.sum(axis=1)
-    mptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    mind = np.ascontiguousarray(np.nonzero(miss)[1], dtype=np.int64)
-    return mptr, mind
+    from ._kernels_mixed import missing_lists
+
+    return missing_lists(raw == kb.MISSING)
+
+
+def _present_bits(pres):
+    """``(d, 16)`` 0/1: value ``v`` occurs among feature ``j``'s known values (the bits of ``present``)."""
+    return (np.asarray(pres, dtype=np.int64)[:, None] >> np.arange(kb.MAX_VALUE + 1)) & 1
 
 
 def _distance_task(src, f0, f1, prm, codes, n_classes, rows, w):
@@ -372,8 +375,7 @@ class GenotypeMatrix:
 
     def levels(self):
         """Distinct known values per feature."""
-        pres = self.stats()["present"]
-        return np.array([bin(int(p)).count("1") for p in pres], dtype=np.int64)
+        return _present_bits(self.stats()["present"]).sum(axis=1)
 
     def constant(self):
         s = self.stats()
@@ -430,16 +432,11 @@ class ByteDiff:
         planes = int(max(1, S if disc.any() else 0, cmax[cont].max(initial=0)))
         if planes > _MAX_PLANES:
             raise _TooWide(planes)
-        pres = st["present"]
-        level = np.zeros((self.d, kb.MAX_VALUE + 1), np.int8)
+        bits = _present_bits(st["present"])
+        # the rank of each present value among the feature's known values (0 for an absent one)
+        level = np.where(bits > 0, np.cumsum(bits, axis=1) - bits, 0).astype(np.int8)
         ncols = np.ones(self.d, np.int64)
-        for v in range(kb.MAX_VALUE + 1):
-            bit = (pres >> v) & 1
-            below = np.zeros(self.d, np.int64)
-            for u in range(v):
-                below += (pres >> u) & 1
-            level[:, v] = np.where(bit > 0, below, 0)
-        L = np.array([bin(int(p)).count("1") for p in pres], dtype=np.int64) if disc.any() else np.zeros(self.d)
+        L = bits.sum(axis=1)
         ncols[disc] = np.maximum(1, (L[disc] + 1) // 2)
         self.discrete = disc
         self.prm = _Params(vmin, mult.astype(np.uint8), disc.astype(np.uint8), ncols, level, scale.astype(np.float64),
