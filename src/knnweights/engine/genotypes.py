@@ -175,9 +175,17 @@ def _missing_lists(raw):
     return missing_lists(raw == kb.MISSING)
 
 
-def _present_bits(pres):
-    """``(d, 16)`` 0/1: value ``v`` occurs among feature ``j``'s known values (the bits of ``present``)."""
-    return (np.asarray(pres, dtype=np.int64)[:, None] >> np.arange(kb.MAX_VALUE + 1)) & 1
+def _value_levels(pres):
+    """From the ``present`` bit masks: each value's rank among its feature's known values (``(d, 16)``,
+    0 for an absent value) and the number of known values per feature; one pass per value, O(d) memory."""
+    pres = np.asarray(pres, dtype=np.int64)
+    level = np.zeros((pres.size, kb.MAX_VALUE + 1), np.int8)
+    below = np.zeros(pres.size, np.int64)
+    for v in range(kb.MAX_VALUE + 1):
+        bit = (pres >> v) & 1
+        level[:, v] = np.where(bit > 0, below, 0)
+        below += bit
+    return level, below
 
 
 def _distance_task(src, f0, f1, prm, codes, n_classes, rows, w):
@@ -375,7 +383,7 @@ class GenotypeMatrix:
 
     def levels(self):
         """Distinct known values per feature."""
-        return _present_bits(self.stats()["present"]).sum(axis=1)
+        return _value_levels(self.stats()["present"])[1]
 
     def constant(self):
         s = self.stats()
@@ -432,11 +440,8 @@ class ByteDiff:
         planes = int(max(1, S if disc.any() else 0, cmax[cont].max(initial=0)))
         if planes > _MAX_PLANES:
             raise _TooWide(planes)
-        bits = _present_bits(st["present"])
-        # the rank of each present value among the feature's known values (0 for an absent one)
-        level = np.where(bits > 0, np.cumsum(bits, axis=1) - bits, 0).astype(np.int8)
+        level, L = _value_levels(st["present"])
         ncols = np.ones(self.d, np.int64)
-        L = bits.sum(axis=1)
         ncols[disc] = np.maximum(1, (L[disc] + 1) // 2)
         self.discrete = disc
         self.prm = _Params(vmin, mult.astype(np.uint8), disc.astype(np.uint8), ncols, level, scale.astype(np.float64),
