@@ -188,9 +188,8 @@ def test_gradient_in_the_sqrt_parametrisation_matches_check_grad():
 
     X, y = _two_class_data(n=35, d=6, seed=5)
     a0 = np.random.RandomState(1).uniform(0.3, 1.2, X.shape[1])
-    c = [0]
-    err = check_grad(lambda a: _negated(a, X, y, c)[0], lambda a: _negated(a, X, y, c)[1], a0, epsilon=1e-7)
-    assert err <= 1e-5 * max(1.0, np.linalg.norm(_negated(a0, X, y, c)[1]))
+    err = check_grad(lambda a: _negated(a, X, y)[0], lambda a: _negated(a, X, y)[1], a0, epsilon=1e-7)
+    assert err <= 1e-5 * max(1.0, np.linalg.norm(_negated(a0, X, y)[1]))
 
 
 def test_all_constant_features_give_zero_weights_with_a_warning():

@@ -7,17 +7,14 @@ minimising its squared error over the feature weights ``w >= 0`` (``A`` diagonal
 ``w = diag(A^T A)``).
 """
 
-import time
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize
 from sklearn.utils import check_random_state
 
-from ..engine.linalg import blas_threads_for_work
 from ..engine.neighbors import distance_chunks
 from ._base import BaseWeighter, validate_continuous_fit_data, warn_max_iter
-from .nca import _ONE_THREAD_WORK, NCADiagonal, _mean_pairwise_sqdist, _recorder
+from .nca import NCADiagonal, _multistart_lbfgsb
 
 __all__ = ["MLKRDiagonal", "mlkr_diagonal_objective"]
 
@@ -175,35 +172,7 @@ class MLKRDiagonal(BaseWeighter):
         Xv = np.ascontiguousarray(X[:, varying] - X[:, varying].mean(axis=0))
         # the target's scale does not move the optimum: standardised, the tolerances mean the same on any units
         ys = (y - y.mean()) / y.std()
-        dv = Xv.shape[1]
-        scale = 1.0
-        if self.init == "scaled":
-            mean_d = _mean_pairwise_sqdist(Xv)
-            scale = 1.0 / mean_d if mean_d > 0 else 1.0
-        counter = [0]
-
-        def fun(w):
-            counter[0] += 1
-            return mlkr_diagonal_objective(w, Xv, ys)
-
-        best = None
-        for start in range(self.n_init):
-            w0 = np.full(dv, scale) if start == 0 and self.init != "random" else rng.uniform(0, 2 * scale, dv)
-            history, t0 = [], time.perf_counter()
-            counter[0] = 0
-            if self.verbose:
-                print(f"[{type(self).__name__}] start {start + 1}/{self.n_init}")
-                print(f"{'Iteration':>10} {'Loss':>20} {'f evals':>8} {'Time(s)':>10}")
-
-            record = _recorder(history, self.verbose, t0, counter, sign=1.0)
-            with blas_threads_for_work(Xv.shape[0] ** 2 * dv, _ONE_THREAD_WORK):
-                res = minimize(fun, w0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * dv, callback=record,
-                               options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": self.tol})
-            if self.verbose:
-                print(f"[{type(self).__name__}] {res.nit} iterations, loss {res.fun:.6e}: {res.message}")
-            if best is None or res.fun < best[0].fun:
-                best = (res, history)
-        res, history = best
+        res, history = _multistart_lbfgsb(self, lambda w: mlkr_diagonal_objective(w, Xv, ys), Xv, rng, "Loss", 1.0)
         self._stopped_at_max_iter = res.nit >= self.max_iter and not res.success
         self.objective_ = float(res.fun) * float(y.var())  # in the units of y^2
         self.n_iter_ = int(res.nit)

@@ -88,11 +88,50 @@ def nca_diagonal_objective(w, X, y, working_memory=None, centred=False):
     return float(p.sum()), grad
 
 
-def _negated(w, X, y, counter):
+def _negated(w, X, y):
     # L-BFGS-B minimises: -f and -grad f, over w >= 0 (bounds)
-    counter[0] += 1
     f, g = nca_diagonal_objective(w, X, y, centred=True)
     return -f, -g
+
+
+def _multistart_lbfgsb(est, fun, Xv, rng, label, sign):
+    """L-BFGS-B over ``w >= 0`` from ``est.n_init`` starts; the best run and its history.
+
+    ``fun(w) -> (value, gradient)`` is minimised.  The first start is ``w = scale`` (``init
+    ="scaled"``: ``1 / mean squared pairwise distance``, soft neighbourhoods) or ``w = 1``, the
+    others uniform in ``[0, 2 scale]`` (``random_state``); the history records ``sign * value``
+    per iteration (printed with ``verbose`` under ``label``).  Used by NCA-diagonal and MLKR.
+    """
+    dv = Xv.shape[1]
+    scale = 1.0
+    if est.init == "scaled":
+        mean_d = _mean_pairwise_sqdist(Xv)
+        scale = 1.0 / mean_d if mean_d > 0 else 1.0
+    counter = [0]
+
+    def counted(w):
+        counter[0] += 1
+        return fun(w)
+
+    name = type(est).__name__
+    best = None
+    for start in range(est.n_init):
+        w0 = np.full(dv, scale) if start == 0 and est.init != "random" else rng.uniform(0.0, 2.0 * scale, size=dv)
+        history, t0 = [], time.perf_counter()
+        counter[0] = 0
+        if est.verbose:
+            print(f"[{name}] start {start + 1}/{est.n_init}")
+            print(f"{'Iteration':>10} {label:>20} {'f evals':>8} {'Time(s)':>10}")
+        record = _recorder(history, est.verbose, t0, counter, sign)
+        with blas_threads_for_work(Xv.shape[0] ** 2 * dv, _ONE_THREAD_WORK):
+            res = minimize(counted, w0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * dv, callback=record,
+                           options={"maxiter": est.max_iter, "ftol": est.tol, "gtol": est.tol})
+        if est.verbose:
+            print(f"[{name}] {res.nit} iterations, {label.lower()} {sign * res.fun:.6e}, "
+                  f"{time.perf_counter() - t0:.2f} s: {res.message}")
+        if best is None or res.fun < best[0].fun:
+            best = (res, history)
+    return best
 
 
 def _mean_pairwise_sqdist(X):
@@ -232,36 +271,10 @@ class NCADiagonal(BaseWeighter):
         Xv = X[:, varying] if not varying.all() else X
         # centred once (no distance changes): the objective evaluations skip it
         Xv = np.ascontiguousarray(Xv - Xv.mean(axis=0, dtype=np.float64).astype(Xv.dtype))
-        dv = Xv.shape[1]
-        scale = 1.0
-        if self.init == "scaled":
-            mean_d = _mean_pairwise_sqdist(Xv)
-            scale = 1.0 / mean_d if mean_d > 0 else 1.0
-        best = None
-        for start in range(self.n_init):
-            if start == 0 and self.init != "random":
-                w0 = np.full(dv, scale)
-            else:
-                w0 = rng.uniform(0.0, 2.0 * scale, size=dv)
-            history, counter, t0 = [], [0], time.perf_counter()
-            if self.verbose:
-                print(f"[{type(self).__name__}] start {start + 1}/{self.n_init}")
-                print(f"{'Iteration':>10} {'Objective Value':>20} {'f evals':>8} {'Time(s)':>10}")
-            record = _recorder(history, self.verbose, t0, counter)
-            with blas_threads_for_work(Xv.shape[0] ** 2 * dv, _ONE_THREAD_WORK):
-                res = minimize(_negated, w0, args=(Xv, y, counter), jac=True, method="L-BFGS-B",
-                               bounds=[(0.0, None)] * dv, callback=record,
-                               options={"maxiter": self.max_iter, "ftol": self.tol, "gtol": self.tol})
-            res.objective = -float(res.fun)
-            if self.verbose:
-                print(f"[{type(self).__name__}] {res.nit} iterations, objective {res.objective:.6e}, "
-                      f"{time.perf_counter() - t0:.2f} s: {res.message}")
-            if best is None or res.objective > best[0].objective:
-                best = (res, history)
-        res, history = best
+        res, history = _multistart_lbfgsb(self, lambda w: _negated(w, Xv, y), Xv, rng, "Objective Value", -1.0)
         if res.nit >= self.max_iter and not res.success:
             warn_max_iter(self, self.max_iter)
-        self.objective_ = res.objective
+        self.objective_ = -float(res.fun)
         self.n_iter_ = int(res.nit)
         self.cost_history_ = history
         w = np.zeros(d)
