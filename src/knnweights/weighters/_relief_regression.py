@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-from ..engine import _kernels, _kernels_mixed
+from ..engine import _kernels_mixed
 from ..significance import PairMoments, bh_qvalues
 from ._base import validate_continuous_fit_data
 
@@ -73,19 +73,13 @@ def _nearest(data, codes, k, rows, per_class):
     every = rows is None
     nr = data.n if every else rows.size
     rows_all = np.arange(data.n) if every else rows
+    from .relief import select_block
+
     n_classes = int(codes.max()) + 1
     idx = np.empty((nr, n_classes if per_class else 2, k), np.int64)
     for s, e, D in data.distance_chunks(None if every else rows):
         r = np.ascontiguousarray(rows_all[s:e])
-        D = np.ascontiguousarray(D)
-        if per_class:
-            dist = np.empty((e - s, n_classes, k), D.dtype)
-            _kernels.select_neighbors(D, r, codes[r], codes, n_classes, k, idx[s:e], dist)
-        else:
-            hi, mi = np.empty((e - s, k), np.int64), np.empty((e - s, k), np.int64)
-            hd, md = np.empty((e - s, k), D.dtype), np.empty((e - s, k), D.dtype)
-            _kernels.select_hits_misses(D, r, codes[r], codes, k, hi, hd, mi, md)
-            idx[s:e, 0], idx[s:e, 1] = hi, mi
+        idx[s:e] = select_block(np.ascontiguousarray(D), r, codes, k, per_class, n_classes)[0]
     return rows_all, idx
 
 

@@ -121,6 +121,22 @@ def _class_coefficients(codes, rows, n_classes, miss_weighting):
     return coef
 
 
+def select_block(D, rows, codes, k, per_class, n_classes):
+    """The ``k`` nearest of the rows ``rows`` of a distance block ``D`` (the sample itself left out):
+    per class (``per_class``; ``(b, n_classes, k)``) or hits and misses (``(b, 2, k)``), indices and
+    distances, ``-1`` / ``inf`` where fewer exist; ties to the lower index."""
+    b = rows.size
+    if per_class:
+        idx = np.empty((b, n_classes, k), np.int64)
+        dist = np.empty((b, n_classes, k), D.dtype)
+        _kernels.select_neighbors(D, rows, codes[rows], codes, n_classes, k, idx, dist)
+        return idx, dist
+    hi, hd = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
+    mi, md = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
+    _kernels.select_hits_misses(D, rows, codes[rows], codes, k, hi, hd, mi, md)
+    return np.stack([hi, mi], axis=1), np.stack([hd, md], axis=1)
+
+
 def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True, miss_weighting="prior",
                           ties="index"):
     """:func:`relieff_margins` on Relief's ``diff`` for discrete features and missing values.
@@ -147,15 +163,7 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
         r = np.ascontiguousarray(rows[s:e])
         b = e - s
         D = np.ascontiguousarray(D)
-        if per_class:
-            idx = np.empty((b, n_classes, k), np.int64)
-            dist = np.empty((b, n_classes, k), D.dtype)
-            _kernels.select_neighbors(D, r, codes[r], codes, n_classes, k, idx, dist)
-        else:
-            hi, hd = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
-            mi, md = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
-            _kernels.select_hits_misses(D, r, codes[r], codes, k, hi, hd, mi, md)
-            idx, dist = np.stack([hi, mi], axis=1), np.stack([hd, md], axis=1)
+        idx, dist = select_block(D, r, codes, k, per_class, n_classes)
         coef = coef_all[s:e]
         if ties == "include":
             P = np.empty((b, n), np.float64)
