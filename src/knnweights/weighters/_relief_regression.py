@@ -154,17 +154,25 @@ def _radius_thresholds(data, rule):
 
     n = data.n
     T = np.empty(n)
-    for s, e, D in data.distance_chunks(n_arrays=6):
+    for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
         T[s:e] = D.sum(axis=1, dtype=np.float64) if rule == "mean" else _multisurf_thresholds(D, s)
     if rule == "mean":
         T[:] = T.sum() / float(n) ** 2
     return T
 
 
+def _radius_block_arrays():
+    from .relief import _RADIUS_BLOCK_ARRAYS
+
+    return _RADIUS_BLOCK_ARRAYS
+
+
 def _transposed_radius(D, T, start):
     """``[r, j]``: is ``start + r`` in the neighbourhood of ``j`` (``d_rj < T_j``; symmetric ``D``)."""
+    from .relief import _self_columns
+
     near_t = D < T[None, :]
-    near_t[np.arange(D.shape[0]), start + np.arange(D.shape[0])] = False
+    near_t[np.arange(D.shape[0]), _self_columns(start, D.shape[0])] = False
     return near_t
 
 
@@ -189,7 +197,7 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
     from .relief import _fold_pairs, _in_radius, _multisurf_thresholds
 
     n = data.n
-    chunks = data.distance_chunks(n_arrays=6)
+    chunks = data.distance_chunks(n_arrays=_radius_block_arrays())
     first = next(chunks)
     if first[1] - first[0] == n:  # one block: the thresholds from the same distances (one pass)
         blocks = [first]
@@ -198,7 +206,7 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
             thresholds = (np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean"
                           else _multisurf_thresholds(D, 0))
     else:
-        blocks = data.distance_chunks(n_arrays=6)
+        blocks = data.distance_chunks(n_arrays=_radius_block_arrays())
         if thresholds is None:
             thresholds = _radius_thresholds(data, rule)
     T = thresholds
@@ -232,7 +240,7 @@ def _stir_moments(est, data, X, codes):
         from .relief import _in_radius
 
         T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
-        for s, e, D in data.distance_chunks(n_arrays=6):
+        for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
             near = _in_radius(D, T[s:e], s)
             moments.add_dense(data, np.arange(s, e), near, (codes[s:e, None] != codes[None, :]).astype(np.float64),
                               _transposed_radius(D, T, s))
