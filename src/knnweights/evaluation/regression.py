@@ -100,7 +100,7 @@ def regression_tests(rows, alpha=0.05, reference=PLAIN):
     """
     cells = {}
     for r in rows:
-        cells.setdefault(r["method"], {})[(r["repeat"], r["fold"])] = r
+        cells.setdefault(r["method"], {})[(r.get("dataset"), r["repeat"], r["fold"])] = r
     ref = cells[reference]
     out = []
     for m, c in cells.items():
