@@ -1,6 +1,7 @@
 """Global configuration: memory budget for distance blocks and the compute device."""
 
 import contextlib
+import numbers
 import threading
 
 _DEFAULTS = {"working_memory": 512, "device": "cpu", "n_jobs": None, "scheduler": None}
@@ -31,9 +32,9 @@ def set_config(working_memory=None, device=None, n_jobs=None, scheduler=None):
     (``scheduler=""`` / ``n_jobs=0`` reset those to the default)."""
     cfg = _cfg()
     if n_jobs is not None:
-        if not isinstance(n_jobs, int) or isinstance(n_jobs, bool):
+        if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
             raise ValueError(f"n_jobs must be an int (-1: all cores, 0: the default), got {n_jobs!r}")
-        cfg["n_jobs"] = None if n_jobs == 0 else n_jobs
+        cfg["n_jobs"] = None if n_jobs == 0 else int(n_jobs)
     if scheduler is not None:
         cfg["scheduler"] = str(scheduler) or None
     if working_memory is not None:
