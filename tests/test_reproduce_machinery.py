@@ -11,9 +11,9 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from knnweights.evaluation import RepeatedCV, run_grid
 from knnweights.reproduce import check_report, reproduce, resolve_datasets, resolve_methods
-from knnweights.reproduce._progress import Progress, format_seconds
 from knnweights.reproduce.report import table_markdown, verdict
 from knnweights.reproduce.tables import Config, DatasetSpec, MethodSpec, TableSpec, miss_reason, run_table
+from knnweights.utils import format_seconds, progress_bar
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -140,46 +140,32 @@ def test_reproduce_table_same_with_one_or_two_jobs(tmp_path):
 
 
 # -- progress bar -----------------------------------------------------------------------
-class _Clock:
-    def __init__(self):
-        self.t = 0.0
+def test_progress_bar_counts_and_time_left(monkeypatch):
+    """Elapsed and the time left come from the items run in this call, not those read from a store."""
+    import tqdm.std
 
-    def __call__(self):
-        return self.t
-
-
-def test_progress_off_a_terminal_one_line_per_tenth():
-    s, clock = io.StringIO(), _Clock()
-    bar = Progress(200, "t5", stream=s, tty=False, clock=clock)
-    for _ in range(200):
-        clock.t += 0.5
-        bar.update()
-    bar.close()
-    lines = s.getvalue().splitlines()
-    assert len(lines) == 10 and "\r" not in s.getvalue()
-    assert lines[0].startswith("t5: [") and "20/200 ( 10%)" in lines[0] and "0:10 elapsed, ~1:30 left" in lines[0]
-    assert "200/200 (100%) 1:40 elapsed" in lines[-1] and "left" not in lines[-1]
-
-
-def test_progress_resumed_counts_only_new_cells_for_the_time_left():
-    s, clock = io.StringIO(), _Clock()
-    bar = Progress(100, "", initial=50, stream=s, tty=True, clock=clock)
+    clock = [1000.0]
+    monkeypatch.setattr(tqdm.std, "time", lambda: clock[0])
+    s = io.StringIO()
+    bar = progress_bar(100, "t5", initial=50, file=s, unit="cells")
     for _ in range(10):
-        clock.t += 1.0
+        clock[0] += 1.0
         bar.update()
+    bar.refresh()
     text = s.getvalue()
-    assert text.startswith("\r[") and "60/100" in text and "~0:40 left" in text  # 10 cells in 10 s, 40 left
+    assert "t5:" in text and "60/100" in text and "00:10<00:40" in text  # 10 cells in 10 s, 40 left
     bar.close()
     assert s.getvalue().endswith("\n")
-    assert format_seconds(3725) == "1:02:05" and format_seconds(float("nan")) == "?"
+    assert format_seconds(3725) == "1:02:05" and format_seconds(65.2) == "01:05"
+    assert format_seconds(float("nan")) == "?"
 
 
 def test_reproduce_shows_a_progress_bar(tmp_path, capsys):
     reproduce("mdm", mode="tiny", out=str(tmp_path), datasets=["Sonar"], verbose=True, n_jobs=1)
     err = capsys.readouterr().err
     assert "fidelity: no paper numbers to compare with" in err and "0/0" not in err
-    bars = [ln for ln in err.splitlines() if ln.startswith("table 1/1 mdm_ours: [")]
-    assert bars and "12/12 (100%)" in bars[-1]  # 4 methods x 3 folds, one line per tenth (not a terminal)
+    bars = [ln for ln in err.replace("\r", "\n").splitlines() if ln.startswith("table 1/1 mdm_ours:")]
+    assert bars and "100%" in bars[-1] and "12/12" in bars[-1]  # 4 methods x 3 folds
 
 
 # -- provenance -------------------------------------------------------------------------

@@ -370,9 +370,9 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     observed = np.asarray(getattr(clone(weighter).fit(X, y), attribute), dtype=np.float64)
     bar = None
     if progress:
-        from .utils import Progress
+        from .utils import progress_bar
 
-        bar = Progress(B, label=f"permutations ({type(weighter).__name__})")
+        bar = progress_bar(B, label=f"permutations ({type(weighter).__name__})")
     null = np.empty((B, observed.size))
     results = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_permuted_statistic)(weighter, X, y, s, attribute) for s in seeds)

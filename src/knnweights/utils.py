@@ -5,11 +5,11 @@ fault, so that a user of a DataFrame sees which gene or measurement to fix.
 """
 
 import sys
-import time
 
 import numpy as np
+from tqdm import tqdm
 
-__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "Progress", "format_seconds"]
+__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_seconds"]
 
 
 def _label(c):
@@ -143,106 +143,43 @@ def check_target(y):
 
 # -- progress ----------------------------------------------------------------------------------------
 def format_seconds(s):
-    """``m:ss`` or ``h:mm:ss``; ``?`` when unknown."""
+    """``mm:ss`` or ``h:mm:ss`` (tqdm's format); ``?`` when unknown."""
     if s is None or s != s or s in (float("inf"), float("-inf")):
         return "?"
-    s = int(round(s))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    return tqdm.format_interval(int(round(s)))
 
 
-class Progress:
-    """The one progress bar of knnweights: items done out of ``total``, elapsed, and the time left
-    estimated from the items computed so far.
+def progress_bar(total, label="", initial=0, unit="it", enabled=True, file=None):
+    """The progress bar of knnweights' long loops: a :class:`tqdm.tqdm` with the package's defaults.
 
-    On a terminal it redraws one line (``\\r``) at most five times a second; on anything else
-    (a CI log, a file) it writes one plain line each time another tenth is done, so logs stay
-    readable.
+    Items done out of ``total``, elapsed time, and the time left estimated from the items run in
+    this call (``initial`` ones, read from a store, count as done but not in the rate).  On a
+    terminal it redraws at most five times a second; elsewhere (a CI log, a file) at most every
+    30 seconds, so logs stay short.
 
     Parameters
     ----------
     total : int
-        Items to account for (those read from a store count as done at the start).
-    label : str
+        Items to account for.
+    label : str, default=""
         Printed before the bar.
     initial : int, default=0
-        Items already done (read from the store).
-    stream : file, default=sys.stderr
-    tty : bool, optional
-        Redraw in place; default: ``stream.isatty()``.
-    clock : callable, default=time.monotonic
-    unit : str, default=""
-        Printed after the counts (``"cells"``).
+        Items already done (read from a store).
+    unit : str, default="it"
+        Name of an item (``"cells"``).
     enabled : bool or None, default=True
         ``False``: print nothing; ``None``: only on a terminal.
+    file : file-like, default=sys.stderr
+        Where the bar is written.
+
+    Returns
+    -------
+    tqdm.tqdm
+        Call ``update(n)`` as items finish and ``close()`` at the end (or use it as a context manager).
     """
-
-    width = 24
-
-    def __init__(self, total, label="", initial=0, stream=None, tty=None, clock=time.monotonic, unit="",
-                 enabled=True):
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else bool(tty)
-        if enabled is None:
-            enabled = self.tty
-        self.unit = f" {unit}" if unit else ""
-        self.total, self.done, self.start = (int(total) if enabled else 0), int(initial), int(initial)
-        self.label = label
-        self.clock = clock
-        self.t0 = clock()
-        self._last_draw = -1.0
-        self._last_tenth = self._tenth()
-        self._closed = False
-        if self.total > 0 and self.tty:
-            self._draw()
-
-    def _tenth(self):
-        return 10 * self.done // self.total if self.total else 10
-
-    def line(self):
-        """The text of the bar now."""
-        el = self.clock() - self.t0
-        ran = self.done - self.start
-        frac = min(1.0, self.done / self.total) if self.total else 1.0
-        fill = int(round(self.width * frac))
-        bar = "#" * fill + "." * (self.width - fill)
-        if self.done >= self.total:
-            tail = f"{format_seconds(el)} elapsed"
-        else:
-            left = (self.total - self.done) * el / ran if ran > 0 else float("nan")
-            tail = f"{format_seconds(el)} elapsed, ~{format_seconds(left)} left"
-        head = f"{self.label}: " if self.label else ""
-        return f"{head}[{bar}] {self.done}/{self.total}{self.unit} ({100 * frac:3.0f}%) {tail}"
-
-    def _draw(self):
-        self.stream.write("\r" + self.line() + "  ")
-        self.stream.flush()
-
-    def update(self, n=1):
-        """``n`` more cells done."""
-        if self.total <= 0 or self._closed:
-            return
-        self.done = min(self.total, self.done + int(n))
-        if self.tty:
-            now = self.clock()
-            if now - self._last_draw >= 0.2 or self.done >= self.total:
-                self._last_draw = now
-                self._draw()
-        else:
-            tenth = self._tenth()
-            if tenth > self._last_tenth:
-                self._last_tenth = tenth
-                self.stream.write(self.line() + "\n")
-                self.stream.flush()
-
-    def close(self):
-        """Finish the line (a terminal) or write the last line if it was not written."""
-        if self._closed or self.total <= 0:
-            self._closed = True
-            return
-        self._closed = True
-        if self.tty:
-            self._draw()
-            self.stream.write("\n")
-        elif self._last_tenth < 10 and self.done > self.start:
-            self.stream.write(self.line() + "\n")
-        self.stream.flush()
+    stream = sys.stderr if file is None else file
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    disable = (not tty) if enabled is None else not enabled
+    return tqdm(total=int(total), desc=label or None, initial=int(initial), unit=unit, file=stream,
+                disable=disable or int(total) <= 0, mininterval=0.2 if tty else 30.0, dynamic_ncols=tty,
+                ascii=not tty, leave=True)

@@ -34,7 +34,7 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
-from ..utils import Progress
+from ..utils import progress_bar
 from ._seeds import _MAX_SEED, derive_seed
 from .tuning import Tuned, set_random_states, tune
 
@@ -506,7 +506,7 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
                 tasks.append(delayed(_run_cell)(m, spec, d, X, y, r, f, tr, va, te, seed, scoring, fps[(m, d)],
                                                 code_versions.get(m)))
 
-    bar = Progress(len(order), "run_grid", initial=len(order) - len(tasks), unit="cells", enabled=progress)
+    bar = progress_bar(len(order), "run_grid", initial=len(order) - len(tasks), unit="cells", enabled=progress)
     try:
         if tasks:
             try:

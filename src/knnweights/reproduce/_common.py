@@ -285,7 +285,7 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     from sklearn.utils import check_random_state
 
     from ..evaluation import ResultStore
-    from ._progress import Progress
+    from ..utils import progress_bar
 
     counts = [int(c) for c in counts]
     seeds = check_random_state(cfg.random_state).randint(0, np.iinfo(np.int32).max, size=(len(counts), n_repeats, 2))
@@ -312,8 +312,8 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
             if (e, c, r) not in done]
     if todo and cfg.computes(name):
         store._repair()
-        bar = Progress(total, name, initial=total - len(todo)) if cfg.log is not None and cfg.progress is not False \
-            else None
+        shown = cfg.log is not None and cfg.progress is not False
+        bar = progress_bar(total, name, initial=total - len(todo)) if shown else None
         pos = {c: i for i, c in enumerate(counts)}
         tasks = (delayed(_curve_cell)((e, c, r), estimators[e], X, y, c, cv, int(seeds[pos[c], r, 0]),
                                       int(seeds[pos[c], r, 1])) for e, c, r in todo)

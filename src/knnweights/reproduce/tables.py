@@ -307,8 +307,8 @@ def run_table(spec, cfg):
     """
     import os
 
+    from ..utils import progress_bar
     from ._common import reduction
-    from ._progress import Progress
 
     t0 = time.monotonic()
     paper_rows = read_paper_table(spec.csv) if spec.csv else []
@@ -356,7 +356,7 @@ def run_table(spec, cfg):
                       if r.get("method") in method_objs and r.get("dataset") in data
                       and r.get("code") == res.code[r.get("method")]["version"]})
         no = getattr(cfg, "table_no", None)
-        bar = Progress(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
+        bar = progress_bar(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
     store = _CountingStore(path, bar)
     try:
         got = _run_cells(method_objs, data, protocol, cfg, store) if method_objs and data else {}
