@@ -42,8 +42,8 @@ Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the sm
 """
 
 import numpy as np
-from numba import njit
 
+from ..engine.jit import njit
 from ._active_set_linalg import (
     _QR_COND,
     _chol,

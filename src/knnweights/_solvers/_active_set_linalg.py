@@ -7,7 +7,8 @@ refinement passes; every sum runs in a fixed order (no ``fastmath``).
 """
 
 import numpy as np
-from numba import njit
+
+from ..engine.jit import njit
 
 _RCOND = 3e-7
 _QR_COND = 1e-4  # full rank (Cholesky, = |R_ii| of a thin QR) when min L_ii > this * max L_ii (else SVD)

@@ -3,8 +3,8 @@ path's direction and the dual events (a multiplier reaching zero) that end a seg
 """
 
 import numpy as np
-from numba import njit
 
+from ..engine.jit import njit
 from ._active_set_kernels import _n_ties, _reps
 from ._active_set_linalg import _eqp_multi
 

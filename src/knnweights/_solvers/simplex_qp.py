@@ -28,6 +28,8 @@ import numba
 import numpy as np
 from scipy.optimize import OptimizeResult
 
+from ..engine.jit import njit
+
 __all__ = ["solve_simplex_qp", "simplex_least_squares", "hull_projections", "indexed_combination"]
 
 _MESSAGES = {
@@ -37,7 +39,7 @@ _MESSAGES = {
 }
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _bordered_solve(q, support, m, y, work):
     """Solve [[Q_SS, 1], [1^T, 0]] [y; lam] = [0; 1] by partial pivoting; False if singular."""
     k = q.shape[0]
@@ -91,7 +93,7 @@ def _bordered_solve(q, support, m, y, work):
     return True
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _wolfe_batch(G, b, tol, max_iter, A, status, nit):
     """Wolfe's nearest-point algorithm on the simplex for every problem of the batch."""
     n, k = G.shape[0], G.shape[1]
@@ -271,7 +273,7 @@ def simplex_least_squares(x, H, w=None, tol=1e-12, max_iter=None):
     return res
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _gram_of_sample(X, XB, idx, w, Q, s):
     """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``.
 
@@ -309,7 +311,7 @@ def _gram_of_sample(X, XB, idx, w, Q, s):
             Q[s, j, i] = acc
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _combination_of_sample(XB, idx, A, P, s):
     """``P[s] = sum_i A[s, i] XB[idx[s, i]]``, summed over ``i`` in order."""
     d = XB.shape[1]
@@ -323,25 +325,25 @@ def _combination_of_sample(XB, idx, A, P, s):
                 P[s, f] += a * XB[row, f]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _indexed_gram_serial(X, XB, idx, w, Q):
     for s in range(idx.shape[0]):
         _gram_of_sample(X, XB, idx, w, Q, s)
 
 
-@numba.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _indexed_gram_parallel(X, XB, idx, w, Q):
     for s in numba.prange(idx.shape[0]):
         _gram_of_sample(X, XB, idx, w, Q, s)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _indexed_combination_serial(XB, idx, A, P):
     for s in range(idx.shape[0]):
         _combination_of_sample(XB, idx, A, P, s)
 
 
-@numba.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _indexed_combination_parallel(XB, idx, A, P):
     for s in numba.prange(idx.shape[0]):
         _combination_of_sample(XB, idx, A, P, s)

@@ -13,7 +13,9 @@ nothing in this module is public API.  Each kernel has a NumPy reference in
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .jit import njit
 
 L1 = 0
 L2SQ = 1

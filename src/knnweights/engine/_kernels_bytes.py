@@ -23,11 +23,12 @@ feature blocks, machines) does not change a bit.  No kernel here uses ``fastmath
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._kernels import tile_box, upper_tiles
+from .jit import njit
 
 MISSING = 255
 MAX_VALUE = 15

@@ -41,7 +41,9 @@ from collections import namedtuple
 
 import numpy as np
 import scipy.sparse
-from numba import njit, prange
+from numba import prange
+
+from .jit import njit
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
 

@@ -31,11 +31,12 @@ CPU; beyond, every call is a plain :func:`nearest_hits_misses`.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from . import _kernels
 from ._config import get_config
 from ._kernels import _tile_phi, insert_sorted
+from .jit import njit
 from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric
 
 __all__ = ["IncrementalHitMiss"]

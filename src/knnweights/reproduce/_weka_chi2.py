@@ -36,11 +36,11 @@ Hong, P., I-M4E paper, Table 4 and its text (`papers/im4e-bei-hong-margin-qualit
 """
 
 import numpy as np
-from numba import njit
 from scipy.stats import chi2 as _chi2_dist
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
+from ..engine.jit import njit
 from ..utils import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["weka_chi_squared", "mdl_cut_points"]

@@ -203,7 +203,7 @@ def figures(cfg, out):
             "HKNN (no weights)": hknn()}
     cv, reps = cfg.pick((2, 1), (5, 1), (10, 10))
     figs = []
-    counts = cfg.pick([0, 50], [0, 300, 1000, 3000], list(range(0, 3001, 300)))
+    counts = cfg.pick([0, 50], [0, 300, 1000], list(range(0, 3001, 300)))
     n_per = cfg.pick(40, 200, 200)
 
     def partial_note(info):
