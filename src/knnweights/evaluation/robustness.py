@@ -53,7 +53,9 @@ def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repea
         A classifier (``fit``, ``predict``), typically a pipeline of a weighter and a
         classifier.
     X : array-like of shape (n_samples, n_features)
+        The original (relevant) features; the noise features are appended after them.
     y : array-like of shape (n_samples,)
+        Class labels; the default folds are stratified on them.
     counts : sequence of int
         Numbers of irrelevant features to append (e.g. ``[0, 300, ..., 3000]``).
     cv : int or cross-validation splitter, default=10

@@ -14,7 +14,10 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
         Method name -> result of :func:`knnweights.evaluation.topfeatures.top_feature_curve`
         (anything with ``n_features``, ``mean`` and optionally ``std``).
     ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
     title : str, optional
+        Title of the Axes.
     path : str or path-like, optional
         Save the figure there as PNG.
     show_std : bool, default=True

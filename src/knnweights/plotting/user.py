@@ -22,6 +22,13 @@ def plot_weight_profiles(weights, ax=None, title=None, path=None, logx=True):
     ----------
     weights : dict
         Method name -> weights of shape (n_features,) (non-negative).
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
     logx : bool, default=True
         Logarithmic rank axis (for thousands of features).
 
@@ -54,6 +61,13 @@ def plot_pairwise_differences(pairs, methods=None, ax=None, title=None, path=Non
         (``method``, ``other``, ``diff``, ``p``, ``outcome``).
     methods : list of str, optional
         Row / column order (default: order of appearance).
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
 
     Returns
     -------
@@ -103,7 +117,16 @@ def plot_top_feature_ranks(table, methods, n_top=20, ax=None, title=None, path=N
         A rank table with ``feature`` and ``<method>_rank`` columns, in the order to show
         (``knnweights rank``'s output: by mean rank).
     methods : list of str
+        Methods to show; each needs a ``<method>_rank`` column.
     n_top : int, default=20
+        Number of features shown, from the top of ``table``.
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
 
     Returns
     -------
