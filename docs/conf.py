@@ -39,7 +39,9 @@ html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 html_static_path = []
 
 autosummary_generate = True
-autodoc_default_options = {"members": False, "inherited-members": False}
+# no defaults: the class template's ``:members:`` must not be overridden (a ``"members": False`` default hid
+# every method of the class pages)
+autodoc_default_options = {}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 # the public API's docstrings are validated (numpydoc): a docstring (GL08), a summary line (SS01), every
@@ -136,5 +138,15 @@ def _escape_trailing_underscores(app, what, name, obj, options, lines):
         lines[i] = m.group(1) + _escape_outside_literals(m.group(2)) if m else _escape_outside_literals(line)
 
 
+_SKLEARN_GENERATED = re.compile(r"set_\w+_request")
+
+
+def _skip_sklearn_generated(app, what, name, obj, skip, options):
+    """scikit-learn's metadata-routing setters (``set_fit_request``, ...) are made per class at
+    import time, so ``:no-inherited-members:`` keeps them; their docstrings are scikit-learn's."""
+    return True if _SKLEARN_GENERATED.fullmatch(name) else None
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_trailing_underscores, priority=100)
+    app.connect("autodoc-skip-member", _skip_sklearn_generated)
