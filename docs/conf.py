@@ -45,8 +45,10 @@ autodoc_default_options = {}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 # the public API's docstrings are validated (numpydoc): a docstring (GL08), a summary line (SS01), every
-# parameter documented (PR01), with a description (PR07), none that does not exist (PR02), a Returns section (RT01)
-numpydoc_validation_checks = {"GL08", "SS01", "PR01", "PR02", "PR07", "RT01"}
+# parameter documented (PR01) with a type (PR04) and a description (PR07), none that does not exist (PR02), a
+# space before each parameter's colon (PR10, else the line is not parsed as name : type), a Returns section
+# (RT01) that describes each value (RT03)
+numpydoc_validation_checks = {"GL08", "SS01", "PR01", "PR02", "PR04", "PR07", "PR10", "RT01", "RT03"}
 numpydoc_validation_exclude = {r"\.__init__$", r"\.set_params$", r"\.get_params$", r"\.set_output$",
                                r"\.fit_transform$", r"\.get_metadata_routing$", r"\.set_.*_request$"}
 numpydoc_xref_param_type = False

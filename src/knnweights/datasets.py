@@ -149,9 +149,11 @@ def load(name, return_X_y=False, missing="keep", as_frame=False):
 
     Returns
     -------
-    Bunch with ``data``, ``target``, ``feature_names``, ``DESCR`` (source and paper
-    sizes) and, with ``as_frame``, ``frame``; or ``(X, y)`` (a DataFrame and a
-    Series with ``as_frame``).
+    data : Bunch or tuple
+        A Bunch with ``data``, ``target``, ``feature_names``, ``name``, ``DESCR``
+        (source and paper sizes) and, with ``as_frame``, ``frame``; with
+        ``return_X_y``, the tuple ``(X, y)`` instead (a DataFrame and a Series with
+        ``as_frame``).
 
     Examples
     --------

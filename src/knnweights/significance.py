@@ -448,8 +448,10 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
 
     Returns
     -------
-    Bunch with ``pvalues``, ``qvalues``, ``observed`` (the statistic on the real labels),
-    ``null`` (``(B, n_features)``, the permutation statistics) and ``n_permutations``.
+    result : Bunch
+        ``pvalues`` and ``qvalues`` (shape ``(n_features,)``), ``observed`` (the statistic
+        on the real labels), ``null`` (``(B, n_features)``, the permutation statistics)
+        and ``n_permutations``.
 
     Examples
     --------

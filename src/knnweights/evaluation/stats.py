@@ -253,8 +253,10 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="co
         (as :func:`knnweights.evaluation.run_grid` returns).
     reference : str
         The reference method.
-    alpha, min_diff
-        As in :func:`win_tie_loss`.
+    alpha : float, default=0.01
+        Significance level of the paired test, as in :func:`win_tie_loss`.
+    min_diff : float, default=0.5
+        Minimum mean difference (percentage points), as in :func:`win_tie_loss`.
     test : {"corrected", "ttest", "wilcoxon"}, default="corrected"
         As in :func:`win_tie_loss`; ``"corrected"`` takes ``n_train`` / ``n_test``
         from the rows (their means; :func:`~knnweights.evaluation.run_grid` writes
@@ -320,9 +322,15 @@ def paper_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", v
         Rows of :func:`knnweights.evaluation.run_grid`.
     reference : str
         The method the others are compared with (its W/T/L cell is ``"-/-/-"``).
-    alpha, min_diff, test, value
-        As in :func:`win_tie_loss_table`, but ``test`` defaults to the papers'
-        plain paired t-test (``"ttest"``): this function lays out their tables.
+    alpha : float, default=0.01
+        Significance level of the paired test, as in :func:`win_tie_loss`.
+    min_diff : float, default=0.5
+        Minimum mean difference (percentage points), as in :func:`win_tie_loss`.
+    test : {"ttest", "corrected", "wilcoxon"}, default="ttest"
+        As in :func:`win_tie_loss_table`, but the default is the papers' plain paired
+        t-test: this function lays out their tables.
+    value : str, default="accuracy"
+        Column averaged and compared.
     methods : list of str, optional
         Column order (default: order of appearance, reference included).
     decimals : int, default=2

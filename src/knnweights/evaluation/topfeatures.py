@@ -78,8 +78,9 @@ def top_feature_curve(weighter, X, y, n_features_grid, cv=5, classifier=None, ra
 
     Returns
     -------
-    Bunch with ``n_features`` (the grid), ``scores`` (n_folds, n_grid) accuracies,
-    ``mean`` and ``std`` over the folds, and ``weights`` (n_folds, d), each fold's weights.
+    result : Bunch
+        ``n_features`` (the grid), ``scores`` (n_folds, n_grid) accuracies, ``mean`` and
+        ``std`` over the folds, and ``weights`` (n_folds, d), each fold's weights.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)

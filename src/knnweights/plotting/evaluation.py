@@ -42,7 +42,8 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     rows = _records(results)
     if dataset is not None:
@@ -109,7 +110,8 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     rows = list(table)
     if not rows:
@@ -181,7 +183,8 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     if not curves:
         raise ValueError("no curves to plot.")

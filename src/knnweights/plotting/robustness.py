@@ -29,7 +29,8 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     ax = _new_axes(ax, (6, 4))
     if "counts" in results:

@@ -23,7 +23,8 @@ def plot_sqpfw_path(path, ax=None, feature_names=None, log_theta=False, breakpoi
 
     Returns
     -------
-    ax
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     import matplotlib.pyplot as plt
 

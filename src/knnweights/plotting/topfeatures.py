@@ -27,7 +27,8 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     from .evaluation import _coinciding_labels
 

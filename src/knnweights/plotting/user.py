@@ -34,7 +34,8 @@ def plot_weight_profiles(weights, ax=None, title=None, path=None, logx=True):
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     if not weights:
         raise ValueError("no weights to plot.")
@@ -71,7 +72,7 @@ def plot_pairwise_differences(pairs, methods=None, ax=None, title=None, path=Non
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
         Cells show the difference in points; a significant one (a win or a loss of the
         row method) is marked ``*``.
     """
@@ -130,7 +131,7 @@ def plot_top_feature_ranks(table, methods, n_top=20, ax=None, title=None, path=N
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
         One row per feature (best on top), one marker per method at its rank (log axis).
     """
     top = table.head(n_top)

@@ -565,7 +565,8 @@ class EFW(BaseWeighter):
 
         Returns
         -------
-        self
+        self : EFW
+            The fitted weighter.
         """
         if margins is not None:
             margins = np.asarray(margins, dtype=np.float64)

@@ -150,7 +150,8 @@ class MLKRDiagonal(BaseWeighter):
 
         Returns
         -------
-        self
+        self : MLKRDiagonal
+            The fitted weighter.
         """
         self._validate_params()
         X, yv = validate_continuous_fit_data(self, X, y)
