@@ -39,11 +39,16 @@ html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2}
 html_static_path = []
 
 autosummary_generate = True
-autodoc_default_options = {"members": False, "inherited-members": False}
+# no defaults: the class template's ``:members:`` must not be overridden (a ``"members": False`` default hid
+# every method of the class pages)
+autodoc_default_options = {}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
-# the public API's docstrings are validated (numpydoc): a docstring, a summary line, documented parameters
-numpydoc_validation_checks = {"GL08", "SS01", "PR02"}
+# the public API's docstrings are validated (numpydoc): a docstring (GL08), a summary line (SS01), every
+# parameter documented (PR01) with a type (PR04) and a description (PR07), none that does not exist (PR02), a
+# space before each parameter's colon (PR10, else the line is not parsed as name : type), a Returns section
+# (RT01) that describes each value (RT03)
+numpydoc_validation_checks = {"GL08", "SS01", "PR01", "PR02", "PR04", "PR07", "PR10", "RT01", "RT03"}
 numpydoc_validation_exclude = {r"\.__init__$", r"\.set_params$", r"\.get_params$", r"\.set_output$",
                                r"\.fit_transform$", r"\.get_metadata_routing$", r"\.set_.*_request$"}
 numpydoc_xref_param_type = False
@@ -135,5 +140,15 @@ def _escape_trailing_underscores(app, what, name, obj, options, lines):
         lines[i] = m.group(1) + _escape_outside_literals(m.group(2)) if m else _escape_outside_literals(line)
 
 
+_SKLEARN_GENERATED = re.compile(r"set_\w+_request")
+
+
+def _skip_sklearn_generated(app, what, name, obj, skip, options):
+    """scikit-learn's metadata-routing setters (``set_fit_request``, ...) are made per class at
+    import time, so ``:no-inherited-members:`` keeps them; their docstrings are scikit-learn's."""
+    return True if _SKLEARN_GENERATED.fullmatch(name) else None
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_trailing_underscores, priority=100)
+    app.connect("autodoc-skip-member", _skip_sklearn_generated)

@@ -73,12 +73,30 @@ ALIASES = {
 
 
 def list_datasets():
-    """Names of the bundled datasets, sorted."""
+    """Names of the bundled datasets, sorted.
+
+    Returns
+    -------
+    names : list of str
+        Every name :func:`load` accepts (besides the aliases of the paper tables).
+    """
     return sorted(DATASETS)
 
 
 def dataset_info(name):
-    """Source and paper sizes of a bundled dataset, as a dict."""
+    """Source and paper sizes of a bundled dataset, as a dict.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`, or an alias that :func:`load` accepts.
+
+    Returns
+    -------
+    info : dict
+        ``name`` (the resolved name), ``file``, ``n`` (samples), ``d`` (features),
+        ``classes``, ``source`` and ``papers`` (the papers that use the dataset).
+    """
     key = _resolve(name)
     f, n, d, c, src, papers = DATASETS[key]
     return {"name": key, "file": f, "n": n, "d": d, "classes": c, "source": src, "papers": papers}
@@ -131,9 +149,11 @@ def load(name, return_X_y=False, missing="keep", as_frame=False):
 
     Returns
     -------
-    Bunch with ``data``, ``target``, ``feature_names``, ``DESCR`` (source and paper
-    sizes) and, with ``as_frame``, ``frame``; or ``(X, y)`` (a DataFrame and a
-    Series with ``as_frame``).
+    data : Bunch or tuple
+        A Bunch with ``data``, ``target``, ``feature_names``, ``name``, ``DESCR``
+        (source and paper sizes) and, with ``as_frame``, ``frame``; with
+        ``return_X_y``, the tuple ``(X, y)`` instead (a DataFrame and a Series with
+        ``as_frame``).
 
     Examples
     --------
@@ -180,10 +200,26 @@ def make_spiral(n_per_class=200, turns=2.0, noise=0.02, n_irrelevant=0, random_s
     only; ``n_irrelevant`` standard-normal features are appended (the paper does not
     state its spiral parameters; these are ours).
 
+    Parameters
+    ----------
+    n_per_class : int, default=200
+        Samples on each arm.
+    turns : float, default=2.0
+        Turns of each arm; more turns pack the arms closer together, which makes the
+        classes harder to separate.
+    noise : float, default=0.02
+        Standard deviation of the Gaussian noise added to both relevant features.
+    n_irrelevant : int, default=0
+        Standard-normal features appended after the two relevant ones.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the positions, the noise and the irrelevant features.
+
     Returns
     -------
     X : ndarray of shape (2 * n_per_class, 2 + n_irrelevant)
-    y : ndarray of shape (2 * n_per_class,) with labels 0 and 1
+        Samples; columns 0 and 1 are the spiral, the rest irrelevant.
+    y : ndarray of shape (2 * n_per_class,)
+        Labels 0 and 1 (the two arms).
     """
     rng = check_random_state(random_state)
     t = rng.uniform(0.0, 2 * np.pi * turns, size=2 * n_per_class)
@@ -198,7 +234,22 @@ def make_spiral(n_per_class=200, turns=2.0, noise=0.02, n_irrelevant=0, random_s
 
 
 def add_irrelevant_features(X, n, random_state=None):
-    """Append ``n`` i.i.d. standard-normal features to ``X`` (robustness experiments)."""
+    """Append ``n`` i.i.d. standard-normal features to ``X`` (robustness experiments).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Data to extend; its columns are kept first, unchanged.
+    n : int
+        Number of irrelevant features to append (``>= 0``).
+    random_state : int, RandomState instance or None, default=None
+        Seed of the appended features.
+
+    Returns
+    -------
+    X_new : ndarray of shape (n_samples, n_features + n)
+        ``X`` followed by the irrelevant features.
+    """
     X = np.asarray(X, dtype=np.float64)
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")

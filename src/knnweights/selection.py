@@ -286,11 +286,14 @@ class SelectTopK(_WeighterSelector):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Training samples; a DataFrame's column names become ``feature_names_in_``.
         y : array-like of shape (n_samples,)
+            Targets the weighter learns its weights from.
 
         Returns
         -------
-        self
+        self : SelectTopK
+            The fitted selector.
         """
         self._validate_params()
         if y is None:  # the weighter's message, before any of ours
@@ -398,11 +401,14 @@ class TuRF(_WeighterSelector):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Training samples; a DataFrame's column names become ``feature_names_in_``.
         y : array-like of shape (n_samples,)
+            Targets the weighter learns its weights from in every round.
 
         Returns
         -------
-        self
+        self : TuRF
+            The fitted selector.
         """
         self._validate_params()
         if y is None:

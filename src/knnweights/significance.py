@@ -30,6 +30,17 @@ def bh_qvalues(pvalues):
     A feature with ``q <= alpha`` is a discovery of the step-up procedure at false
     discovery rate ``alpha`` (Benjamini & Hochberg, JRSS B 57, 1995).
 
+    Parameters
+    ----------
+    pvalues : array-like
+        P-values in ``[0, 1]``, one per test (flattened); the adjustment is for all of
+        them together.
+
+    Returns
+    -------
+    qvalues : ndarray of shape (n_tests,)
+        Adjusted p-values in the order of ``pvalues``; ``q >= p``.
+
     Examples
     --------
     >>> bh_qvalues([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
@@ -62,6 +73,24 @@ def diff_matrix_moments(V, disc):
 
     ``D_ij = |v_i - v_j|`` (row sums from the sorted values and their prefix sums), or
     ``[v_i != v_j]`` for the columns flagged in ``disc`` (from the level counts).
+
+    These are the ``D`` sums of the Mantel variance in :class:`PairMoments`.
+
+    Parameters
+    ----------
+    V : array-like of shape (n_samples, n_columns)
+        Values of each column (a feature, or the outcome as one column).
+    disc : ndarray of bool, shape (n_columns,)
+        True for a discrete column, whose pair difference is 0/1 (unequal levels).
+
+    Returns
+    -------
+    s_d : ndarray of shape (n_columns,)
+        ``sum_{i != j} D_ij``.
+    s_d2 : ndarray of shape (n_columns,)
+        ``sum_{i != j} D_ij^2``.
+    s_d3 : ndarray of shape (n_columns,)
+        ``sum_i (sum_j D_ij)^2``.
     """
     V = np.asarray(V, dtype=np.float64)
     n, d = V.shape
@@ -166,9 +195,18 @@ class PairMoments:
         return out if self._F is None else out @ self._F
 
     def set_outcome(self, y, kind):
-        """Test against permutations of the outcome ``y`` instead of the feature (pairs that do not
-        depend on ``y``): ``kind`` ``"classes"`` (``g = [y_i != y_j]``) or ``"continuous"``
-        (``g = |y_i - y_j| / (max y - min y)``)."""
+        """Test against permutations of the outcome ``y`` instead of the feature (pairs that do not depend on ``y``).
+
+        Needed before :meth:`statistics` with ``method="mantel"``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            The outcome of every sample of the fit (class codes, or the continuous target).
+        kind : {"classes", "continuous"}
+            ``"classes"``: ``g = [y_i != y_j]``; ``"continuous"``:
+            ``g = |y_i - y_j| / (max y - min y)``.
+        """
         y = np.asarray(y, dtype=np.float64)
         if kind == "continuous":
             y = y / np.ptp(y)
@@ -198,7 +236,26 @@ class PairMoments:
             np.add.at(self.node_g[k], col_nodes, col_sums[k])
 
     def add_index(self, data, rows, idx, valid, g):
-        """Add the pairs ``(rows[r], idx[r, t])`` where ``valid[r, t]``, with outcomes ``g[r, t]``."""
+        """Add the pairs ``(rows[r], idx[r, t])`` where ``valid[r, t]``, with outcomes ``g[r, t]``.
+
+        For neighbour lists (``k`` nearest hits / misses); :meth:`add_dense` takes
+        neighbourhoods given as masks.
+
+        Parameters
+        ----------
+        data : PlainDiff or DiffData
+            The fit's ``diff`` data; not read here (the values come from the ``data``
+            given to the constructor), accepted so both ``add_*`` methods take the same
+            leading arguments.
+        rows : array-like of int, shape (n_rows,)
+            First sample of the pairs of each row.
+        idx : array-like of int, shape (n_rows, k)
+            Second samples: the neighbours of ``rows[r]``.
+        valid : array-like of bool, shape (n_rows, k)
+            Which entries of ``idx`` are pairs (lists may be padded).
+        g : array-like of shape (n_rows, k)
+            Outcome ``g`` of each pair (ignored where not ``valid``).
+        """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         idx = np.ascontiguousarray(idx, dtype=np.int64)
         c = np.asarray(valid, dtype=np.float64)
@@ -234,8 +291,27 @@ class PairMoments:
             np.add.at(self.node_a, nodes, self._fold_rows(out))
 
     def add_dense(self, data, rows, mask, G, mask_t=None):
-        """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``, with outcomes ``G[r, j]`` (symmetric in
-        the pair); ``mask_t[r, j]`` says whether ``(j, rows[r])`` is a pair (default: ``mask``)."""
+        """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``, with outcomes ``G[r, j]`` (symmetric in the pair).
+
+        For neighbourhoods given as masks over all samples (the radius neighbourhoods of
+        SURF / MultiSURF, one distance block of rows at a time).
+
+        Parameters
+        ----------
+        data : PlainDiff or DiffData
+            The fit's ``diff`` data; not read here (the values come from the ``data``
+            given to the constructor), accepted so both ``add_*`` methods take the same
+            leading arguments.
+        rows : array-like of int, shape (n_rows,)
+            First sample of the pairs of each row of ``mask``.
+        mask : array-like of bool, shape (n_rows, n_samples)
+            ``mask[r, j]``: ``(rows[r], j)`` is a pair.
+        G : array-like of shape (n_rows, n_samples)
+            Outcome ``g`` of each pair (ignored where not a pair).
+        mask_t : array-like of bool, shape (n_rows, n_samples), optional
+            ``mask_t[r, j]``: ``(j, rows[r])`` is a pair; default ``mask`` (symmetric
+            neighbourhoods).
+        """
         from .engine.neighbors import _coef_phi_rows
 
         rows = np.ascontiguousarray(rows, dtype=np.int64)
@@ -256,11 +332,27 @@ class PairMoments:
 
     @property
     def n_pairs(self):
+        """Number of neighbour pairs added so far (float)."""
         return float(self.G[0])
 
     def statistics(self, method="mantel"):
-        """``(stat, df, ok)``: per-feature statistics and their reference (``df``: Student's t degrees
-        of freedom, ``inf`` for the normal); ``ok`` is False where a feature or the outcome does not vary."""
+        """``(stat, df, ok)``: per-feature statistics and their reference distribution.
+
+        Parameters
+        ----------
+        method : {"mantel", "pseudo-t"}, default="mantel"
+            Null distribution (see the class description): the outcome-permutation
+            moments (needs :meth:`set_outcome`), or the published pseudo t-test.
+
+        Returns
+        -------
+        stat : ndarray of shape (n_features,)
+            The statistic of each feature (0 where not ``ok``).
+        df : float
+            Student's t degrees of freedom of the reference, ``inf`` for the standard normal.
+        ok : ndarray of bool, shape (n_features,)
+            False where a feature or the outcome does not vary (no test).
+        """
         P = self.G[0]
         if P - 2.0 < 1:
             raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
@@ -297,7 +389,20 @@ class PairMoments:
         return stat, np.inf, ok
 
     def pvalues(self, method="mantel"):
-        """One-sided p-values ``P(T >= stat)``; 1 for a feature without variation."""
+        """One-sided p-values ``P(T >= stat)``; 1 for a feature without variation.
+
+        Parameters
+        ----------
+        method : {"mantel", "pseudo-t"}, default="mantel"
+            Null distribution (see the class description): the outcome-permutation
+            moments (needs :meth:`set_outcome`), or the published pseudo t-test.
+
+        Returns
+        -------
+        pvalues : ndarray of shape (n_features,)
+            Small where a feature differs more over the pairs of larger ``g`` (misses,
+            or larger target differences) than chance gives.
+        """
         stat, df, ok = self.statistics(method)
         p = stats.norm.sf(stat) if not np.isfinite(df) else stats.t.sf(stat, df)
         return np.where(ok, p, 1.0)
@@ -325,7 +430,9 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     weighter : estimator
         Any knnweights weighter (unfitted; it is cloned).
     X : array-like of shape (n_samples, n_features)
+        Samples; kept fixed in every refit.
     y : array-like of shape (n_samples,)
+        Class labels or continuous target; permuted for the null refits.
     n_permutations : int, default=199
         ``B``; the smallest attainable p-value is ``1 / (B + 1)``.
     random_state : int, RandomState, Generator or None
@@ -341,8 +448,10 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
 
     Returns
     -------
-    Bunch with ``pvalues``, ``qvalues``, ``observed`` (the statistic on the real labels),
-    ``null`` (``(B, n_features)``, the permutation statistics) and ``n_permutations``.
+    result : Bunch
+        ``pvalues`` and ``qvalues`` (shape ``(n_features,)``), ``observed`` (the statistic
+        on the real labels), ``null`` (``(B, n_features)``, the permutation statistics)
+        and ``n_permutations``.
 
     Examples
     --------
@@ -397,9 +506,21 @@ def univariate_tests(X, y, continuous=False):
     Spearman's rank correlation ``"spearman"``.  Two-sided p-values; a constant feature
     gets statistic 0 and ``p = 1``.
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Samples (finite).
+    y : array-like of shape (n_samples,)
+        Class labels, or a continuous target with ``continuous=True``.
+    continuous : bool, default=False
+        Treat ``y`` as a continuous target (correlation tests) instead of classes.
+
     Returns
     -------
-    dict name -> (statistic, pvalues), each of shape (n_features,)
+    tests : dict
+        Test name -> ``(statistic, pvalues)``, each of shape (n_features,): ``"t"`` or
+        ``"F"`` for classes, ``"pearson"`` and ``"spearman"`` (the statistic is the
+        correlation) for a continuous target.
     """
     from .utils import check_finite_columns
 

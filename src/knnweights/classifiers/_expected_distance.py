@@ -127,11 +127,14 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training samples; kept, since every prediction compares a query with all of them.
         y : array-like of shape (n_samples,)
+            Class labels of the training samples.
 
         Returns
         -------
-        self
+        self : ExpectedDistanceClassifier
+            The fitted classifier.
         """
         X, y, self._codes = validate_training_set(self, X, y)
         self.weights_ = self._resolve_weights(X, y)
@@ -139,7 +142,18 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def expected_distances(self, X):
-        """``Psi_c`` of eq. (10) for every query and class, shape ``(n_queries, n_classes)``."""
+        """``Psi_c`` of eq. (10) for every query and class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        psi : ndarray of shape (n_queries, n_classes)
+            Expected weighted distance of each query to each class of ``classes_``.
+        """
         check_is_fitted(self, "X_fit_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         out = np.empty((X.shape[0], len(self.classes_)))
@@ -148,13 +162,36 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     def decision_function(self, X):
-        """``-Psi`` (larger is more likely); for two classes the score of ``classes_[1]``."""
+        """``-Psi`` (larger is more likely); for two classes the score of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_queries,) or (n_queries, n_classes)
+            ``Psi_0 - Psi_1`` for two classes (positive favours ``classes_[1]``), else
+            ``-Psi`` per class, as scikit-learn's scorers expect.
+        """
         psi = self.expected_distances(X)
         if len(self.classes_) == 2:
             return psi[:, 0] - psi[:, 1]
         return -psi
 
     def predict(self, X):
-        """The class of smallest expected distance (eq. 10)."""
+        """The class of smallest expected distance (eq. 10).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted class labels (entries of ``classes_``).
+        """
         psi = self.expected_distances(X)
         return self.classes_[np.argmin(psi, axis=1)]

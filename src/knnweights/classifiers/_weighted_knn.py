@@ -46,7 +46,20 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
 
     def fit(self, X, y):
-        """Fit the weighter and the kNN on ``(X, y)``."""
+        """Fit the weighter and the kNN on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels; the weighter learns its weights from them too.
+
+        Returns
+        -------
+        self : WeightedKNN
+            The fitted classifier.
+        """
         self._validate_params()
         self.weighter_ = clone(self.weighter).fit(X, y)
         metric = getattr(self.weighter_, "metric_", "manhattan")
@@ -58,12 +71,34 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """Predict the class of each row of ``X``."""
+        """Predict the class of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples, in the original (unweighted) feature space.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Majority class of each query's ``n_neighbors`` nearest training samples.
+        """
         check_is_fitted(self, "knn_")
         return self.knn_.predict(self.weighter_.transform(X))
 
     def predict_proba(self, X):
-        """Class probabilities of the kNN vote."""
+        """Class probabilities of the kNN vote.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples, in the original (unweighted) feature space.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_queries, n_classes)
+            Fraction of each query's neighbours in each class of ``classes_``.
+        """
         check_is_fitted(self, "knn_")
         return self.knn_.predict_proba(self.weighter_.transform(X))
 
@@ -83,6 +118,8 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
     weighter : estimator
         A knnweights weighter with a continuous-target definition.
     n_neighbors : int, default=5
+        Neighbours averaged per prediction: more smooths the prediction, fewer follows
+        local structure.
     weights : {"uniform", "distance"}, default="uniform"
         The neighbours' weights in the mean (scikit-learn's ``KNeighborsRegressor``).
 
@@ -115,7 +152,22 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         self.weights = weights
 
     def fit(self, X, y):
-        """Fit the weighter and the kNN regression on ``(X, y)``."""
+        """Fit the weighter and the kNN regression on ``(X, y)``.
+
+        A weighter with a ``target_type`` parameter is set to ``"continuous"``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Continuous targets; the weighter learns its weights from them too.
+
+        Returns
+        -------
+        self : WeightedKNNRegressor
+            The fitted regressor.
+        """
         self._validate_params()
         self.weighter_ = clone(self.weighter)
         if "target_type" in self.weighter_.get_params():
@@ -129,6 +181,18 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """Predict the target of each row of ``X``."""
+        """Predict the target of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples, in the original (unweighted) feature space.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Mean target of each query's ``n_neighbors`` nearest training samples (weighted
+            by inverse distance when ``weights="distance"``).
+        """
         check_is_fitted(self, "knn_")
         return self.knn_.predict(self.weighter_.transform(X))

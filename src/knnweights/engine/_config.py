@@ -23,13 +23,35 @@ def get_config():
     Relief family (:mod:`knnweights.engine.genotypes`), ``n_jobs`` (threads of its compiled
     kernels; ``None``: numba's default, all cores) and ``scheduler`` (the address of a
     running ``dask.distributed`` scheduler: the feature blocks run on its workers).
+
+    Returns
+    -------
+    config : dict
+        The four keys above and their values in this thread; changing it changes nothing
+        (use :func:`set_config` or :func:`config_context`).
     """
     return dict(_cfg())
 
 
 def set_config(working_memory=None, device=None, n_jobs=None, scheduler=None):
-    """Set the global configuration (see :func:`get_config`); ``None`` leaves a key unchanged
-    (``scheduler=""`` / ``n_jobs=0`` reset those to the default)."""
+    """Set the global configuration (see :func:`get_config`).
+
+    The setting holds for the calling thread; ``None`` leaves a key unchanged.
+
+    Parameters
+    ----------
+    working_memory : float, default=None
+        MiB budget for one block of pairwise distances (and the soft-neighbour probabilities
+        built from it); larger blocks need fewer passes, smaller ones less memory. Positive.
+    device : {"cpu", "cuda"}, default=None
+        Where the distance kernels run; ``"cuda"`` needs the ``gpu`` extra and a GPU.
+    n_jobs : int, default=None
+        Threads of the compiled kernels of the byte (genotype) path; ``-1`` all cores,
+        ``0`` resets to numba's default.
+    scheduler : str, default=None
+        Address of a running ``dask.distributed`` scheduler on whose workers the genotype
+        path's feature blocks run; ``""`` resets to local execution.
+    """
     cfg = _cfg()
     if n_jobs is not None:
         if not isinstance(n_jobs, numbers.Integral) or isinstance(n_jobs, bool):
@@ -49,7 +71,21 @@ def set_config(working_memory=None, device=None, n_jobs=None, scheduler=None):
 
 @contextlib.contextmanager
 def config_context(**kwargs):
-    """Temporarily change the configuration: ``with config_context(working_memory=64): ...``."""
+    """Temporarily change the configuration: ``with config_context(working_memory=64): ...``.
+
+    The previous configuration is restored on leaving the block, even on an exception.
+
+    Parameters
+    ----------
+    **kwargs : dict
+        The keys of :func:`set_config` (``working_memory``, ``device``, ``n_jobs``,
+        ``scheduler``) and their values inside the block.
+
+    Yields
+    ------
+    None
+        Control to the body of the ``with`` block.
+    """
     old = get_config()
     set_config(**kwargs)
     try:

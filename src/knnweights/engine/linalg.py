@@ -62,7 +62,13 @@ def single_thread_blas():
 
 
 def blas_thread_count():
-    """The number of BLAS threads in force now (at least 1)."""
+    """The number of BLAS threads in force now (at least 1).
+
+    Returns
+    -------
+    n_threads : int
+        The largest thread count among the loaded BLAS libraries, or 1.
+    """
     info = threadpool_controller().select(user_api="blas").info()
     return max([1] + [int(lib["num_threads"]) for lib in info])
 
@@ -74,6 +80,21 @@ def blas_threads_for_work(work, threshold, threads=None):
     ``threads=None`` keeps the count in force for large work.  Use it for products whose
     threaded BLAS kernels split the output, not the sums (``dgemm``, ``dsyrk``): their result
     is then the same on any thread count.
+
+    Parameters
+    ----------
+    work : float
+        Size of the product inside the block, in multiply-adds.
+    threshold : float
+        Work below which threading costs more than it saves, so BLAS runs on one thread.
+    threads : int, default=None
+        BLAS threads for work at or above ``threshold`` (at least 1); ``None`` keeps the
+        count in force.
+
+    Yields
+    ------
+    None
+        Control to the body of the ``with`` block, under the chosen thread limit.
     """
     if work < threshold:
         with single_thread_blas():

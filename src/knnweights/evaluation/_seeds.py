@@ -25,8 +25,15 @@ def derive_seed(random_state, *keys):
     Parameters
     ----------
     random_state : int
+        Root seed (non-negative) of the whole experiment; changing it changes every
+        derived seed.
     *keys : str or int
         E.g. ``("cell", method, dataset, repeat, fold)``.
+
+    Returns
+    -------
+    seed : int
+        The derived seed, usable as any estimator's ``random_state``.
 
     Examples
     --------

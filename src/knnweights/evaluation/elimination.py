@@ -33,6 +33,22 @@ __all__ = ["HalvingElimination", "halving_counts", "ranked_subsets"]
 def halving_counts(n_features, min_features=50, factor=0.5):
     """Feature counts visited by repeated halving: ``d, floor(d/2), ...`` down to the first below ``min_features``.
 
+    Parameters
+    ----------
+    n_features : int
+        The starting count (all features).
+    min_features : int, default=50
+        Halving stops at the first count below it; with fewer features to start with,
+        the only count is ``n_features``.
+    factor : float, default=0.5
+        Share of features kept at each step (the next count is ``floor(count * factor)``,
+        at least 1).
+
+    Returns
+    -------
+    counts : list of int
+        The counts, decreasing, starting with ``n_features``.
+
     Examples
     --------
     >>> halving_counts(2000)
@@ -117,6 +133,7 @@ class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
         Fitted on the selected columns.  Default: ``WeightedKNN(ranker, 1)`` for a
         weighter (the weights retrained on the kept features), else 1-NN.
     min_features : int, default=50
+        Halving stops at the first count below it (see :func:`halving_counts`).
     factor : float, default=0.5
         Share of features kept at each step.
     cv : int, default=10
@@ -170,7 +187,20 @@ class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        """Choose the feature count by internal CV, then fit on the whole training part."""
+        """Choose the feature count by internal CV, then fit on the whole training part.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (numeric, finite).
+        y : array-like of shape (n_samples,)
+            Class labels; the internal CV is stratified on them.
+
+        Returns
+        -------
+        self : HalvingElimination
+            The fitted selector and classifier.
+        """
         self._validate_params()
         check_numeric_columns(X)
         check_finite_columns(X)
@@ -212,7 +242,18 @@ class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
         return self.support_
 
     def predict(self, X):
-        """Predict with the classifier on the kept features."""
+        """Predict with the classifier on the kept features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples with all the original features; the kept ones are selected here.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted class labels.
+        """
         check_is_fitted(self, "estimator_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.estimator_.predict(X[:, self.support_])

@@ -44,6 +44,17 @@ def fit_cache(maxsize=8):
     parameter, the seed included) and of ``X`` and ``y``; a fit is deterministic given
     those when ``random_state`` is an int, so a cached fit equals a new one.  Estimators
     whose ``random_state`` is ``None`` or a generator are never cached.
+
+    Parameters
+    ----------
+    maxsize : int, default=8
+        Most fits kept at once; a grid that refits several weighters on the same rows
+        needs one entry per distinct (weighter, rows) to benefit.
+
+    Yields
+    ------
+    cache : OrderedDict
+        The active cache (key -> fitted estimator), shared with any nested block.
     """
     prev = getattr(_local, "cache", None)
     prev_size = getattr(_local, "maxsize", 8)
@@ -67,7 +78,23 @@ def _deterministic(est):
 
 
 def cached_fit(estimator, X, y):
-    """``clone(estimator).fit(X, y)``, taken from the active :func:`fit_cache` when possible."""
+    """``clone(estimator).fit(X, y)``, taken from the active :func:`fit_cache` when possible.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted estimator; it is cloned, never fitted in place.  Only one whose every
+        ``random_state`` is an int is cached.
+    X : array-like of shape (n_samples, n_features)
+        Training samples.
+    y : array-like of shape (n_samples,)
+        Training targets.
+
+    Returns
+    -------
+    fitted : estimator
+        The fitted clone; a cached one is shared, so do not modify it.
+    """
     cache = getattr(_local, "cache", None)
     if cache is None or not _deterministic(estimator):
         return clone(estimator).fit(X, y)
@@ -130,7 +157,20 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         self.share = share
 
     def fit(self, X, y):
-        """Fit the weighter on ``(X, y)`` and choose the features kept."""
+        """Fit the weighter on ``(X, y)`` and choose the features kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (numeric; NaN only if the weighter accepts it).
+        y : array-like of shape (n_samples,)
+            Targets the weighter learns its weights from.
+
+        Returns
+        -------
+        self : RemoveLowestWeights
+            The fitted transformer.
+        """
         self._validate_params()
         allow_nan = get_tags(self.weighter).input_tags.allow_nan
         check_numeric_columns(X)
@@ -150,7 +190,18 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         return self
 
     def get_support(self, indices=False):
-        """Mask (or indices) of the kept features."""
+        """Mask (or indices) of the kept features.
+
+        Parameters
+        ----------
+        indices : bool, default=False
+            Return the column indices of the kept features instead of a boolean mask.
+
+        Returns
+        -------
+        support : ndarray
+            Boolean mask of shape ``(n_features,)``, or the kept indices, increasing.
+        """
         check_is_fitted(self, "support_")
         return np.flatnonzero(self.support_) if indices else self.support_
 
@@ -160,10 +211,14 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str, optional
+            Names of all the input features; if given they must equal
+            ``feature_names_in_`` (when set).  ``None``: ``feature_names_in_`` or
+            ``x0, x1, ...``.
 
         Returns
         -------
-        ndarray of str objects
+        feature_names_out : ndarray of str objects
+            Names of the kept features, in column order.
         """
         check_is_fitted(self, "support_")
         names = getattr(self, "feature_names_in_", None)
@@ -178,7 +233,19 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         return np.asarray(names, dtype=object)[self.support_]
 
     def transform(self, X):
-        """The weighter's rescaling restricted to the kept features."""
+        """The weighter's rescaling restricted to the kept features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples with all the features seen in ``fit``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_kept)
+            The kept columns, rescaled by the weighter's ``transform`` (unscaled when the
+            weighter has none, e.g. a linear model).
+        """
         check_is_fitted(self, "support_")
         check_numeric_columns(X)
         allow_nan = get_tags(self).input_tags.allow_nan
@@ -214,6 +281,20 @@ def weighted_knn(weighter, n_neighbors=1, share=0.0):
     Returns ``WeightedKNN(RemoveLowestWeights(weighter, share), n_neighbors)``; tune it
     with parameter names ``n_neighbors``, ``weighter__share`` and
     ``weighter__weighter__<param>`` (e.g. ``{"n_neighbors": [1, 3, 5]}``).
+
+    Parameters
+    ----------
+    weighter : estimator
+        A knnweights weighter, fitted on the training rows of each ``fit``.
+    n_neighbors : int, default=1
+        Neighbours voting (1 as in the papers' 1-NN protocols).
+    share : float in [0, 1), default=0.0
+        Share of lowest-weight features removed before the kNN.
+
+    Returns
+    -------
+    model : WeightedKNN
+        Unfitted classifier.
     """
     from ..classifiers import WeightedKNN
 
@@ -226,5 +307,19 @@ def weighter_pipeline(weighter, classifier, share=0.0):
     Any scikit-learn classifier on the weighted (and reduced) data; the weighter is
     fitted on the training rows of each ``fit`` only.  Grid names:
     ``weights__share``, ``weights__weighter__<param>``, ``clf__<param>``.
+
+    Parameters
+    ----------
+    weighter : estimator
+        A knnweights weighter, or any estimator with ``feature_importances_`` or ``coef_``.
+    classifier : estimator
+        Any scikit-learn classifier, fitted on the weighted, reduced columns.
+    share : float in [0, 1), default=0.0
+        Share of lowest-weight features removed before the classifier.
+
+    Returns
+    -------
+    pipeline : sklearn.pipeline.Pipeline
+        Unfitted two-step pipeline.
     """
     return Pipeline([("weights", RemoveLowestWeights(weighter, share=share)), ("clf", classifier)])

@@ -53,7 +53,9 @@ def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repea
         A classifier (``fit``, ``predict``), typically a pipeline of a weighter and a
         classifier.
     X : array-like of shape (n_samples, n_features)
+        The original (relevant) features; the noise features are appended after them.
     y : array-like of shape (n_samples,)
+        Class labels; the default folds are stratified on them.
     counts : sequence of int
         Numbers of irrelevant features to append (e.g. ``[0, 300, ..., 3000]``).
     cv : int or cross-validation splitter, default=10
@@ -67,15 +69,17 @@ def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repea
 
     Returns
     -------
-    Bunch (or dict of name -> Bunch when a dict of estimators is given) with
-    counts : ndarray of shape (n_counts,)
-    mean_error : ndarray of shape (n_counts,)
-        Mean CV error over repeats.
-    std_error : ndarray of shape (n_counts,)
-        Standard deviation over repeats of the per-repeat CV error.
-    errors : ndarray of shape (n_counts, n_repeats)
-        Per-repeat CV error (mean over folds).
-    fold_errors : ndarray of shape (n_counts, n_repeats, n_splits)
+    result : Bunch or dict of str -> Bunch
+        A dict (name -> Bunch) when a dict of estimators is given.  Each Bunch holds
+
+        - ``counts``, ndarray of shape (n_counts,): the counts of irrelevant features;
+        - ``mean_error``, ndarray of shape (n_counts,): the mean CV error over repeats;
+        - ``std_error``, ndarray of shape (n_counts,): the standard deviation over
+          repeats of the per-repeat CV error;
+        - ``errors``, ndarray of shape (n_counts, n_repeats): the per-repeat CV error
+          (mean over folds);
+        - ``fold_errors``, ndarray of shape (n_counts, n_repeats, n_splits): the error
+          of every fold.
 
     References
     ----------

@@ -78,7 +78,10 @@ class RepeatedCV:
     Parameters
     ----------
     n_splits : int, default=10
+        Folds per repeat; every sample is tested once per repeat.
     n_repeats : int, default=10
+        Repeats, each with new shuffled folds; more repeats make the mean accuracy less
+        dependent on one partition.
     stratified : bool, default=True
         Stratified folds (:class:`~sklearn.model_selection.StratifiedKFold`, shuffled
         with a seed per repeat).
@@ -95,7 +98,33 @@ class RepeatedCV:
         return f"RepeatedCV(n_splits={self.n_splits}, n_repeats={self.n_repeats}, stratified={self.stratified})"
 
     def split(self, y, random_state, dataset):
-        """Yield ``(repeat, fold, train, val, test)`` index arrays (``val`` is ``None``)."""
+        """Yield ``(repeat, fold, train, val, test)`` index arrays (``val`` is ``None``).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Class labels (the stratification uses them; only their number matters
+            otherwise).
+        random_state : int
+            Root seed of the run (non-negative); each repeat's seed is derived from it,
+            ``dataset`` and the repeat.
+        dataset : str
+            Name of the dataset, so that different datasets get independent splits
+            under the same root seed.
+
+        Yields
+        ------
+        repeat : int
+            Repeat number, from 0.
+        fold : int
+            Fold number within the repeat.
+        train : ndarray of int
+            Indices of the training part.
+        val : ndarray of int or None
+            Indices of the validation part; always ``None`` (tuning uses internal CV).
+        test : ndarray of int
+            Indices of the test part.
+        """
         y = np.asarray(y)
         for r in range(self.n_repeats):
             seed = derive_seed(random_state, "split", dataset, r)
@@ -111,10 +140,13 @@ class RepeatedHoldout:
     Parameters
     ----------
     n_repeats : int, default=10
+        Independent random splits.
     train_size, val_size, test_size : float, default=1/3 each
         Shares of the samples (SQP-FW Table 1: equal thirds; its Table 2: train / test
         2:1 with ``val_size=0``).  They must sum to 1.
     stratified : bool, default=True
+        Keep the class proportions in every part
+        (:class:`~sklearn.model_selection.StratifiedShuffleSplit`).
 
     Notes
     -----
@@ -132,6 +164,7 @@ class RepeatedHoldout:
 
     @property
     def has_validation(self):
+        """Whether the splits have a validation part (``val_size > 0``)."""
         return self.val_size > 0
 
     def __repr__(self):
@@ -139,7 +172,33 @@ class RepeatedHoldout:
                 f"val_size={self.val_size!r}, test_size={self.test_size!r}, stratified={self.stratified})")
 
     def split(self, y, random_state, dataset):
-        """Yield ``(repeat, 0, train, val, test)`` index arrays (``val`` ``None`` without a validation part)."""
+        """Yield ``(repeat, 0, train, val, test)`` index arrays (``val`` ``None`` without a validation part).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Class labels (the stratification uses them; only their number matters
+            otherwise).
+        random_state : int
+            Root seed of the run (non-negative); each repeat's seed is derived from it,
+            ``dataset`` and the repeat.
+        dataset : str
+            Name of the dataset, so that different datasets get independent splits
+            under the same root seed.
+
+        Yields
+        ------
+        repeat : int
+            Repeat number, from 0.
+        fold : int
+            Fold number within the repeat; always 0 (one split per repeat).
+        train : ndarray of int
+            Indices of the training part.
+        val : ndarray of int or None
+            Indices of the validation part, sorted; ``None`` when ``val_size=0``.
+        test : ndarray of int
+            Indices of the test part.
+        """
         total = self.train_size + self.val_size + self.test_size
         if not math.isclose(total, 1.0, rel_tol=1e-9, abs_tol=1e-9):
             raise ValueError(f"train_size + val_size + test_size must be 1; got {total}.")
@@ -182,7 +241,13 @@ class ResultStore:
         self.path = os.fspath(path)
 
     def read(self):
-        """All complete rows (a torn last line, from a crash, is skipped)."""
+        """All complete rows (a torn last line, from a crash, is skipped).
+
+        Returns
+        -------
+        rows : list of dict
+            The stored rows in file order; empty when the file does not exist.
+        """
         if not os.path.exists(self.path):
             return []
         rows = []
@@ -218,7 +283,14 @@ class ResultStore:
                 os.fsync(fh.fileno())
 
     def append(self, row):
-        """Append one row as a complete, fsynced line."""
+        """Append one row as a complete, fsynced line.
+
+        Parameters
+        ----------
+        row : dict
+            One finished cell; NumPy scalars and arrays are stored as JSON numbers and
+            lists, anything else not JSON-serialisable as its ``repr``.
+        """
         line = (json.dumps(row, sort_keys=True, default=_json_default) + "\n").encode("utf-8")
         with open(self.path, "ab") as fh:
             fh.write(line)
@@ -392,6 +464,8 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         Name -> ``(X, y)``, or names of bundled datasets
         (:func:`knnweights.datasets.load`).
     protocol : RepeatedCV or RepeatedHoldout, default=RepeatedCV(10, 10)
+        How each dataset is split into training (, validation) and test parts; every
+        method sees the same splits, so the results are paired.
     random_state : int, RandomState, Generator or None, default=0
         Root of every seed.  ``None`` draws a fresh root (recorded per row as the cell
         seeds; a store can then not be resumed).
@@ -613,7 +687,18 @@ def _maybe_frame(rows, as_frame):
 
 
 def to_frame(rows):
-    """A pandas DataFrame of the rows (needs pandas)."""
+    """A pandas DataFrame of the rows (needs pandas).
+
+    Parameters
+    ----------
+    rows : iterable of dict or pandas.DataFrame
+        Rows as :func:`run_grid` returns them; a DataFrame is copied.
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        One row per cell, one column per key.
+    """
     import pandas as pd
 
     return pd.DataFrame(list(rows) if not hasattr(rows, "columns") else rows)
@@ -626,7 +711,27 @@ def _records(results):
 
 
 def paired_values(results, method, dataset, value="accuracy"):
-    """The ``value`` of ``method`` on ``dataset`` ordered by (repeat, fold), as an array."""
+    """The ``value`` of ``method`` on ``dataset`` ordered by (repeat, fold), as an array.
+
+    Two methods' arrays from the same run are paired cell by cell (same splits), as the
+    paired tests (:func:`wilcoxon_test`, :func:`win_tie_loss`) need.
+
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Rows as :func:`run_grid` returns them.
+    method : str
+        Method name (the ``method`` column).
+    dataset : str
+        Dataset name (the ``dataset`` column).
+    value : str, default="accuracy"
+        Column to extract, e.g. ``"score"`` or ``"n_features_selected"``.
+
+    Returns
+    -------
+    values : ndarray of shape (n_cells,)
+        One float per (repeat, fold) of that method on that dataset.
+    """
     rows = sorted((r for r in _records(results) if r["method"] == method and r["dataset"] == dataset),
                   key=lambda r: (r["repeat"], r["fold"]))
     return np.array([float(r[value]) for r in rows])
@@ -635,8 +740,21 @@ def paired_values(results, method, dataset, value="accuracy"):
 def summarize(results, value="accuracy", as_frame=False):
     """Mean, standard deviation and count of ``value`` per (method, dataset).
 
-    Returns a list of dicts ``method, dataset, mean, std, n`` (in order of first
-    appearance), or a DataFrame with ``as_frame=True``.
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Rows as :func:`run_grid` returns them.
+    value : str, default="accuracy"
+        Column to summarise.
+    as_frame : bool, default=False
+        Return a pandas DataFrame instead of a list of dicts.
+
+    Returns
+    -------
+    summary : list of dict or pandas.DataFrame
+        One entry per (method, dataset), in order of first appearance: ``method``,
+        ``dataset``, ``mean``, ``std`` (sample standard deviation; 0 for one cell)
+        and ``n`` (the number of cells).
     """
     groups = {}
     for r in _records(results):
@@ -650,7 +768,23 @@ def summarize(results, value="accuracy", as_frame=False):
 
 
 def write_csv(results, path):
-    """Write the rows as CSV atomically (temporary file, then ``os.replace``)."""
+    """Write the rows as CSV atomically (temporary file, then ``os.replace``).
+
+    A reader never sees a half-written file; dict and list values (e.g. ``best_params``)
+    are written as JSON.
+
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Rows as :func:`run_grid` returns them.
+    path : str or path-like
+        Destination file; its folder is created when missing.
+
+    Returns
+    -------
+    path : str
+        The path written.
+    """
     import csv
 
     rows = _records(results)

@@ -22,10 +22,12 @@ def rank_features(weights):
     Parameters
     ----------
     weights : array-like of shape (d,) or (c, d)
+        Feature weights; a 2-D array holds one weight vector per row.
 
     Returns
     -------
-    ndarray of float, same shape (row-wise for 2-D input).
+    ranks : ndarray of float
+        Same shape as ``weights`` (ranked row by row for 2-D input).
     """
     W = np.asarray(weights, dtype=np.float64)
     return rankdata(-W, method="average", axis=-1)
@@ -39,6 +41,18 @@ def spearman_similarity(r1, r2):
     correlation (equal to :func:`scipy.stats.spearmanr`) when tied weights share their
     average rank.  A ranking with all features tied carries no order: its similarity is
     1 to another all-tied ranking and 0 to any other.
+
+    Parameters
+    ----------
+    r1 : array-like of shape (d,)
+        Ranks of the ``d`` features (e.g. from :func:`rank_features`).
+    r2 : array-like of shape (d,)
+        Ranks of the same features in the same order.
+
+    Returns
+    -------
+    similarity : float
+        In ``[-1, 1]``; 1 for identical rankings, -1 for reversed ones.
     """
     a = np.asarray(r1, dtype=np.float64)
     b = np.asarray(r2, dtype=np.float64)
@@ -68,21 +82,30 @@ def stability(rankings=None, *, weights=None, weighter=None, X=None, y=None, n_s
     Parameters
     ----------
     rankings : array-like of shape (c, d), optional
+        One ranking of the ``d`` features per row (rank 1 = best).
     weights : array-like of shape (c, d), optional
+        One weight vector per row, ranked here by :func:`rank_features`.
     weighter : estimator with ``feature_importances_``, optional
-    X, y : data for ``weighter``
+        Unfitted weighter refitted on each subsample of ``X, y``.
+    X : array-like of shape (n_samples, n_features), optional
+        Training samples for ``weighter``.
+    y : array-like of shape (n_samples,), optional
+        Targets for ``weighter``.
     n_subsamples : int, default=5
-        ``c``.
+        ``c``: the number of subsamples (only with ``weighter``).
     fraction : float, default=0.9
-        ``mu``.
+        ``mu``: the share of the samples in each subsample (only with ``weighter``).
     stratify : bool, default=True
+        Keep the class proportions in each subsample (only with ``weighter``).
     random_state : int, RandomState or None
+        Seeds the subsamples (only with ``weighter``).
     n_jobs : int or None
         Parallel refits (joblib; any backend).
 
     Returns
     -------
-    float in [-1, 1]; 1 when all rankings are equal.
+    stability : float
+        In ``[-1, 1]``; 1 when all rankings are equal.
 
     References
     ----------
@@ -116,9 +139,31 @@ def subsample_rankings(weighter, X, y, n_subsamples=5, fraction=0.9, random_stat
     Subsamples of ``fraction`` of the samples, drawn without replacement (stratified by
     class by default: :class:`sklearn.model_selection.StratifiedShuffleSplit`).
 
+    Parameters
+    ----------
+    weighter : estimator with ``feature_importances_``
+        Unfitted weighter; a clone is fitted on each subsample.
+    X : array-like of shape (n_samples, n_features)
+        Training samples (a pandas DataFrame keeps its column names for the weighter).
+    y : array-like of shape (n_samples,)
+        Targets; the class labels stratify the subsamples.
+    n_subsamples : int, default=5
+        Number of subsamples ``c``, hence of rankings compared.
+    fraction : float, default=0.9
+        Share ``mu`` of the samples in each subsample; the smaller, the more the
+        subsamples differ and the harder it is to be stable.
+    random_state : int, RandomState or None, default=None
+        Seeds the subsamples (the weighter keeps its own ``random_state``).
+    n_jobs : int, default=None
+        Parallel refits (joblib; any backend).
+    stratify : bool, default=True
+        Keep the class proportions in each subsample; set it to ``False`` for a
+        continuous target.
+
     Returns
     -------
-    ndarray of shape (n_subsamples, d), the rankings (1 = largest weight).
+    rankings : ndarray of shape (n_subsamples, n_features)
+        One ranking per subsample (1 = largest weight; ties share their average rank).
     """
     X = np.asarray(X) if not hasattr(X, "iloc") else X
     y = np.asarray(y)
@@ -131,6 +176,33 @@ def subsample_rankings(weighter, X, y, n_subsamples=5, fraction=0.9, random_stat
 
 
 def stability_of(weighter, X, y, n_subsamples=5, fraction=0.9, random_state=None, n_jobs=None, stratify=True):
-    """The stability (eq. 18) of ``weighter`` on ``X, y``: :func:`stability` with a weighter."""
+    """The stability (eq. 18) of ``weighter`` on ``X, y``: :func:`stability` with a weighter.
+
+    Parameters
+    ----------
+    weighter : estimator with ``feature_importances_``
+        Unfitted weighter; a clone is fitted on each subsample.
+    X : array-like of shape (n_samples, n_features)
+        Training samples (a pandas DataFrame keeps its column names for the weighter).
+    y : array-like of shape (n_samples,)
+        Targets; the class labels stratify the subsamples.
+    n_subsamples : int, default=5
+        Number of subsamples ``c``, hence of rankings compared.
+    fraction : float, default=0.9
+        Share ``mu`` of the samples in each subsample; the smaller, the more the
+        subsamples differ and the harder it is to be stable.
+    random_state : int, RandomState or None, default=None
+        Seeds the subsamples (the weighter keeps its own ``random_state``).
+    n_jobs : int, default=None
+        Parallel refits (joblib; any backend).
+    stratify : bool, default=True
+        Keep the class proportions in each subsample; set it to ``False`` for a
+        continuous target.
+
+    Returns
+    -------
+    stability : float
+        Mean pairwise Spearman correlation of the subsample rankings, in ``[-1, 1]``.
+    """
     return stability(weighter=weighter, X=X, y=y, n_subsamples=n_subsamples, fraction=fraction, stratify=stratify,
                      random_state=random_state, n_jobs=n_jobs)

@@ -131,8 +131,22 @@ def corrected_ttest(diffs, n_train, n_test):
 def wilcoxon_test(acc_a, acc_b):
     """Wilcoxon signed-rank test of ``acc_a`` against ``acc_b`` (two-sided).
 
-    Returns ``(statistic, p)`` from :func:`scipy.stats.wilcoxon` (zero differences
-    dropped, ``zero_method="wilcox"``); identical inputs give ``(0.0, 1.0)``.
+    Zero differences are dropped (``zero_method="wilcox"``).  It assumes less than the
+    t-test (no normality), at the price of less power on few folds.
+
+    Parameters
+    ----------
+    acc_a : array-like of shape (n,)
+        Results of the first method (e.g. accuracies per fold).
+    acc_b : array-like of shape (n,)
+        Results of the second method on the same folds, in the same order.
+
+    Returns
+    -------
+    statistic : float
+        The signed-rank statistic of :func:`scipy.stats.wilcoxon`.
+    p : float
+        Two-sided p-value; identical inputs give ``(0.0, 1.0)``.
     """
     d = _as_diffs(acc_a, acc_b)
     if np.all(d == 0):
@@ -167,6 +181,7 @@ def win_tie_loss(acc_a, acc_b, alpha=0.01, min_diff=0.5, test="ttest", n_train=N
     acc_a, acc_b : array-like of shape (n,)
         Paired accuracies in percent (same folds, same order).
     alpha : float, default=0.01
+        Significance level of the paired test.
     min_diff : float, default=0.5
         Minimum mean difference, in the unit of the accuracies (percentage points).
     test : {"ttest", "corrected", "wilcoxon"}, default="ttest"
@@ -177,7 +192,8 @@ def win_tie_loss(acc_a, acc_b, alpha=0.01, min_diff=0.5, test="ttest", n_train=N
 
     Returns
     -------
-    {"win", "tie", "loss"}
+    outcome : {"win", "tie", "loss"}
+        The outcome from ``a``'s side.
 
     Examples
     --------
@@ -197,7 +213,19 @@ def win_tie_loss(acc_a, acc_b, alpha=0.01, min_diff=0.5, test="ttest", n_train=N
 
 
 def format_wtl(counts):
-    """``"w/t/l"`` as the papers print it, from a ``(wins, ties, losses)`` triple or dict."""
+    """``"w/t/l"`` as the papers print it, from a ``(wins, ties, losses)`` triple or dict.
+
+    Parameters
+    ----------
+    counts : tuple of int or dict
+        ``(wins, ties, losses)``, or a dict with keys ``wins``, ``ties``, ``losses``
+        (a row of :func:`win_tie_loss_table`).
+
+    Returns
+    -------
+    wtl : str
+        E.g. ``"1/0/4"``.
+    """
     if isinstance(counts, dict):
         counts = (counts["wins"], counts["ties"], counts["losses"])
     return "{}/{}/{}".format(*(int(c) for c in counts))
@@ -225,13 +253,16 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="co
         (as :func:`knnweights.evaluation.run_grid` returns).
     reference : str
         The reference method.
-    alpha, min_diff
-        As in :func:`win_tie_loss`.
+    alpha : float, default=0.01
+        Significance level of the paired test, as in :func:`win_tie_loss`.
+    min_diff : float, default=0.5
+        Minimum mean difference (percentage points), as in :func:`win_tie_loss`.
     test : {"corrected", "ttest", "wilcoxon"}, default="corrected"
         As in :func:`win_tie_loss`; ``"corrected"`` takes ``n_train`` / ``n_test``
         from the rows (their means; :func:`~knnweights.evaluation.run_grid` writes
         them), ``"ttest"`` is the papers' plain paired t-test.
     value : str, default="accuracy"
+        Column compared (e.g. ``"score"`` for another scorer).
     methods : list of str, optional
         Order of the competitors (default: order of first appearance).
 
@@ -291,12 +322,19 @@ def paper_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", v
         Rows of :func:`knnweights.evaluation.run_grid`.
     reference : str
         The method the others are compared with (its W/T/L cell is ``"-/-/-"``).
-    alpha, min_diff, test, value
-        As in :func:`win_tie_loss_table`, but ``test`` defaults to the papers'
-        plain paired t-test (``"ttest"``): this function lays out their tables.
+    alpha : float, default=0.01
+        Significance level of the paired test, as in :func:`win_tie_loss`.
+    min_diff : float, default=0.5
+        Minimum mean difference (percentage points), as in :func:`win_tie_loss`.
+    test : {"ttest", "corrected", "wilcoxon"}, default="ttest"
+        As in :func:`win_tie_loss_table`, but the default is the papers' plain paired
+        t-test: this function lays out their tables.
+    value : str, default="accuracy"
+        Column averaged and compared.
     methods : list of str, optional
         Column order (default: order of appearance, reference included).
     decimals : int, default=2
+        Decimals of the rounded means.
 
     Returns
     -------
@@ -335,10 +373,14 @@ def best_marks(results, *, alpha=0.05, value="accuracy", lower_is_better=False, 
     results : list of dict or pandas.DataFrame
         Rows of :func:`knnweights.evaluation.run_grid`.
     alpha : float, default=0.05
+        Significance level: a method with ``p >= alpha`` against the best is marked
+        as not different from it.
     value : str, default="accuracy"
+        Column compared.
     lower_is_better : bool, default=False
         ``True`` for error rates.
     test : {"ttest", "wilcoxon"}, default="ttest"
+        Paired test against the best (:func:`paired_ttest` or :func:`wilcoxon_test`).
 
     Returns
     -------

@@ -18,7 +18,18 @@ __all__ = ["feature_order", "top_feature_curve"]
 
 
 def feature_order(weights):
-    """Feature indices from the largest weight down (ties: lower index first)."""
+    """Feature indices from the largest weight down (ties: lower index first).
+
+    Parameters
+    ----------
+    weights : array-like of shape (n_features,)
+        Feature weights.
+
+    Returns
+    -------
+    order : ndarray of int, shape (n_features,)
+        ``order[:m]`` are the ``m`` top-ranked features.
+    """
     w = np.asarray(weights, dtype=np.float64)
     return np.lexsort((np.arange(w.size), -w))
 
@@ -46,7 +57,9 @@ def top_feature_curve(weighter, X, y, n_features_grid, cv=5, classifier=None, ra
     weighter : estimator with ``feature_importances_``
         Cloned and fitted on the training folds only.
     X : array-like of shape (n, d)
+        Samples.
     y : array-like of shape (n,)
+        Class labels; the default folds are stratified on them.
     n_features_grid : sequence of int
         The numbers ``m`` of top-ranked features (values above ``d`` are clipped to ``d``).
     cv : int or cross-validation splitter, default=5
@@ -65,8 +78,9 @@ def top_feature_curve(weighter, X, y, n_features_grid, cv=5, classifier=None, ra
 
     Returns
     -------
-    Bunch with ``n_features`` (the grid), ``scores`` (n_folds, n_grid) accuracies,
-    ``mean`` and ``std`` over the folds, and ``weights`` (n_folds, d), each fold's weights.
+    result : Bunch
+        ``n_features`` (the grid), ``scores`` (n_folds, n_grid) accuracies, ``mean`` and
+        ``std`` over the folds, and ``weights`` (n_folds, d), each fold's weights.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)

@@ -34,6 +34,8 @@ class Tuned:
         Folds of the internal stratified CV (shuffled with the cell's seed) used when
         the protocol has no validation split.
     scoring : str, default="accuracy"
+        Scikit-learn scorer name the candidates are compared by (the runner still
+        records the test accuracy).
     """
 
     def __init__(self, estimator, param_grid, cv=10, scoring="accuracy"):
@@ -51,7 +53,19 @@ def set_random_states(estimator, seed):
 
     Nested parameters (``weighter__random_state``) get seeds derived from ``seed`` and
     their name, so two components never share a stream by accident.  Parameters
-    already set by the user are left as they are.  Returns ``estimator`` (modified).
+    already set by the user are left as they are.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Modified in place.
+    seed : int
+        Root seed (non-negative) the parameters' seeds are derived from.
+
+    Returns
+    -------
+    estimator : estimator
+        The same object, now deterministic given ``seed``.
     """
 
     params = estimator.get_params(deep=True)
@@ -79,7 +93,9 @@ def tune(estimator, param_grid, X, y, *, X_val=None, y_val=None, cv=10, scoring=
     Parameters
     ----------
     estimator : classifier
+        Unfitted classifier; candidates are clones with the grid's parameters set.
     param_grid : dict or list of dict
+        Candidate parameters, as for :class:`sklearn.model_selection.GridSearchCV`.
     X, y : arrays
         The training part.
     X_val, y_val : arrays, optional
@@ -91,13 +107,16 @@ def tune(estimator, param_grid, X, y, *, X_val=None, y_val=None, cv=10, scoring=
         (at most the smallest class size folds; shuffled with ``random_state``), then
         the best candidate is refitted on all of ``(X, y)``.
     scoring : str, default="accuracy"
+        Scikit-learn scorer name the candidates are compared by.
     random_state : int, optional
         Seeds the internal CV split.
 
     Returns
     -------
     best_estimator : fitted classifier
+        The best candidate, fitted on ``(X, y)`` only.
     best_params : dict
+        Its parameters from ``param_grid``.
     best_score : float
         Validation score or mean internal-CV score of the best candidate.
 
@@ -135,6 +154,20 @@ def halving_grid(start=1.0, stop=1e-4, include_first_below=False):
     I-M4E (Sec. 5.2): "starting at 1 and halving until the value of sigma_i is smaller
     than 0.0001": 1, 1/2, ..., 2^-13 (14 values); ``include_first_below=True`` also
     takes 2^-14, the first value below ``stop`` (the wording allows both).
+
+    Parameters
+    ----------
+    start : float, default=1.0
+        First (largest) value.
+    stop : float, default=1e-4
+        Halving stops at the first value below it.
+    include_first_below : bool, default=False
+        Also take that first value below ``stop``.
+
+    Returns
+    -------
+    grid : list of float
+        The values, decreasing.
     """
     out = []
     v = float(start)
@@ -147,11 +180,41 @@ def halving_grid(start=1.0, stop=1e-4, include_first_below=False):
 
 
 def share_grid(step=0.01, stop=0.99):
-    """Shares of lowest-weight features removed: ``0, step, ..., stop`` (SQP-FW baselines: 0 %..99 %)."""
+    """Shares of lowest-weight features removed: ``0, step, ..., stop`` (SQP-FW baselines: 0 %..99 %).
+
+    For the ``share`` of :class:`~knnweights.evaluation.RemoveLowestWeights`.
+
+    Parameters
+    ----------
+    step : float, default=0.01
+        Spacing of the shares.
+    stop : float, default=0.99
+        Largest share (below 1: at least one feature is always kept).
+
+    Returns
+    -------
+    grid : list of float
+        The shares, increasing from 0, rounded to 10 decimals.
+    """
     n = int(np.floor(stop / step + 1e-9))
     return [round(i * step, 10) for i in range(n + 1) if round(i * step, 10) <= stop]
 
 
 def log_grid(low=1e-3, high=1e2, num=100):
-    """``num`` values evenly spaced in log scale from ``low`` to ``high`` (SQP-FW's theta grid)."""
+    """``num`` values evenly spaced in log scale from ``low`` to ``high`` (SQP-FW's theta grid).
+
+    Parameters
+    ----------
+    low : float, default=1e-3
+        First value (positive).
+    high : float, default=1e2
+        Last value.
+    num : int, default=100
+        Number of values.
+
+    Returns
+    -------
+    grid : list of float
+        The values, from ``low`` to ``high`` inclusive.
+    """
     return list(np.logspace(np.log10(low), np.log10(high), num))

@@ -31,14 +31,19 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
     methods : list of str, optional
         Methods and their order (default: order of appearance).
     value : str, default="accuracy"
+        Column plotted (e.g. ``"score"``).
     ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
     title : str, optional
+        Title of the Axes.
     path : str or path-like, optional
         Save the figure there as PNG.
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     rows = _records(results)
     if dataset is not None:
@@ -95,10 +100,18 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
         tables.
     reference : str, optional
         Name of the reference method, for the axis label.
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     rows = list(table)
     if not rows:
@@ -158,12 +171,20 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
         ``counts_`` and internal-CV ``cv_scores_``, chosen count marked), or a mapping
         with ``n_features`` and ``accuracy`` (percent; or ``mean`` as a fraction, as
         ``top_feature_curve`` gives) and optionally ``std``.
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
     logx : bool, default=True
         Logarithmic x axis (halving visits 2000, 1000, ..., 31).
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     if not curves:
         raise ValueError("no curves to plot.")

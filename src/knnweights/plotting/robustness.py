@@ -16,7 +16,10 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
         with ``counts``, ``mean_error`` and optionally ``std_error``), or a single such
         result.
     ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
     title : str, optional
+        Title of the Axes.
     path : str or path-like, optional
         Save the figure there as PNG.
     show_std : bool, default=True
@@ -26,7 +29,8 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     ax = _new_axes(ax, (6, 4))
     if "counts" in results:

@@ -13,7 +13,9 @@ def plot_sqpfw_path(path, ax=None, feature_names=None, log_theta=False, breakpoi
     path : SQPFWPath
         From :meth:`knnweights.SQPFW.path`.
     ax : matplotlib Axes, default=None
+        Axes to draw on; default: a new pyplot figure's Axes.
     feature_names : list of str, default=None
+        Legend label of each feature; default ``"feature 0"``, ``"feature 1"``, ...
     log_theta : bool, default=False
         Logarithmic theta axis (breakpoint ``theta = 0`` is then dropped).
     breakpoints : bool, default=True
@@ -21,7 +23,8 @@ def plot_sqpfw_path(path, ax=None, feature_names=None, log_theta=False, breakpoi
 
     Returns
     -------
-    ax
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     import matplotlib.pyplot as plt
 

@@ -14,7 +14,10 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
         Method name -> result of :func:`knnweights.evaluation.topfeatures.top_feature_curve`
         (anything with ``n_features``, ``mean`` and optionally ``std``).
     ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
     title : str, optional
+        Title of the Axes.
     path : str or path-like, optional
         Save the figure there as PNG.
     show_std : bool, default=True
@@ -24,7 +27,8 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     from .evaluation import _coinciding_labels
 

@@ -22,12 +22,20 @@ def plot_weight_profiles(weights, ax=None, title=None, path=None, logx=True):
     ----------
     weights : dict
         Method name -> weights of shape (n_features,) (non-negative).
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
     logx : bool, default=True
         Logarithmic rank axis (for thousands of features).
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
+        The Axes drawn on (``ax.figure`` is its Figure).
     """
     if not weights:
         raise ValueError("no weights to plot.")
@@ -54,10 +62,17 @@ def plot_pairwise_differences(pairs, methods=None, ax=None, title=None, path=Non
         (``method``, ``other``, ``diff``, ``p``, ``outcome``).
     methods : list of str, optional
         Row / column order (default: order of appearance).
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
         Cells show the difference in points; a significant one (a win or a loss of the
         row method) is marked ``*``.
     """
@@ -103,11 +118,20 @@ def plot_top_feature_ranks(table, methods, n_top=20, ax=None, title=None, path=N
         A rank table with ``feature`` and ``<method>_rank`` columns, in the order to show
         (``knnweights rank``'s output: by mean rank).
     methods : list of str
+        Methods to show; each needs a ``<method>_rank`` column.
     n_top : int, default=20
+        Number of features shown, from the top of ``table``.
+    ax : matplotlib Axes, optional
+        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+        new Figure, made without pyplot.
+    title : str, optional
+        Title of the Axes.
+    path : str or path-like, optional
+        Save the figure there as PNG.
 
     Returns
     -------
-    matplotlib Axes
+    ax : matplotlib Axes
         One row per feature (best on top), one marker per method at its rank (log axis).
     """
     top = table.head(n_top)

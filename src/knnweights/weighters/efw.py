@@ -554,7 +554,9 @@ class EFW(BaseWeighter):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
+            Class labels; the subsamples are drawn per class.
         margins : array-like of shape (n_samples, n_features), default=None
             The base margins ``z_i`` of the samples, if computed elsewhere (e.g. with
             :func:`base_margins` on a larger data set of which ``X`` is a subsample, the
@@ -563,7 +565,8 @@ class EFW(BaseWeighter):
 
         Returns
         -------
-        self
+        self : EFW
+            The fitted weighter.
         """
         if margins is not None:
             margins = np.asarray(margins, dtype=np.float64)
@@ -594,8 +597,11 @@ class ERelief(BaseWeighter):
     Parameters
     ----------
     n_estimators : int, default=5
+        Number of subsamples, hence of Relief weightings averaged.
     subsample : float in (0, 1], default=0.9
+        Fraction of the samples of each class in each subsample.
     random_state : int, RandomState or None
+        Draws the subsamples (same seed, same subsamples as :class:`EFW`).
 
     Attributes
     ----------

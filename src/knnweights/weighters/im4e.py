@@ -289,9 +289,12 @@ class IM4E(BaseWeighter):
 
         Parameters
         ----------
-        X, y : training data (labels as given to ``fit``).
+        X : array-like of shape (n_samples, n_features)
+            Training samples (any data, e.g. the training set of the fit).
+        y : array-like of shape (n_samples,)
+            Their labels, among the classes seen in ``fit``.
         w : ndarray of shape (n_features,), default=None
-            ``None``: the fitted ``feature_importances_``.
+            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
 
         Returns
         -------
@@ -304,11 +307,46 @@ class IM4E(BaseWeighter):
         return im4e_step(X, codes, w, self.sigma, self.lambda_used_)
 
     def cost(self, X, y, w=None):
-        """``C(w)`` of eq. (3) (``w=None``: the fitted weights)."""
+        """``C(w)`` of eq. (3) (``w=None``: the fitted weights).
+
+        At a fixed point of the iteration a smaller cost means a better weighting; the
+        fitted weights are where the iteration stopped.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (any data, e.g. the training set of the fit).
+        y : array-like of shape (n_samples,)
+            Their labels, among the classes seen in ``fit``.
+        w : ndarray of shape (n_features,), default=None
+            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+
+        Returns
+        -------
+        cost : float
+            ``quantity + quality + regularization`` of :class:`IM4EStep`.
+        """
         return self.step(X, y, w).cost
 
     def update(self, X, y, w=None):
-        """``T(w)`` of eq. (9) (``w=None``: the fitted weights); ``None`` if undefined."""
+        """``T(w)`` of eq. (9) (``w=None``: the fitted weights); ``None`` if undefined.
+
+        A fixed point satisfies ``T(w) = w``, which tells whether the fit converged.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (any data, e.g. the training set of the fit).
+        y : array-like of shape (n_samples,)
+            Their labels, among the classes seen in ``fit``.
+        w : ndarray of shape (n_features,), default=None
+            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+
+        Returns
+        -------
+        update : ndarray of shape (n_features,) or None
+            The next iterate ``v+ / ||v+||_1``; ``None`` when ``v`` has no positive entry.
+        """
         return self.step(X, y, w).update
 
     # -- fit ---------------------------------------------------------------------------

@@ -96,6 +96,7 @@ class MLKRDiagonal(BaseWeighter):
     n_init : int, default=1
         Starts; the smallest loss is kept.
     random_state : int, RandomState or None
+        Seeds the random starts (``init="random"`` and every start after the first).
     verbose : int, default=0
         Print the iteration, the loss, the function evaluations and the elapsed seconds.
 
@@ -143,12 +144,14 @@ class MLKRDiagonal(BaseWeighter):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
             A continuous (numeric) target.
 
         Returns
         -------
-        self
+        self : MLKRDiagonal
+            The fitted weighter.
         """
         self._validate_params()
         X, yv = validate_continuous_fit_data(self, X, y)

@@ -389,7 +389,10 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         ``m`` instances drawn *with* replacement (Kira & Rendell's iterations); prefer
         ``n_instances`` (distinct instances, a smaller variance).
     normalize : bool, default=True
+        Range-normalise the differences (Relief's ``diff``), so that features in large
+        units do not dominate the distances and the weights.
     random_state : int, RandomState or None
+        Used only when ``n_instances`` (or ``n_iter``) is set.
     {n_instances}
     {diff_params}
     ties : {"index", "include"}, default="index"
@@ -538,12 +541,14 @@ class IRelief(_ReliefBase):
         ``1/sqrt(d)``, the median over samples of the distance to the nearest other sample
         (at a positive distance; up to 500 evenly spaced samples); it follows the units and
         the dimension of the data, so the default needs no tuning.  The value used is
-        ``sigma_``.  (Was ``1.0`` before, a width in the data's units.)
+        ``sigma_``.  A number is a width in the data's units.
     max_iter : int, default=50
+        Most iterations; reaching it warns (``ConvergenceWarning``).
     tol : float, default=1e-6
+        The iteration stops once the step ``||w_t+1 - w_t||_2`` is below it.
     normalize : bool, default=True
-        Range-normalise the differences (Relief's ``diff``, as every Relief class).
-        (Was ``False`` before; pass ``normalize=False`` for the data as given.)
+        Range-normalise the differences (Relief's ``diff``, as every Relief class);
+        ``normalize=False`` uses the data as given.
     {diff_params}
     verbose : int, default=0
         Print one line per iteration (step, effective number of hits per sample).
@@ -701,6 +706,8 @@ class MulRel(_ReliefBase):
     Parameters
     ----------
     n_neighbors : int, default=1
+        Nearest hits and misses per instance in every round (1: Relief's nearest hit
+        and miss).
     n_rounds : int, default=100
         Outer rounds (the paper's setting).
     normalize : bool, default=True

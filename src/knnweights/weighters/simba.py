@@ -35,6 +35,7 @@ class Simba(BaseWeighter):
         Random starting orders; the run with the largest sum of margins is kept (the
         SQP-FW protocol uses 5).
     random_state : int, RandomState or None
+        Seeds the orders of the instances.
     verbose : int, default=0
         ``> 0``: print after every start the sum of margins and the elapsed seconds.
 
@@ -113,10 +114,14 @@ class GFlip(BaseWeighter):
     Parameters
     ----------
     utility : {"linear", "zero-one", "sigmoid"}, default="linear"
+        ``u`` of the evaluation: the margin itself, ``[theta > 0]`` (the leave-one-out
+        1-NN accuracy), or ``1 / (1 + exp(-beta theta))``.
     beta : float, default=1.0
         Slope of the sigmoid utility.
     max_iter : int, default=20
+        Most passes over the features.
     random_state : int, RandomState or None
+        Seeds the order of the features in each pass.
     verbose : int, default=0
         ``> 0``: print after every pass the evaluation ``e(F)``, the flips, ``|F|`` and
         the elapsed seconds.

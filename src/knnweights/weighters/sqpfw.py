@@ -259,7 +259,9 @@ class SQPFW(BaseWeighter):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
+            Class labels.
         thetas : array-like, default=None
             The path is traced up to ``max(thetas)`` (default: up to 100, the top of
             the paper's grid); ``path(...)(thetas)`` gives the weights there.
@@ -299,8 +301,35 @@ class SQPFW(BaseWeighter):
     def select_theta(cls, X_train, y_train, X_val, y_val, thetas=None, n_neighbors=1, **params):
         """Choose theta by validation error of the weighted kNN along the path.
 
-        ``thetas`` defaults to the paper's 100 log-spaced values in ``[1e-3, 100]``.
-        Returns ``(best_theta, errors, path)``; ties go to the smallest theta.
+        One path (:meth:`path`) on the training part gives the weights at every theta, so
+        the grid costs one fit rather than one per value.
+
+        Parameters
+        ----------
+        X_train : array-like of shape (n_train, n_features)
+            Training samples the path is fitted on.
+        y_train : array-like of shape (n_train,)
+            Their class labels.
+        X_val : array-like of shape (n_val, n_features)
+            Validation samples the weighted kNN is scored on.
+        y_val : array-like of shape (n_val,)
+            Their class labels.
+        thetas : array-like, default=None
+            Candidate values; ``None``: the paper's 100 log-spaced values in ``[1e-3, 100]``.
+        n_neighbors : int, default=1
+            Neighbours of the weighted kNN vote (squared Euclidean distance under the weights).
+        **params : dict
+            Further parameters of the estimator (e.g. ``kappa``) used for the path.
+
+        Returns
+        -------
+        best_theta : float
+            The value of smallest validation error; ties go to the earliest in ``thetas``
+            (the smallest theta for an increasing grid).
+        errors : ndarray of shape (n_thetas,)
+            Validation error rate at each theta of ``thetas``.
+        path : SQPFWPath
+            The fitted path (see :meth:`path`).
         """
         thetas = np.logspace(-3, 2, 100) if thetas is None else np.asarray(thetas, dtype=np.float64)
         est = cls(**params)
