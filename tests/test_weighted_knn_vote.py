@@ -1,4 +1,4 @@
-"""The one kNN vote (class_votes + majority_class) and its tie rules, as WeightedKNN, SQP-FW and the top-m curve use it."""
+"""The kNN vote (class_votes, majority_class) and its tie rules, as WeightedKNN, SQP-FW and the top-m curve use it."""
 
 import numpy as np
 import pytest
