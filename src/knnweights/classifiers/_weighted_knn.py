@@ -1,11 +1,14 @@
 """Weighted kNN: a weighter followed by plain kNN with the matching metric, and the kNN vote itself.
 
-The vote is one implementation used by every weighted-kNN prediction of the library:
-:func:`class_votes` counts the classes of the ``k`` nearest candidates with an explicit rule for
-equally distant ones, :func:`majority_class` picks the class of most votes (a tie goes to the
-lowest class code, scikit-learn's rule).  :class:`WeightedKNN` takes its votes from
-scikit-learn's neighbour search; :func:`predict_weighted_knn` (SQP-FW's theta selection and
-its reproduction) from per-class neighbour lists, equal distances going to the lower class.
+The vote is one implementation, used by :class:`WeightedKNN`, by :func:`predict_weighted_knn`
+(SQP-FW's theta selection and its reproduction) and by the top-m curves of
+:mod:`knnweights.evaluation.compare`: :func:`class_votes` counts the classes of the ``k`` nearest
+candidates with an explicit rule for equally distant ones, :func:`majority_class` picks the class
+of most votes (a tie goes to the lowest class code, scikit-learn's rule).  :class:`WeightedKNN`
+takes its votes from scikit-learn's neighbour search (which decides between equally distant
+samples itself), :func:`predict_weighted_knn` from per-class neighbour lists (equal distances go
+to the lower class), the top-m curves from all training samples (equal distances go to the lower
+training index).
 """
 
 import numbers
