@@ -75,8 +75,8 @@ kw = {}
 if cfg.get("method") == "simplex":  # the solver before the interior point: HiGHS' simplex, one pair added per round
     import functools
     import knnweights.weighters.mdm as mdm_module
-    from knnweights._solvers import lp
-    mdm_module.solve_mdm = functools.partial(lp.solve_mdm, method="simplex")
+    from knnweights._solvers import mdm_lp
+    mdm_module.solve_mdm = functools.partial(mdm_lp.solve_mdm, method="simplex")
     kw = {"n_add": 1}
 warm = np.concatenate([np.flatnonzero(y == c)[:15] for c in np.unique(y)])  # both classes (sorted labels)
 MDM(soft=False, lazy=True).fit(X[warm, :20], y[warm])        # warm up numba / imports

@@ -151,6 +151,7 @@ def _cell(key, split, save):
     """One full-protocol Table 1 SQP-FW cell, timed by parts (process CPU seconds)."""
     import json
 
+    from knnweights.classifiers import _weighted_knn as K
     from knnweights.evaluation.runner import derive_seed
     from knnweights.reproduce import sqpfw as R
     from knnweights.reproduce.tables import Config
@@ -168,7 +169,7 @@ def _cell(key, split, save):
     cell = method.build(cfg)
     SQPFW().path(*_synthetic(80, 4), thetas=[1.0])  # compile the kernels outside the timings
     paths, parts = [], {"predict": 0.0}
-    path0, pred0 = S.SQPFW.path, S.predict_weighted_knn_ks
+    path0, pred0 = S.SQPFW.path, K.predict_weighted_knn_ks
 
     def path(self, *a, **k):
         t = time.process_time()
@@ -184,7 +185,7 @@ def _cell(key, split, save):
         parts["predict"] += time.process_time() - t
         return out
 
-    S.SQPFW.path, S.predict_weighted_knn_ks = path, pred
+    S.SQPFW.path, K.predict_weighted_knn_ks = path, pred
     try:
         print(f"{key}: train {len(tr)} x {X.shape[1]}, validation {len(va)}, test {len(te)}", flush=True)
         t = time.process_time()
@@ -192,7 +193,7 @@ def _cell(key, split, save):
                    random_state=derive_seed(0, "cell", method.label, ds.key, r, f))
         total = time.process_time() - t
     finally:
-        S.SQPFW.path, S.predict_weighted_knn_ks = path0, pred0
+        S.SQPFW.path, K.predict_weighted_knn_ks = path0, pred0
     print(f"  predictions {parts['predict']:.2f} s CPU; cell {total:.2f} s CPU; {json.dumps(res)}")
     if save:
         arrays = {"result": json.dumps(res)}

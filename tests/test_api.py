@@ -48,7 +48,8 @@ def test_subpackage_names_import(module, names):
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "module",
-    ["knnweights.engine", "knnweights.weighters", "knnweights.selection", "knnweights._solvers.lp",
+    ["knnweights.engine", "knnweights.weighters", "knnweights.selection", "knnweights._solvers.mdm_lp",
+     "knnweights._solvers.lp_ipm",
      "knnweights.evaluation.tuning", "knnweights.evaluation.elimination",
      "knnweights.evaluation.runner", "knnweights.reproduce", "knnweights.cli", "knnweights.plotting"],
 )

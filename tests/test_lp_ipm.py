@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from knnweights._solvers import lp
-from knnweights._solvers.lp import _DenseRelaxation, _IPMState, _vertex, dense_ipm, solve_mdm
+from knnweights._solvers import lp_ipm, mdm_lp
+from knnweights._solvers.lp_ipm import _DenseRelaxation, _IPMState, _vertex, dense_ipm
+from knnweights._solvers.mdm_lp import solve_mdm
 from knnweights.engine.linalg import single_thread_blas
 
 
@@ -64,7 +65,7 @@ def test_degenerate_optimum_goes_to_a_vertex_through_the_simplex_or_the_window(w
     # min x1 + x2  s.t.  x1 + x2 >= 1: every point of the segment is optimal; the interior point converges
     # to its middle (2 basic columns, 1 active row): the ratio partition is not square, so the exact vertex
     # needs the simplex fallback (window 0) or a square partition of the k most clearly basic (window 3)
-    monkeypatch.setattr(lp, "_VERTEX_WINDOW", window)
+    monkeypatch.setattr(lp_ipm, "_VERTEX_WINDOW", window)
     relax = _DenseRelaxation(np.array([1.0, 1.0]))
     relax.loose = False
     relax.add_rows(np.array([[-1.0, -1.0], [1.0, -2.0]]), np.array([-1.0, 5.0]))
@@ -84,13 +85,14 @@ def test_dense_ipm_stops_at_its_deadline():
 def test_dense_ipm_does_not_start_an_iteration_predicted_to_end_past_its_deadline():
     # the clock predicts 100 s per iteration: with 1 s left no iteration (nor Mehrotra's start) is begun
     A, b, c = _random_lp(40, 60, 0)
+    slow = lp_ipm._Clock.flops(40, 60) / 100.0  # flop/s
     t = time.perf_counter()
-    st, status, iters = dense_ipm(A, b, c, deadline=t + 1.0, clock=lp._Clock(rate=lp._Clock.flops(40, 60) / 100.0))
+    st, status, iters = dense_ipm(A, b, c, deadline=t + 1.0, clock=lp_ipm._Clock(rate=slow))
     assert status == "time_limit" and iters == 0 and time.perf_counter() - t < 0.5
     # from a state, it stops after the iterations that fit (here: none) and returns that iterate
     st0, status0, _ = dense_ipm(A, b, c, tol=1e-2)
     st, status, iters = dense_ipm(A, b, c, state=st0, deadline=time.perf_counter() + 1.0,
-                                  clock=lp._Clock(rate=lp._Clock.flops(40, 60) / 100.0))
+                                  clock=lp_ipm._Clock(rate=slow))
     assert status == "time_limit" and iters == 0 and np.array_equal(st.x, st0.x)
     # a realistic clock lets it finish well within a generous deadline
     st, status, iters = dense_ipm(A, b, c, deadline=time.perf_counter() + 60.0)
@@ -157,17 +159,17 @@ def test_loose_rounds_then_exact_last_round_equal_tight_rounds_and_full_lp(monke
     X, y = _genes(40, 120, 6, seed=5)
     full = solve_mdm(X, y, soft=False, lazy=False)
     calls = []
-    orig = lp.dense_ipm
+    orig = lp_ipm.dense_ipm
 
     def spy(*args, **kwargs):
         calls.append(kwargs.get("tol"))
         return orig(*args, **kwargs)
 
-    monkeypatch.setattr(lp, "dense_ipm", spy)
+    monkeypatch.setattr(lp_ipm, "dense_ipm", spy)  # the name _DenseRelaxation calls
     loose = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2, feature_block=30)
     loose_tols = list(calls)
-    loose_tol = lp._IPM_TOL_FIRST
-    monkeypatch.setattr(lp, "_IPM_TOL_FIRST", lp._IPM_TOL_ROUND)
+    loose_tol = mdm_lp._IPM_TOL_FIRST
+    monkeypatch.setattr(mdm_lp, "_IPM_TOL_FIRST", lp_ipm._IPM_TOL_ROUND)  # read by solve_mdm
     calls.clear()
     tight = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2, feature_block=30)
     assert loose_tol > 1e-6 and loose_tol not in calls  # really tight rounds this time
@@ -186,9 +188,9 @@ def test_pruned_rows_still_give_the_full_lp_optimum(age, monkeypatch):
     # brings back any that is violated later, so the optimum is still the full LP's
     X, y = _genes(50, 40, 4, seed=7)
     full = solve_mdm(X, y, soft=False, lazy=False)
-    monkeypatch.setattr(lp, "_PRUNE_AGE", 0)
+    monkeypatch.setattr(mdm_lp, "_PRUNE_AGE", 0)
     plain = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2)
-    monkeypatch.setattr(lp, "_PRUNE_AGE", age)
+    monkeypatch.setattr(mdm_lp, "_PRUNE_AGE", age)
     pruned = solve_mdm(X, y, soft=False, lazy=True, n_init=1, n_add=2)
     assert plain.n_pruned == 0 and pruned.n_pruned > 0
     assert pruned.n_constraints < plain.n_constraints
@@ -212,8 +214,8 @@ def test_reduced_costs_equal_the_brute_force_sum_over_active_pairs(share):
     assert (np.count_nonzero(dual) >= n) == (share > 0.1)
     ref = np.zeros(d)
     for i, j, k, lam in zip(I, J, kind, dual, strict=True):  # the definition, one pair at a time
-        ref += lam * (1.0 if k == lp.COMPACTNESS else -1.0) * (X[i] - X[j]) ** 2
-    got = lp._reduced_costs(X, I, J, kind, dual)
+        ref += lam * (1.0 if k == mdm_lp.COMPACTNESS else -1.0) * (X[i] - X[j]) ** 2
+    got = mdm_lp._reduced_costs(X, I, J, kind, dual)
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
 
 
@@ -223,19 +225,19 @@ def test_threaded_normal_matrix_product_is_bit_identical(trans):
     (OpenBLAS splits the output, not the sums), so MDM's result does not depend on the thread count."""
     rng = np.random.default_rng(3)
     F = rng.lognormal(size=(1100, 900)) if not trans else rng.lognormal(size=(900, 1100))
-    assert 1100.0 ** 2 * 900 >= lp._SYRK_THREADED  # the threaded branch is the one tested
-    one = lp._syrk(F, trans, threads=1)
-    two = lp._syrk(F, trans, threads=2)
+    assert 1100.0 ** 2 * 900 >= lp_ipm._SYRK_THREADED  # the threaded branch is the one tested
+    one = lp_ipm._syrk(F, trans, threads=1)
+    two = lp_ipm._syrk(F, trans, threads=2)
     np.testing.assert_array_equal(np.triu(one), np.triu(two))
     ref = F @ F.T if not trans else F.T @ F
     np.testing.assert_allclose(np.triu(one), np.triu(ref), rtol=1e-12)
 
 
 def test_dense_ipm_iterates_do_not_depend_on_blas_threads(monkeypatch):
-    monkeypatch.setattr(lp, "_SYRK_THREADED", 0.0)  # every product threaded
+    monkeypatch.setattr(lp_ipm, "_SYRK_THREADED", 0.0)  # every product threaded
     A, b, c = _random_lp(70, 90, 4)
     with single_thread_blas():
-        assert lp.blas_thread_count() == 1
+        assert lp_ipm.blas_thread_count() == 1
         st1, status1, it1 = dense_ipm(A, b, c, tol=1e-10, blas_threads=1)
         st2, status2, it2 = dense_ipm(A, b, c, tol=1e-10, blas_threads=2)
     assert status1 == status2 == "optimal" and it1 == it2

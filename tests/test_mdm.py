@@ -8,8 +8,8 @@ from scipy.optimize import linprog
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights._solvers import lp
-from knnweights._solvers.lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
+from knnweights._solvers import lp_highs, lp_ipm, mdm_lp
+from knnweights._solvers.mdm_lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
 from knnweights.classifiers import WeightedKNN
 from knnweights.weighters.mdm import MDM, select_C
 
@@ -26,7 +26,7 @@ def _data(n, d=4, n_classes=3, seed=0, shift=1.5):
 def _reference_lp(X, y, soft, C):
     """The LP of eqs. 9-11 / 12-14 written out from the paper, one row per ordered pair.
 
-    Built independently of knnweights._solvers.lp with an (n, n, d) array (tests only). Returns
+    Built independently of knnweights._solvers.mdm_lp with an (n, n, d) array (tests only). Returns
     ``(f, A, b, rows)`` with ``rows[(i, j)]`` the row of ordered pair ``(i, j)``.
     """
     n, d = X.shape
@@ -87,7 +87,7 @@ def test_lazy_generation_equals_full_lp(soft, n, d, seed, shift):
     # objective of the relaxations never decreases as constraints are added (up to the relative gap to which
     # the interior point solves the rounds before the last one)
     hist = np.asarray(lazy.history)
-    assert np.all(np.diff(hist) >= -lp._IPM_TOL_FIRST * (1.0 + np.abs(hist[1:])))
+    assert np.all(np.diff(hist) >= -mdm_lp._IPM_TOL_FIRST * (1.0 + np.abs(hist[1:])))
     assert hist[-1] == lazy.fun
 
 
@@ -144,19 +144,17 @@ def test_time_limit_warns_and_returns_a_feasible_point(soft, capsys):
     assert opt.objective_ <= mdm.objective_ + 1e-9
 
 
-@pytest.mark.parametrize("method,backend", [("ipm", "_DenseRelaxation"), ("simplex", "_Relaxation")])
+@pytest.mark.parametrize("method,backend", [("ipm", lp_ipm._DenseRelaxation), ("simplex", lp_highs._Relaxation)])
 def test_time_limit_inside_the_lp_solver_keeps_the_best_feasible_point(monkeypatch, method, backend):
     # the LP solver reports its time limit in round 2, after round 1's violated pairs were appended
-    import knnweights._solvers.lp as lp
-
-    solve = getattr(lp, backend).solve
+    solve = backend.solve
     calls = []
 
     def limited(self, time_limit=None):
         calls.append(1)
         return ("time_limit", None, None, np.nan, 0) if len(calls) == 2 else solve(self, time_limit)
 
-    monkeypatch.setattr(getattr(lp, backend), "solve", limited)
+    monkeypatch.setattr(backend, "solve", limited)
     X, y = _data(60, d=12, seed=0, shift=3.0)
     res = solve_mdm(X, y, soft=False, lazy=True, n_init=1, time_limit=100.0, method=method)
     assert res.status == 2 and not res.converged and res.n_rounds == 2

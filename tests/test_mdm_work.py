@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from knnweights._solvers import lp
-from knnweights._solvers.lp import solve_mdm
+from knnweights._solvers import lp_ipm, mdm_lp
+from knnweights._solvers.mdm_lp import solve_mdm
 from knnweights.weighters.mdm import MDM
 
 
@@ -73,11 +73,21 @@ def test_budget_stop_is_deterministic_and_ignores_the_clock(exact, monkeypatch):
     with pytest.warns(ConvergenceWarning):
         a = MDM(**kw).fit(X, y)
     # a clock that jumps at random: a budget (unlike a time limit) must stop at the same iterate
+    # (in both modules that read it: the lazy loop and the interior point)
     rng = np.random.default_rng(0)
-    fake = types.SimpleNamespace(perf_counter=lambda: float(rng.uniform(0, 1e6)))
-    monkeypatch.setattr(lp, "time", fake)
+    reads = {}
+
+    def fake_clock(module):
+        def perf_counter():
+            reads[module] = reads.get(module, 0) + 1
+            return float(rng.uniform(0, 1e6))
+        return types.SimpleNamespace(perf_counter=perf_counter)
+
+    for module in (mdm_lp, lp_ipm):
+        monkeypatch.setattr(module, "time", fake_clock(module))
     with pytest.warns(ConvergenceWarning):
         b = MDM(**kw).fit(X, y)
+    assert reads.get(mdm_lp, 0) > 0 and reads.get(lp_ipm, 0) > 0  # the fake clock was the one read
     assert a.stop_reason_ == b.stop_reason_ == "max_work"
     np.testing.assert_array_equal(a.feature_importances_, b.feature_importances_)
     assert a.objective_ == b.objective_ and a.lp_iterations_ == b.lp_iterations_ and a.work_ == b.work_

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from knnweights.classifiers._weighted_knn import predict_weighted_knn, predict_weighted_knn_ks
 from knnweights.engine.neighbors import nearest_by_class
-from knnweights.weighters.sqpfw import predict_weighted_knn, predict_weighted_knn_ks
 
 
 def _per_k_reference(X_train, codes_train, X_query, w, k, n_classes, classes):

@@ -2,6 +2,14 @@
 
 from ._expected_distance import ExpectedDistanceClassifier
 from ._hyperplane import CKNN, HKNN
-from ._weighted_knn import WeightedKNN, WeightedKNNRegressor
+from ._weighted_knn import (
+    WeightedKNN,
+    WeightedKNNRegressor,
+    class_votes,
+    majority_class,
+    predict_weighted_knn,
+    predict_weighted_knn_ks,
+)
 
-__all__ = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN", "WeightedKNNRegressor"]
+__all__ = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN", "WeightedKNNRegressor", "class_votes",
+           "majority_class", "predict_weighted_knn", "predict_weighted_knn_ks"]

@@ -1,4 +1,15 @@
-"""A weighter followed by plain kNN with the matching metric."""
+"""Weighted kNN: a weighter followed by plain kNN with the matching metric, and the kNN vote itself.
+
+The vote is one implementation, used by :class:`WeightedKNN`, by :func:`predict_weighted_knn`
+(SQP-FW's theta selection and its reproduction) and by the top-m curves of
+:mod:`knnweights.evaluation.compare`: :func:`class_votes` counts the classes of the ``k`` nearest
+candidates with an explicit rule for equally distant ones, :func:`majority_class` picks the class
+of most votes (a tie goes to the lowest class code, scikit-learn's rule).  :class:`WeightedKNN`
+takes its votes from scikit-learn's neighbour search (which decides between equally distant
+samples itself), :func:`predict_weighted_knn` from per-class neighbour lists (equal distances go
+to the lower class), the top-m curves from all training samples (equal distances go to the lower
+training index).
+"""
 
 import numbers
 
@@ -8,7 +19,86 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["WeightedKNN", "WeightedKNNRegressor"]
+from ..engine.neighbors import nearest_by_class
+
+__all__ = ["WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class", "predict_weighted_knn",
+           "predict_weighted_knn_ks"]
+
+_TIES = ("order", "class")
+
+
+def class_votes(dist, codes, n_neighbors, n_classes, ties="order"):
+    """Votes of the ``n_neighbors`` nearest candidates of each query, per class.
+
+    Parameters
+    ----------
+    dist : ndarray of shape (n_queries, m)
+        Distances from each query to its ``m`` candidate neighbours.
+    codes : ndarray of shape (m,) or (n_queries, m)
+        The candidates' class codes, ``0 .. n_classes - 1``.
+    n_neighbors : int
+        Neighbours voting (at most ``m``).
+    n_classes : int
+    ties : {"order", "class"}, default="order"
+        Which of equally distant candidates is nearer: ``"order"`` the earlier column (the lower
+        training index when the columns are the training samples in order); ``"class"`` the lower
+        class code, then the earlier column.
+
+    Returns
+    -------
+    votes : ndarray of shape (n_queries, n_classes)
+        How many of the ``n_neighbors`` nearest are of each class.
+    """
+    if ties not in _TIES:
+        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
+    dist = np.asarray(dist)
+    codes = np.broadcast_to(np.asarray(codes), dist.shape)
+    nq = dist.shape[0]
+    if ties == "order":
+        order = np.argsort(dist, axis=1, kind="stable")
+    else:  # lexsort is stable: equal (distance, class) keep the column order
+        order = np.lexsort((codes, dist), axis=1)
+    nearest = np.take_along_axis(codes, order[:, :int(n_neighbors)], axis=1)
+    votes = np.zeros((nq, int(n_classes)))
+    np.add.at(votes, (np.arange(nq)[:, None], nearest), 1.0)
+    return votes
+
+
+def majority_class(votes, classes):
+    """The class of most votes per row of ``votes`` ``(n_queries, n_classes)``; a tie goes to the first of
+    ``classes`` (the lowest class code), as in scikit-learn's ``KNeighborsClassifier``."""
+    return np.asarray(classes)[np.argmax(votes, axis=1)]
+
+
+def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classes, classes):
+    """Majority vote of the ``n_neighbors`` nearest training samples under ``d_w`` (L2sq).
+
+    Equally distant neighbours go to the lower class, then to the lower training index (each
+    class's list of :func:`~knnweights.engine.neighbors.nearest_by_class` is sorted by distance,
+    ties by index); a tie of votes goes to the lower class.
+    """
+    return predict_weighted_knn_ks(X_train, codes_train, X_query, w, (n_neighbors,), n_classes, classes)[0]
+
+
+def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, classes):
+    """:func:`predict_weighted_knn` for every ``k`` in ``ks`` from one neighbour search.
+
+    The ``k`` nearest samples of a class are the first ``k`` of its ``max(ks)`` nearest (the
+    search keeps each class's list sorted by distance, ties by index) and the distances do not
+    depend on ``k``, so every prediction is the one of ``predict_weighted_knn(..., k, ...)``,
+    bit for bit: one ``O(n_query n_train d)`` distance pass instead of ``len(ks)``.
+    """
+    kmax = int(max(ks))
+    _, dist = nearest_by_class(X_query, None, w, kmax, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
+    nq = dist.shape[0]
+    out = []
+    for k in ks:
+        k = int(k)
+        # the first k of every class's list, class after class: (n_query, n_classes * k) candidates
+        cand = dist[:, :, :k].reshape(nq, -1)
+        codes = np.repeat(np.arange(n_classes), k)
+        out.append(majority_class(class_votes(cand, codes, k, n_classes, ties="class"), classes))
+    return out
 
 
 class WeightedKNN(ClassifierMixin, BaseEstimator):
@@ -71,7 +161,11 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         return self
 
     def predict(self, X):
-        """Predict the class of each row of ``X``.
+        """Predict the class of each row of ``X``: the majority of its ``n_neighbors`` nearest.
+
+        The votes are :meth:`predict_proba`'s (scikit-learn's neighbour search decides between
+        equally distant training samples); a tie of votes goes to the first of ``classes_``
+        (:func:`majority_class`).
 
         Parameters
         ----------
@@ -83,11 +177,10 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         y_pred : ndarray of shape (n_queries,)
             Majority class of each query's ``n_neighbors`` nearest training samples.
         """
-        check_is_fitted(self, "knn_")
-        return self.knn_.predict(self.weighter_.transform(X))
+        return majority_class(self.predict_proba(X), self.classes_)
 
     def predict_proba(self, X):
-        """Class probabilities of the kNN vote.
+        """Class probabilities of the kNN vote: each class's share of the ``n_neighbors`` nearest.
 
         Parameters
         ----------

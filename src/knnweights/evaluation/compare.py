@@ -97,8 +97,10 @@ def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
     """Accuracy (percent) of plain Euclidean kNN on the top ``m`` features, for each ``m`` of ``grid``.
 
     The squared distances grow by one block of features per step (each feature's
-    contribution is added once); ties among the ``k`` votes go to the first class.
+    contribution is added once); equally distant neighbours go to the lower training index,
+    ties among the ``k`` votes to the first class (:func:`~knnweights.classifiers.class_votes`).
     """
+    from ..classifiers import class_votes, majority_class
     from ..engine.neighbors import weighted_distances
 
     order = np.argsort(ranks, kind="stable")
@@ -110,10 +112,8 @@ def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
         if block.size:
             D += weighted_distances(Xte[:, block], Xtr[:, block], metric="sqeuclidean")
         done = m
-        nn = np.argsort(D, axis=1, kind="stable")[:, :k]
-        votes = np.zeros((D.shape[0], classes.size))
-        np.add.at(votes, (np.repeat(np.arange(D.shape[0]), k), codes[nn].ravel()), 1.0)
-        out.append(100.0 * float(np.mean(classes[votes.argmax(axis=1)] == yte)))
+        pred = majority_class(class_votes(D, codes, k, classes.size, ties="order"), classes)
+        out.append(100.0 * float(np.mean(pred == yte)))
     return out
 
 

@@ -99,7 +99,8 @@ def _path_errors(X_tr, y_tr, X_ev, y_ev, thetas, ks, kappa, max_breakpoints):
     the same predictions as one ``predict_weighted_knn`` call per k), and thetas whose
     interpolated weights are equal (e.g. past the path's last breakpoint) share it.
     """
-    from ..weighters.sqpfw import SQPFW, predict_weighted_knn_ks
+    from ..classifiers import predict_weighted_knn_ks
+    from ..weighters.sqpfw import SQPFW
 
     est = SQPFW(kappa=kappa, lambda_=kappa, max_breakpoints=max_breakpoints)
     W = est.path(X_tr, y_tr, thetas=thetas)(np.asarray(thetas))
@@ -155,7 +156,7 @@ class _SQPFWPathKNN:
     def __call__(self, X_tr, y_tr, X_te, y_te, X_val=None, y_val=None, random_state=0):
         from sklearn.model_selection import StratifiedKFold
 
-        from ..weighters.sqpfw import predict_weighted_knn
+        from ..classifiers import predict_weighted_knn
 
         X_tr, X_te = np.asarray(X_tr, dtype=np.float64), np.asarray(X_te, dtype=np.float64)
         y_tr, y_te = np.asarray(y_tr), np.asarray(y_te)

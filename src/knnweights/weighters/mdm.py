@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers.lp import duplicate_conflicts, solve_mdm
+from .._solvers.mdm_lp import duplicate_conflicts, solve_mdm
 from ._base import BaseWeighter, warn_max_work
 
 __all__ = ["MDM", "select_C"]
@@ -41,8 +41,7 @@ class MDM(BaseWeighter):
     all ``i, j``), and minimises ``r + C sum_i xi_i``.  Both are the LP of eq. 9 with
     the rows of eq. 10 (``v = (w, r)`` resp. ``(w, r, xi)``), solved exactly: the lazy form
     by a dense primal-dual interior point per relaxation followed by an exact vertex
-    (``knnweights._solvers.lp.dense_ipm``), the full LP by HiGHS' simplex (``highspy`` when
-    installed, else the HiGHS copy inside SciPy).
+    (``knnweights._solvers.lp_ipm.dense_ipm``), the full LP by HiGHS' simplex (``highspy``).
 
     For ``C >= 1`` the (smaller) hard LP is solved and ``xi = 0`` reported: its optimum
     ``(w, r, 0)`` is optimal for the soft LP too (``r + max xi <= r + C sum xi``), and its

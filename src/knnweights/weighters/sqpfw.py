@@ -13,7 +13,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
-from ..engine.neighbors import nearest_by_class
 from ._base import BaseWeighter, warn_max_iter, warn_max_work
 
 __all__ = ["SQPFW", "SQPFWPath"]
@@ -302,7 +301,9 @@ class SQPFW(BaseWeighter):
         """Choose theta by validation error of the weighted kNN along the path.
 
         One path (:meth:`path`) on the training part gives the weights at every theta, so
-        the grid costs one fit rather than one per value.
+        the grid costs one fit rather than one per value.  The kNN is
+        :func:`knnweights.classifiers.predict_weighted_knn` (squared Euclidean distance under
+        the weights; equally distant neighbours go to the lower class).
 
         Parameters
         ----------
@@ -331,6 +332,8 @@ class SQPFW(BaseWeighter):
         path : SQPFWPath
             The fitted path (see :meth:`path`).
         """
+        from ..classifiers import predict_weighted_knn  # classifiers import the weighters' helpers
+
         thetas = np.logspace(-3, 2, 100) if thetas is None else np.asarray(thetas, dtype=np.float64)
         est = cls(**params)
         p = est.path(X_train, y_train, thetas)
@@ -343,37 +346,6 @@ class SQPFW(BaseWeighter):
         for t, w in enumerate(W):
             errors[t] = np.mean(predict_weighted_knn(Xt, yt, Xv, w, n_neighbors, len(classes), classes) != yv)
         return float(thetas[int(np.argmin(errors))]), errors, p
-
-
-def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classes, classes):
-    """Majority vote of the ``n_neighbors`` nearest training samples under ``d_w`` (L2sq)."""
-    return predict_weighted_knn_ks(X_train, codes_train, X_query, w, (n_neighbors,), n_classes, classes)[0]
-
-
-def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, classes):
-    """:func:`predict_weighted_knn` for every ``k`` in ``ks`` from one neighbour search.
-
-    The ``k`` nearest samples of a class are the first ``k`` of its ``max(ks)`` nearest (the
-    search keeps each class's list sorted by distance, ties by index) and the distances do not
-    depend on ``k``, so every prediction is the one of ``predict_weighted_knn(..., k, ...)``,
-    bit for bit: one ``O(n_query n_train d)`` distance pass instead of ``len(ks)``.
-    """
-    kmax = int(max(ks))
-    _, dist = nearest_by_class(X_query, None, w, kmax, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
-    return [_vote(dist[:, :, :int(k)], int(k), n_classes, classes) for k in ks]
-
-
-def _vote(dist, n_neighbors, n_classes, classes):
-    """Majority vote of the ``n_neighbors`` smallest entries of ``dist`` ``(n, n_classes, k)``
-    (per-class sorted lists; ties go to the lower class, then the earlier list place)."""
-    nq = dist.shape[0]
-    flat_d = dist.reshape(nq, -1)
-    flat_c = np.repeat(np.arange(n_classes), dist.shape[2])[None, :].repeat(nq, 0)
-    order = np.argsort(flat_d, axis=1, kind="stable")[:, :n_neighbors]
-    votes = np.take_along_axis(flat_c, order, axis=1)
-    counts = np.zeros((nq, n_classes))
-    np.add.at(counts, (np.arange(nq)[:, None], votes), 1.0)
-    return classes[np.argmax(counts, axis=1)]
 
 
 _ = project_simplex  # re-exported for users of the fixed-TN closed form
