@@ -4,7 +4,6 @@ import json
 import os
 
 import numpy as np
-from sklearn.utils._param_validation import Interval  # noqa: F401  (kept for symmetry with the weighters)
 
 from knnweights.weighters._base import BaseWeighter
 

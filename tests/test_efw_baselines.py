@@ -1,11 +1,12 @@
 """SVM-RFE as a weighter."""
 
 import numpy as np
+import pytest
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from knnweights.weighters.efw_baselines import SVMRFE, rank_weights
+from knnweights.weighters.efw_baselines import SVMRFE, _linear_svc_coef, rank_weights
 
 
 @parametrize_with_checks([SVMRFE(step=0.5)])
@@ -111,3 +112,23 @@ def test_gram_path_equals_the_linear_kernel_path():
         b = SVMRFE(step=0.2).fit(X, y)
     np.testing.assert_array_equal(a.elimination_ranking_, b.elimination_ranking_)
     assert a.n_iter_ == b.n_iter_ > 5
+
+
+@pytest.mark.parametrize("n_classes", [3, 4])
+def test_one_vs_one_coefficients_equal_scikit_learns(n_classes):
+    rng = np.random.default_rng(n_classes)
+    X = rng.normal(size=(60, 7))
+    y = np.arange(60) % n_classes
+    X[:, 0] += y  # overlapping classes: many support vectors, of every class
+    svm = SVC(kernel="linear", C=0.5).fit(X, y)
+    ours = _linear_svc_coef(svm, svm.support_vectors_)
+    assert ours.shape == (n_classes * (n_classes - 1) // 2, 7)
+    np.testing.assert_allclose(ours, svm.coef_, rtol=1e-12, atol=1e-12)  # the public coef_ of the linear kernel
+    # and on the precomputed Gram matrix SVMRFE fits, against scikit-learn's own (private) rule
+    from sklearn.svm._base import _one_vs_one_coef  # the reference only
+
+    gram = SVC(kernel="precomputed", C=0.5).fit(X @ X.T, y)
+    sv = X[gram.support_]
+    reference = np.vstack(_one_vs_one_coef(gram.dual_coef_, gram.n_support_, sv))
+    np.testing.assert_allclose(_linear_svc_coef(gram, sv), reference, rtol=1e-12, atol=1e-12)
+    assert np.abs(reference).max() > 0.1

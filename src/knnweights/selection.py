@@ -19,11 +19,10 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils._tags import get_tags
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .utils import check_finite_columns, check_numeric_columns
+from .utils import HasMethods, Interval, StrOptions, check_finite_columns, check_numeric_columns, validate_params
 from .weighters._base import feature_ranking
 
 __all__ = ["rank_table", "SelectTopK", "TuRF", "fitted_ranking"]
@@ -295,7 +294,7 @@ class SelectTopK(_WeighterSelector):
         self : SelectTopK
             The fitted selector.
         """
-        self._validate_params()
+        validate_params(self)
         if y is None:  # the weighter's message, before any of ours
             self._weighter().fit(X, y)
         Xv = self._check_X(X)
@@ -410,7 +409,7 @@ class TuRF(_WeighterSelector):
         self : TuRF
             The fitted selector.
         """
-        self._validate_params()
+        validate_params(self)
         if y is None:
             self._weighter().fit(X, y)
         X = self._check_X(X)

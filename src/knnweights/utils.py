@@ -1,28 +1,42 @@
-"""Helpers shared across knnweights: input validation, the progress bar, durations.
+"""Helpers shared across knnweights: input and parameter validation, the progress bar, durations.
 
-Each validation check raises one ``ValueError`` whose message names the column (or sample) at
+Each input check raises one ``ValueError`` whose message names the column (or sample) at
 fault, so that a user of a DataFrame sees which gene or measurement to fix.
+
+Constructor parameters are declared once per estimator class, in ``_parameter_constraints``
+(``{name: [constraint, ...]}``, scikit-learn's convention), and checked at ``fit`` by
+:func:`validate_params`.  A constraint is an :class:`Interval`, :class:`StrOptions` or
+:class:`HasMethods`, a type (its instances), ``None``, or one of the strings ``"boolean"``,
+``"verbose"``, ``"random_state"`` and ``"array-like"``; a parameter declared
+``"no_validation"`` is not checked.
 """
 
+import numbers
 import sys
 
 import numpy as np
 from tqdm import tqdm
 
-__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_seconds"]
+__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_seconds",
+           "format_label", "column_label", "column_names", "InvalidParameterError", "Interval", "StrOptions",
+           "HasMethods", "validate_params"]
 
 
-def _label(c):
-    """A class label as the user wrote it (numpy scalars shown as plain values)."""
+def format_label(c):
+    """A class label as the user wrote it, for messages: ``repr`` of NumPy scalars as plain values."""
     return repr(c.item() if hasattr(c, "item") else c)
 
 
-def _column_label(names, j):
-    """``'name'`` for a named (DataFrame) column, else its position."""
+def column_label(names, j):
+    """Column ``j`` for messages: ``'name'`` of a named (DataFrame) column, else its position.
+
+    ``names`` is :func:`column_names` of the input (``None`` for an unnamed array).
+    """
     return f"{j}" if names is None else repr(str(names[j]))
 
 
-def _column_names(X):
+def column_names(X):
+    """The column names of a DataFrame ``X`` as strings, or ``None`` for input without names."""
     cols = getattr(X, "columns", None)
     return None if cols is None else [str(c) for c in cols]
 
@@ -56,14 +70,14 @@ def check_numeric_columns(X, what="X"):
     DataFrame columns are named (``column 'batch' is not numeric (value 'B1')``), other
     inputs give the column's position.  Numeric and boolean columns are not inspected.
     """
-    names = _column_names(X)
+    names = column_names(X)
     if names is not None:
         for j, dt in enumerate(getattr(X, "dtypes", [])):
             if getattr(dt, "kind", "O") in "biufc":
                 continue
             bad = _first_non_numeric(np.asarray(X.iloc[:, j], dtype=object))
             if bad is not None:
-                _raise_non_numeric(what, _column_label(names, j), bad)
+                _raise_non_numeric(what, column_label(names, j), bad)
         return
     if isinstance(X, np.ndarray) and X.dtype.kind in "biufc":
         return
@@ -81,7 +95,7 @@ def check_numeric_columns(X, what="X"):
     for j in range(A.shape[1]):
         bad = _first_non_numeric(A[:, j])
         if bad is not None:
-            _raise_non_numeric(what, _column_label(None, j), bad)
+            _raise_non_numeric(what, column_label(None, j), bad)
 
 
 def _raise_non_numeric(what, label, value):
@@ -98,7 +112,7 @@ def check_finite_columns(X, what="X", allow_nan=False):
     inputs give the position.  Non-numeric input is left to :func:`check_numeric_columns`.
     With ``allow_nan=True`` only infinity is refused.
     """
-    names = _column_names(X)
+    names = column_names(X)
     try:
         X = np.asarray(X) if names is None else X.to_numpy()
     except Exception:  # ragged or mixed input: validate_data explains it
@@ -116,7 +130,7 @@ def check_finite_columns(X, what="X", allow_nan=False):
         j = int(cols[0])
         kind = "NaN" if not allow_nan and np.isnan(X[:, j]).any() else "infinity (inf)"
         raise ValueError(
-            f"Input {what} contains {kind} in column {_column_label(names, j)} ({int(bad[:, j].sum())} "
+            f"Input {what} contains {kind} in column {column_label(names, j)} ({int(bad[:, j].sum())} "
             f"value(s); {len(cols)} column(s) affected in all). Impute or drop the missing values, e.g. with "
             "sklearn.impute.SimpleImputer, before fitting: weights are not defined on NaN or inf."
         )
@@ -139,6 +153,204 @@ def check_target(y):
             f"y (the class labels) contains {int(missing.sum())} missing value(s) (NaN or None; the first at "
             f"sample {first}). Drop those samples or give them a label before fitting."
         )
+
+
+# -- constructor parameters --------------------------------------------------------------------------
+class InvalidParameterError(ValueError, TypeError):
+    """A constructor parameter has a type or value its estimator does not accept.
+
+    Raised by :func:`validate_params` at ``fit``.  It is both a ``ValueError`` and a
+    ``TypeError``, as scikit-learn's error of the same name, so that code catching either sees it.
+    """
+
+
+class _Constraint:
+    """One accepted kind of parameter value: ``is_satisfied_by(value)`` and a phrase for messages."""
+
+    def __init__(self, test, text):
+        self._test, self._text = test, text
+
+    def is_satisfied_by(self, value):
+        return bool(self._test(value))
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<{type(self).__name__}: {self}>"
+
+
+def _type_name(t):
+    """``int`` / ``float`` for the number ABCs, the bare name of a builtin, else ``module.name``."""
+    if t is numbers.Integral:
+        return "int"
+    if t is numbers.Real:
+        return "float"
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _instances_of(t):
+    return _Constraint(lambda v: isinstance(v, t), f"an instance of {_type_name(t)!r}")
+
+
+def _one_of(constraints):
+    """``"a"``, ``"a or b"``, ``"a, b or c"``: the phrases of several constraints."""
+    texts = [str(c) for c in constraints]
+    return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} or {texts[-1]}"
+
+
+class _AnyOf(_Constraint):
+    """Satisfied by a value that satisfies one of ``constraints``."""
+
+    def __init__(self, constraints):
+        super().__init__(lambda v: any(c.is_satisfied_by(v) for c in constraints), _one_of(constraints))
+
+
+class Interval(_Constraint):
+    """A parameter constraint: the numbers of one type between two bounds.
+
+    Parameters
+    ----------
+    type : {numbers.Integral, numbers.Real}
+        ``Integral``: integers only (Python and NumPy ints, and ``bool``); ``Real``: any
+        real number, integers included.  NaN is never in an interval.
+    left, right : int, float or None
+        The bounds; ``None`` leaves that side unbounded (``-inf`` / ``inf``).
+    closed : {"left", "right", "both", "neither"}
+        Which bounds belong to the interval: ``"left"`` is ``[left, right)``.
+    """
+
+    def __init__(self, type, left, right, *, closed):
+        if type not in (numbers.Integral, numbers.Real):
+            raise ValueError(f"type must be numbers.Integral or numbers.Real; got {type!r}.")
+        if closed not in ("left", "right", "both", "neither"):
+            raise ValueError(f"closed must be 'left', 'right', 'both' or 'neither'; got {closed!r}.")
+        bound_type = numbers.Integral if type is numbers.Integral else numbers.Real
+        if any(b is not None and not isinstance(b, bound_type) for b in (left, right)):
+            raise TypeError(f"the bounds of an interval of {_type_name(type)}s must be {_type_name(type)}s or None.")
+        if left is not None and right is not None and right <= left:
+            raise ValueError(f"right must be larger than left; got left={left}, right={right}.")
+        self.type, self.left, self.right, self.closed = type, left, right, closed
+        lo, hi = self._bounds_text()
+        opening = "[" if closed in ("left", "both") else "("
+        closing = "]" if closed in ("right", "both") else ")"
+        kind = "an int" if type is numbers.Integral else "a float"
+        super().__init__(self._contains, f"{kind} in the range {opening}{lo}, {hi}{closing}")
+
+    def _bounds_text(self):
+        """The bounds as messages print them: ``-inf`` / ``inf`` for none, floats for a real interval."""
+        as_number = int if self.type is numbers.Integral else float
+        return ("-inf" if self.left is None else as_number(self.left),
+                "inf" if self.right is None else as_number(self.right))
+
+    def _contains(self, value):
+        if not isinstance(value, self.type) or value != value:  # value != value: NaN
+            return False
+        left = -np.inf if self.left is None else self.left
+        right = np.inf if self.right is None else self.right
+        above = value >= left if self.closed in ("left", "both") else value > left
+        below = value <= right if self.closed in ("right", "both") else value < right
+        return above and below
+
+
+class StrOptions(_Constraint):
+    """A parameter constraint: one string of a fixed set.
+
+    Parameters
+    ----------
+    options : set of str
+        The accepted strings.
+    """
+
+    def __init__(self, options):
+        self.options = set(options)
+        shown = ", ".join(repr(o) for o in sorted(self.options))
+        super().__init__(lambda v: isinstance(v, str) and v in self.options, f"a str among {{{shown}}}")
+
+
+class HasMethods(_Constraint):
+    """A parameter constraint: an object with the given methods (an estimator, a splitter, ...).
+
+    Parameters
+    ----------
+    methods : str or list of str
+        The names of the methods the object must have (callable attributes).
+    """
+
+    def __init__(self, methods):
+        self.methods = [methods] if isinstance(methods, str) else list(methods)
+        names = [repr(m) for m in self.methods]
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        super().__init__(lambda v: all(callable(getattr(v, m, None)) for m in self.methods),
+                         f"an object implementing {listed}")
+
+
+def _is_array_like(value):
+    """A sequence or array that is not a scalar (a string is a scalar) nor a sparse matrix."""
+    import scipy.sparse
+
+    return (not scipy.sparse.issparse(value) and not np.isscalar(value)
+            and any(hasattr(value, a) for a in ("__len__", "shape", "__array__")))
+
+
+_NONE = _Constraint(lambda v: v is None, "None")
+_BOOLEAN = _AnyOf([_instances_of(bool), _instances_of(np.bool_)])
+#: the constraints named by a string in ``_parameter_constraints``
+_NAMED = {
+    "boolean": _BOOLEAN,
+    "verbose": _AnyOf([Interval(numbers.Integral, 0, None, closed="left"), _instances_of(bool),
+                       _instances_of(np.bool_)]),
+    "random_state": _AnyOf([Interval(numbers.Integral, 0, 2**32 - 1, closed="both"),
+                            _instances_of(np.random.RandomState), _NONE]),
+    "array-like": _Constraint(_is_array_like, "an array-like"),
+}
+
+
+def _as_constraint(spec):
+    """The constraint object of one entry of a ``_parameter_constraints`` list."""
+    if isinstance(spec, _Constraint):
+        return spec
+    if spec is None:
+        return _NONE
+    if isinstance(spec, type):
+        return _instances_of(spec)
+    if isinstance(spec, str) and spec in _NAMED:
+        return _NAMED[spec]
+    raise ValueError(f"unknown parameter constraint {spec!r}")
+
+
+def validate_params(estimator):
+    """Check the constructor parameters of ``estimator`` against its class's constraints.
+
+    The constraints are the ``_parameter_constraints`` dictionaries of the class and of its
+    bases (a class's own entry for a parameter replaces a base's); a parameter without an
+    entry, or declared ``"no_validation"``, is not checked.  Every estimator calls this at
+    the start of ``fit``, so a bad value fails at once, naming the parameter and what it
+    accepts.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        Any object with ``get_params(deep=False)``.
+
+    Raises
+    ------
+    InvalidParameterError
+        For the first parameter that satisfies none of its constraints, e.g. "The
+        'n_neighbors' parameter of ReliefF must be an int in the range [1, inf). Got 0
+        instead."
+    """
+    constraints = {}
+    for klass in reversed(type(estimator).__mro__):
+        constraints.update(vars(klass).get("_parameter_constraints", {}))
+    for name, value in estimator.get_params(deep=False).items():
+        specs = constraints.get(name)
+        if specs is None or (isinstance(specs, str) and specs == "no_validation"):
+            continue
+        accepted = [_as_constraint(s) for s in specs]
+        if not any(c.is_satisfied_by(value) for c in accepted):
+            raise InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
+                                        f"{_one_of(accepted)}. Got {value!r} instead.")
 
 
 # -- progress ----------------------------------------------------------------------------------------

@@ -4,10 +4,10 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.neighbors import distance_chunks
+from ..utils import HasMethods, Interval
 from ._base import validate_training_set
 
 __all__ = ["ExpectedDistanceClassifier", "expected_class_distances"]

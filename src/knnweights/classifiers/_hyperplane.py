@@ -4,11 +4,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._solvers.simplex_qp import simplex_least_squares
 from ..engine.neighbors import nearest_by_class
+from ..utils import Interval, StrOptions
 from ..weighters._base import check_class_neighbors
 from ._base import validate_training_set
 

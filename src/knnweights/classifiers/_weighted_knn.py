@@ -16,10 +16,10 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.neighbors import nearest_by_class
+from ..utils import HasMethods, Interval, StrOptions, validate_params
 
 __all__ = ["WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class", "predict_weighted_knn",
            "predict_weighted_knn_ks"]
@@ -150,7 +150,7 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         self : WeightedKNN
             The fitted classifier.
         """
-        self._validate_params()
+        validate_params(self)
         self.weighter_ = clone(self.weighter).fit(X, y)
         metric = getattr(self.weighter_, "metric_", "manhattan")
         self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors,
@@ -261,7 +261,7 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         self : WeightedKNNRegressor
             The fitted regressor.
         """
-        self._validate_params()
+        validate_params(self)
         self.weighter_ = clone(self.weighter)
         if "target_type" in self.weighter_.get_params():
             self.weighter_.set_params(target_type="continuous")

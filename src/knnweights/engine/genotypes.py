@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from ..utils import validate_params
 from . import _kernels_bytes as kb
 from ._config import get_config
 
@@ -499,7 +500,7 @@ class _TooWide(ValueError):
 
 
 def _continuous_target(est, y):
-    from ..weighters._relief_regression import is_continuous_target
+    from ..weighters import is_continuous_target
 
     return is_continuous_target(y, getattr(est, "target_type", "classes"))
 
@@ -512,9 +513,9 @@ def fit_relief_bytes(est, X, y):
     margin-gain tie-break, which needs the float data).  Values above 15 (not genotypes):
     the float path (a float copy), with unknown values as ``NaN``.
     """
-    from ..weighters._base import BaseWeighter
+    from ..weighters import BaseWeighter
 
-    est._validate_params()
+    validate_params(est)
     if not getattr(est, "_byte_input", False):
         raise NotImplementedError(f"{type(est).__name__} does not take a byte (genotype) matrix; pass floats.")
     if y is not None and (getattr(est, "pvalues", False) or _continuous_target(est, y)):

@@ -19,12 +19,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..selection import fitted_ranking
-from ..utils import check_finite_columns, check_numeric_columns, check_target
+from ..utils import HasMethods, Interval, check_finite_columns, check_numeric_columns, check_target, validate_params
 from .pipelines import cached_fit, fit_cache
 
 __all__ = ["HalvingElimination", "halving_counts", "ranked_subsets"]
@@ -201,7 +200,7 @@ class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):
         self : HalvingElimination
             The fitted selector and classifier.
         """
-        self._validate_params()
+        validate_params(self)
         check_numeric_columns(X)
         check_finite_columns(X)
         check_target(y)

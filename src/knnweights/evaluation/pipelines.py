@@ -21,12 +21,11 @@ from collections import OrderedDict
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline
-from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils._tags import get_tags
+from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..selection import fitted_ranking
-from ..utils import check_finite_columns, check_numeric_columns, check_target
+from ..utils import HasMethods, Interval, check_finite_columns, check_numeric_columns, check_target, validate_params
 
 __all__ = ["RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit"]
 
@@ -171,7 +170,7 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         self : RemoveLowestWeights
             The fitted transformer.
         """
-        self._validate_params()
+        validate_params(self)
         allow_nan = get_tags(self.weighter).input_tags.allow_nan
         check_numeric_columns(X)
         check_finite_columns(X, allow_nan=allow_nan)

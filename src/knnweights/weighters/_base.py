@@ -8,17 +8,17 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ..utils import (  # noqa: F401 - the validation helpers, defined once in knnweights.utils
-    _column_label,
-    _column_names,
-    _label,
+    Interval,
     check_finite_columns,
     check_numeric_columns,
     check_target,
+    column_label,
+    format_label,
+    validate_params,
 )
 
 __all__ = ["BaseWeighter", "ZeroWeightsWarning", "CONTINUOUS_TARGET_METHODS", "check_finite_columns",
@@ -106,7 +106,7 @@ def _check_scale(X, names=None):
     if amax > 0 and 2 * np.log10(2.0 * amax) + np.log10(X.shape[0] * X.shape[1]) >= log_limit:
         j = int(np.argmax(np.max(np.abs(X), axis=0)))
         raise ValueError(
-            f"Input X has values up to {amax:.3g} (column {_column_label(names, j)}): sums of squared differences "
+            f"Input X has values up to {amax:.3g} (column {column_label(names, j)}): sums of squared differences "
             f"would overflow {X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
             "MaxAbsScaler."
         )
@@ -239,12 +239,12 @@ def check_class_neighbors(k, codes, classes, need_hits=True, name="n_neighbors",
     n = codes.shape[0]
     if need_hits and k > avail.min():
         c = int(np.argmin(avail))
-        what = (f"the number of hits of class {_label(classes[c])} ({avail[c]}: {counts[c]} samples minus the "
+        what = (f"the number of hits of class {format_label(classes[c])} ({avail[c]}: {counts[c]} samples minus the "
                 "sample itself)" if own_excluded else
-                f"the number of samples of class {_label(classes[c])} ({counts[c]})")
+                f"the number of samples of class {format_label(classes[c])} ({counts[c]})")
         msg = f"{name}={k} is larger than {what}."
         if clamp:
-            small = [_label(classes[i]) for i in np.flatnonzero(avail < k)]
+            small = [format_label(classes[i]) for i in np.flatnonzero(avail < k)]
             warnings.warn(f"{msg} Clamped per class: class(es) {', '.join(small)} use all their "
                           f"{'hits (and misses)' if own_excluded else 'samples'}; set {clamp} to raise instead.",
                           UserWarning, stacklevel=stacklevel)
@@ -332,7 +332,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         codes = self._label_encoder.transform(y).astype(np.int64)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; y has 1 class ({_label(self.classes_[0])}). "
+                f"{type(self).__name__} needs at least 2 classes; y has 1 class ({format_label(self.classes_[0])}). "
                 "Feature weighting by margins needs samples of other classes (misses)."
             )
         counts = np.bincount(codes)
@@ -341,7 +341,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             c = small[0]
             raise ValueError(
                 f"{type(self).__name__} needs at least {self._min_class_size} samples per class (every sample "
-                f"needs a hit of its own class), but class {_label(self.classes_[c])} has {counts[c]} sample"
+                f"needs a hit of its own class), but class {format_label(self.classes_[c])} has {counts[c]} sample"
                 f"{'s' if counts[c] != 1 else ''}. Remove or merge that class, or collect more samples."
             )
         return codes
@@ -370,7 +370,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         X, codes = self._validate_fit_data(X, y)
         # point a warning at the user's call, also through a subclass's fit that wraps this one (EFW)
         return self._fit_weights(X, codes, self._fit, stacklevel=3 if type(self).fit is BaseWeighter.fit else 4)

@@ -22,6 +22,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from ..engine import _kernels_mixed
 from ..significance import PairMoments, bh_qvalues
+from ..utils import validate_params
 from ._base import validate_continuous_fit_data
 
 __all__ = ["ReliefTargetMixin", "is_continuous_target", "rrelieff_scores", "radius_regression_scores",
@@ -298,7 +299,7 @@ class ReliefTargetMixin:
         -------
         self
         """
-        self._validate_params()
+        validate_params(self)
         for attr in ("pvalues_", "qvalues_", "target_type_"):
             self.__dict__.pop(attr, None)
         from ..engine import genotypes

@@ -15,10 +15,10 @@ import numpy as np
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses, soft_margins
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter
 from .relief import Relief
 

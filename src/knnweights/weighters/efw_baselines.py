@@ -16,10 +16,10 @@ import time
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import Interval
 
 from ..engine._config import get_config
 from ..engine.linalg import single_thread_blas
+from ..utils import Interval
 from ._base import BaseWeighter
 
 __all__ = ["SVMRFE", "rank_weights"]
@@ -37,13 +37,25 @@ def rank_weights(ranking):
 
 
 def _linear_svc_coef(svm, support_vectors):
-    """``coef_`` of a linear ``SVC`` fitted on its precomputed Gram matrix (scikit-learn's
-    rule: ``dual_coef_ @ support vectors``; one-vs-one machines for several classes)."""
-    if svm.dual_coef_.shape[0] == 1:
-        return svm.dual_coef_ @ support_vectors
-    from sklearn.svm._base import _one_vs_one_coef
+    """``coef_`` of a linear ``SVC`` fitted on its precomputed Gram matrix: ``w = dual_coef_ @ support vectors``.
 
-    return np.vstack(_one_vs_one_coef(svm.dual_coef_, svm.n_support_, support_vectors))
+    Several classes: one row per one-vs-one machine, the pairs ``(0, 1), (0, 2), ..., (1, 2), ...``
+    in LIBSVM's layout: the support vectors are grouped by class (``n_support_`` each, in class
+    order), and the machine ``(a, b)`` takes the coefficients of the vectors of ``a`` from row
+    ``b - 1`` of ``dual_coef_`` and those of the vectors of ``b`` from row ``a``.
+    """
+    dual = svm.dual_coef_
+    if dual.shape[0] == 1:
+        return dual @ support_vectors
+    start = np.concatenate([[0], np.cumsum(svm.n_support_)])
+    n_classes = len(svm.n_support_)
+    rows = []
+    for a in range(n_classes):
+        sa = slice(start[a], start[a + 1])
+        for b in range(a + 1, n_classes):
+            sb = slice(start[b], start[b + 1])
+            rows.append(dual[b - 1, sa] @ support_vectors[sa] + dual[a, sb] @ support_vectors[sb])
+    return np.vstack(rows)
 
 
 class SVMRFE(BaseWeighter):

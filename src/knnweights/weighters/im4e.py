@@ -30,10 +30,10 @@ from collections import namedtuple
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities, weighted_distances
+from ..utils import Interval
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = [

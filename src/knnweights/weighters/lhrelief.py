@@ -5,11 +5,11 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.simplex_qp import hull_projections, indexed_combination
 from ..engine.incremental import IncrementalHitMiss
 from ..engine.neighbors import nearest_hits_misses
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, normalize_weights
 
 __all__ = ["LHRelief"]

@@ -16,10 +16,10 @@ import numpy as np
 from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import soft_margins
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["Logo", "logo_inner_objective", "logo_inner_solve", "mean_abs_differences"]

@@ -5,9 +5,9 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.mdm_lp import duplicate_conflicts, solve_mdm
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_work
 
 __all__ = ["MDM", "select_C"]

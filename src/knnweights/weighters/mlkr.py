@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..engine.neighbors import distance_chunks
+from ..utils import validate_params
 from ._base import BaseWeighter, validate_continuous_fit_data, warn_max_iter
 from .nca import NCADiagonal, _multistart_lbfgsb
 
@@ -153,7 +154,7 @@ class MLKRDiagonal(BaseWeighter):
         self : MLKRDiagonal
             The fitted weighter.
         """
-        self._validate_params()
+        validate_params(self)
         X, yv = validate_continuous_fit_data(self, X, y)
         self._fit_weights(X, None, lambda X, _: self._fit_continuous(X, yv), stacklevel=3)
         if self._stopped_at_max_iter:

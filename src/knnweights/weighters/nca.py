@@ -14,11 +14,11 @@ import warnings
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine._config import get_config
 from ..engine.linalg import blas_threads_for_work
 from ..engine.neighbors import nca_terms, soft_margins
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["NCADiagonal", "nca_diagonal_objective"]

@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine import _kernels, _kernels_mixed
@@ -28,6 +27,7 @@ from ..engine.neighbors import (
     soft_margins,
     weighted_distances,
 )
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, check_finite_columns, normalize_weights
 from ._relief_regression import PVALUES_DOC, TARGET_DOC, ReliefTargetMixin
 

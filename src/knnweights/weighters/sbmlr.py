@@ -15,9 +15,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval
 
 from ..engine.linalg import single_thread_blas
+from ..utils import Interval
 from ._base import BaseWeighter
 
 __all__ = ["SBMLR", "multinomial_loss_grad", "l1_kkt_residual", "solve_l1_multinomial", "sparsest_representative"]

@@ -5,10 +5,10 @@ import time
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine import _kernels
 from ..engine.neighbors import nearest_hits_misses
+from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["Simba", "GFlip"]

@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
+from ..utils import Interval, StrOptions, validate_params
 from ._base import BaseWeighter, warn_max_iter, warn_max_work
 
 __all__ = ["SQPFW", "SQPFWPath"]
@@ -273,7 +273,7 @@ class SQPFW(BaseWeighter):
             ``stop_reason_``: ``"theta_max"``, or ``"max_breakpoints"`` when the cap
             ended it at ``thetas_[-1] < max(thetas)`` (warned), or ``"stalled"``.
         """
-        self._validate_params()
+        validate_params(self)
         X, codes = self._validate_fit_data(X, y)
         X = np.asarray(X, dtype=np.float64)
         active, w_bar, ws = self._setup(X, codes)
