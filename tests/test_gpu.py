@@ -89,7 +89,7 @@ def test_backend_path_end_to_end_on_torch_cpu(monkeypatch, name):
     params = {"max_iter": 5} if name != "Logo" else {"max_iter": 3}
     ref = WEIGHTERS[name](**params).fit(X, y).feature_importances_
     real = neighbors.get_config
-    monkeypatch.setattr(neighbors, "_on_gpu", lambda: True)
+    monkeypatch.setattr(neighbors, "on_gpu", lambda: True)
     monkeypatch.setattr(neighbors, "get_config", lambda: {**real(), "device": "cpu"})
     got = WEIGHTERS[name](**params).fit(X, y).feature_importances_
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-9)

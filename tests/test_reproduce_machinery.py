@@ -761,12 +761,12 @@ def test_added_parameters_at_their_defaults_leave_the_fingerprint_alone():
     import joblib
 
     from knnweights import ReliefF
-    from knnweights.evaluation.runner import _fingerprint_view
+    from knnweights.evaluation.runner import fingerprint_view
 
     plain = ReliefF(n_neighbors=5)
     older = ReliefF(n_neighbors=5)
     for name in ReliefF._added_parameters:  # the object as it pickled before those parameters existed
         del older.__dict__[name]
-    assert joblib.hash(_fingerprint_view(plain)) == joblib.hash(older)
-    assert joblib.hash(_fingerprint_view(ReliefF(n_neighbors=5, pvalues=True))) != joblib.hash(older)
-    assert _fingerprint_view(KNeighborsClassifier(1)).__class__ is KNeighborsClassifier
+    assert joblib.hash(fingerprint_view(plain)) == joblib.hash(older)
+    assert joblib.hash(fingerprint_view(ReliefF(n_neighbors=5, pvalues=True))) != joblib.hash(older)
+    assert fingerprint_view(KNeighborsClassifier(1)).__class__ is KNeighborsClassifier

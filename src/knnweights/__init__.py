@@ -5,7 +5,7 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 """
 
 from .classifiers import WeightedKNNRegressor
-from .engine._config import config_context, get_config, set_config
+from .engine import config_context, get_config, set_config
 from .selection import SelectTopK, TuRF, rank_table
 from .significance import bh_qvalues, permutation_pvalues
 from .weighters import (
@@ -28,8 +28,8 @@ from .weighters import (
     Relief,
     ReliefF,
     Simba,
+    ZeroWeightsWarning,
 )
-from .weighters._base import ZeroWeightsWarning
 
 __version__ = "0.1.0"
 

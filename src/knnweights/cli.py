@@ -312,10 +312,10 @@ def _rank_table(names, X, y, args, continuous=False):
 
 
 def _scaled(X, args):
-    from .evaluation.compare import _scaler
+    from .evaluation.compare import make_scaler
 
     A = np.asarray(X, dtype=np.float64)
-    sc = _scaler(args.scale)
+    sc = make_scaler(args.scale)
     return A if sc is None else sc.fit_transform(A)
 
 
@@ -647,7 +647,7 @@ def _cmd_demo(args):
     from . import WEIGHTERS
     from .classifiers import WeightedKNN
     from .datasets import list_datasets, load
-    from .evaluation.compare import _collect
+    from .evaluation.compare import collect_warnings
 
     if args.dataset not in list_datasets():
         hint = (f"; for your own file use: knnweights evaluate {args.dataset} --target COLUMN"
@@ -688,7 +688,7 @@ def _cmd_demo(args):
             continue
         print(f"{name:14s} {100 * acc:6.2f} %  ({time.perf_counter() - t:.1f} s)", flush=True)
         warn.extend(f"{name} on {args.dataset}: {text}" + (f" ({count}x over the 5 folds)" if count > 1 else "")
-                    for _, text, count in _collect(record))
+                    for _, text, count in collect_warnings(record))
     _print_warnings(warn)
     return 0
 

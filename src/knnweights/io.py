@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .utils import format_label
+
 __all__ = ["DataError", "UserData", "PlinkData", "read_table", "load_table", "read_plink", "IMPUTE"]
 
 #: the imputation choices of :func:`load_table` (``"keep"`` leaves NaN for a pipeline to fill)
@@ -145,11 +147,6 @@ def _names(cols, limit=8):
     cols = [str(c) for c in cols]
     shown = ", ".join(repr(c) for c in cols[:limit])
     return shown + (f" and {len(cols) - limit} more" if len(cols) > limit else "")
-
-
-def _label(v):
-    """A class label as the user wrote it (numpy scalars shown as plain values)."""
-    return repr(v.item() if hasattr(v, "item") else v)
 
 
 def _column(df, name, what, path):
@@ -326,11 +323,11 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
                         "distinct values); it must hold class labels (or use --target-type continuous).")
     classes, counts = np.unique(yv.astype(str) if yv.dtype == object else yv, return_counts=True)
     if classes.size < 2:
-        raise DataError(f"{path}: the target column {target!r} has a single class ({_label(classes[0])}); "
+        raise DataError(f"{path}: the target column {target!r} has a single class ({format_label(classes[0])}); "
                         "a classification needs at least two.")
     small = classes[counts < min_class_size]
     if small.size:
-        raise DataError(f"{path}: class {_label(small[0])} of the target column {target!r} has "
+        raise DataError(f"{path}: class {format_label(small[0])} of the target column {target!r} has "
                         f"{int(counts[counts < min_class_size][0])} row(s); every class needs at least "
                         f"{min_class_size}.")
     if yv.dtype == object:

@@ -23,7 +23,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .utils import HasMethods, Interval, StrOptions, check_finite_columns, check_numeric_columns, validate_params
-from .weighters._base import feature_ranking
+from .weighters import feature_ranking
 
 __all__ = ["rank_table", "SelectTopK", "TuRF", "fitted_ranking"]
 

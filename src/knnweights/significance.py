@@ -19,7 +19,8 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from .engine import _kernels, _kernels_mixed
+from .engine import kernels as _kernels
+from .engine import mixed_kernels as _kernels_mixed
 
 __all__ = ["PairMoments", "bh_qvalues", "diff_matrix_moments", "permutation_pvalues", "univariate_tests"]
 
@@ -312,7 +313,7 @@ class PairMoments:
             ``mask_t[r, j]``: ``(j, rows[r])`` is a pair; default ``mask`` (symmetric
             neighbourhoods).
         """
-        from .engine.neighbors import _coef_phi_rows
+        from .engine.neighbors import coef_phi_rows as _coef_phi_rows
 
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         E = self._E

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._solvers.simplex_qp import simplex_least_squares
 from ..engine.neighbors import nearest_by_class
 from ..utils import Interval, StrOptions
-from ..weighters._base import check_class_neighbors
+from ..weighters import check_class_neighbors
 from ._base import validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
@@ -135,7 +135,7 @@ class HKNN(_LocalDistanceClassifier):
 
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('small_classes',)
 
     _parameter_constraints = {
@@ -241,7 +241,7 @@ class CKNN(_LocalDistanceClassifier):
 
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('small_classes',)
 
     _parameter_constraints = {

@@ -2,16 +2,22 @@
 
 - :mod:`knnweights.engine.neighbors`: weighted distances in memory-bounded row blocks,
   hit/miss selection, soft (kernel) neighbour probabilities in log space, margin vectors;
-- :mod:`knnweights.engine._kernels`: the compiled (numba) kernels behind them;
-- :mod:`knnweights.engine._torch_backend`: the same blocks on a GPU (``set_config(device=...)``);
+- ``kernels`` (the module ``knnweights.engine._kernels``): the compiled (numba) kernels behind
+  them, which the method files also call directly for their own passes (Simba, G-flip, Relief);
+- ``mixed_kernels`` (the module ``knnweights.engine._kernels_mixed``): the Relief family's
+  ``diff`` on mixed data (discrete, continuous and missing values) and its compiled kernels;
+- ``knnweights.engine._torch_backend``: the same blocks on a GPU (``set_config(device=...)``);
 - :mod:`knnweights.engine.linalg`: small dense solves under one BLAS thread;
-- :mod:`knnweights.engine._config`: ``set_config`` / ``get_config`` / ``config_context``.
+- ``set_config`` / ``get_config`` / ``config_context``: the engine's settings (device,
+  working memory, threads).
 
 Method files (:mod:`knnweights.weighters`) hold only their own update and call these.
 """
 
+from . import _kernels as kernels
+from . import _kernels_mixed as mixed_kernels
 from ._config import config_context, get_config, set_config
 from .linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 
 __all__ = ["config_context", "get_config", "set_config", "single_thread_blas", "blas_thread_count",
-           "blas_threads_for_work"]
+           "blas_threads_for_work", "kernels", "mixed_kernels"]

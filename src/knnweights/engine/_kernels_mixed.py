@@ -360,7 +360,7 @@ class DiffData:
         return z
 
     def coef_sum(self, rows, P):
-        from .neighbors import _coef_phi_rows
+        from .neighbors import coef_phi_rows as _coef_phi_rows
 
         M = self.M
         rows = np.ascontiguousarray(rows, dtype=np.int64)
@@ -386,7 +386,7 @@ class PlainDiff:
         yield from distance_chunks(XA, None if rows is None else self.Z, w, "manhattan", working_memory, n_arrays)
 
     def coef_sum(self, rows, P):
-        from .neighbors import _coef_phi_rows
+        from .neighbors import coef_phi_rows as _coef_phi_rows
 
         A = np.ascontiguousarray(self.Z[np.asarray(rows, dtype=np.int64)])
         out = _coef_phi_rows(A, self.Z, np.ascontiguousarray(P, dtype=self.Z.dtype), 0)

@@ -37,6 +37,8 @@ __all__ = [
     "hard_margin_vectors",
     "margin_vectors",
     "indexed_distances",
+    "coef_phi_rows",
+    "on_gpu",
     "Neighbors",
     "SoftMargins",
 ]
@@ -110,7 +112,8 @@ def _rows_per_chunk(n_cols, itemsize, working_memory=None, n_arrays=3):
     return max(1, int(budget // max(1, n_cols * itemsize * n_arrays)))
 
 
-def _on_gpu():
+def on_gpu():
+    """Whether the engine computes on a GPU (``set_config(device=...)`` other than ``"cpu"``)."""
     return get_config()["device"] != "cpu"
 
 
@@ -118,7 +121,7 @@ def _pairwise_scaled(A, B, phi):
     dtype = np.result_type(A.dtype, B.dtype)
     A = np.ascontiguousarray(A, dtype=dtype)
     B = np.ascontiguousarray(B, dtype=dtype)
-    if _on_gpu() and A.shape[0] and B.shape[0]:
+    if on_gpu() and A.shape[0] and B.shape[0]:
         from . import _torch_backend
 
         return _torch_backend.pairwise_phi(A, B, phi, get_config()["device"])
@@ -128,9 +131,15 @@ def _pairwise_scaled(A, B, phi):
     return out
 
 
-def _coef_phi_rows(A, B, P, phi):
-    """``out[i] = sum_j P[i, j] phi(A[i] - B[j])`` on the configured device."""
-    if _on_gpu():
+def coef_phi_rows(A, B, P, phi):
+    """``out[i] = sum_j P[i, j] phi(A[i] - B[j])`` on the configured device.
+
+    ``phi`` is ``kernels.L1`` (``|.|``, the Manhattan terms) or ``kernels.L2SQ`` (squared
+    differences); ``A`` (n_a, d), ``B`` (n_b, d) and ``P`` (n_a, n_b) give ``out`` (n_a, d): per
+    row of ``A``, the coefficient-weighted per-feature differences to the rows of ``B`` (margin
+    vectors, pair moments).
+    """
+    if on_gpu():
         from . import _torch_backend
 
         return _torch_backend.coef_phi_rows(A, B, P, phi, get_config()["device"])
@@ -165,7 +174,7 @@ def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None
     A = scale_for_metric(XA, w, metric)
     B = A if XB is None else scale_for_metric(XB, w, metric)
     step = _rows_per_chunk(B.shape[0], A.itemsize, working_memory, n_arrays)
-    if XB is None and step >= A.shape[0] and not _on_gpu():
+    if XB is None and step >= A.shape[0] and not on_gpu():
         # the whole (symmetric) matrix in one block: each pair computed once, same bits
         yield 0, A.shape[0], _pairwise_sym(A, phi)
         return
@@ -181,7 +190,7 @@ def weighted_distances(XA, XB=None, w=None, metric="manhattan"):
     """
     phi = metric_code(metric)
     A = scale_for_metric(XA, w, metric)
-    if XB is None and not _on_gpu():
+    if XB is None and not on_gpu():
         return _pairwise_sym(A, phi)
     B = A if XB is None else scale_for_metric(XB, w, metric)
     return _pairwise_scaled(A, B, phi)
@@ -351,7 +360,7 @@ def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, 
     """Yield ``(start, stop, z_block)`` of the unweighted soft margin vectors, filling the per-row
     log-masses and entropies; on the configured device (compiled kernels, or PyTorch)."""
     phi = metric_code(metric)
-    if _on_gpu():
+    if on_gpu():
         from . import _torch_backend
 
         Xs = scale_for_metric(X, w, metric)
@@ -367,7 +376,7 @@ def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, 
         P = np.empty(D.shape, dtype=np.float64)
         _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
                                    lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
-        yield s, e, _coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, np.ascontiguousarray(P, dtype=Zd.dtype), phi)
+        yield s, e, coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, np.ascontiguousarray(P, dtype=Zd.dtype), phi)
 
 
 def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sample=False, Z=None,

@@ -28,7 +28,7 @@ from .stats import corrected_ttest, paired_ttest
 from .tuning import set_random_states
 
 __all__ = ["PLAIN", "KNNCell", "rank_methods", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
-           "warning_summary", "top_grid", "top_curves"]
+           "warning_summary", "top_grid", "top_curves", "make_scaler", "collect_warnings"]
 
 #: name of the plain (unweighted) kNN baseline in the results
 PLAIN = "kNN"
@@ -43,7 +43,9 @@ def top_grid(n_features):
     return [*sorted(set(grid)), int(n_features)]
 
 
-def _scaler(scale):
+def make_scaler(scale):
+    """The scaler of ``scale``: ``"standard"`` (``StandardScaler``), ``"minmax"`` (``MinMaxScaler``),
+    or ``None`` for ``"none"`` / ``None``; a ``ValueError`` naming the choices otherwise."""
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
     if scale == "standard":
@@ -64,7 +66,7 @@ def _prepare(X_train, X_test, scale):
     if np.isnan(X_train).any() or np.isnan(X_test).any():
         imp = SimpleImputer(strategy="median", keep_empty_features=True).fit(X_train)
         X_train, X_test = imp.transform(X_train), imp.transform(X_test)
-    sc = _scaler(scale)
+    sc = make_scaler(scale)
     if sc is not None:
         sc.fit(X_train)
         X_train, X_test = sc.transform(X_train), sc.transform(X_test)
@@ -81,8 +83,12 @@ def _warning_key(w):
     return f"{w.category.__name__}: {pattern}", f"{w.category.__name__}: {text}"
 
 
-def _collect(record):
-    """``[[pattern, first message, count], ...]`` of recorded warnings."""
+def collect_warnings(record):
+    """``[[pattern, first message, count], ...]`` of recorded warnings (``warnings.catch_warnings(record=True)``).
+
+    A warning's pattern is its category and message with the numbers replaced by ``#``, so the
+    same warning from every fold counts once; the first message of each pattern is kept.
+    """
     seen = {}
     for w in record:
         key, text = _warning_key(w)
@@ -181,7 +187,7 @@ class KNNCell:
                         out["top_accuracy"] = _top_curve(Xtr, y_train, Xte, y_test, fitted_ranking(clf.weighter_),
                                                          grid, k)
         out["accuracy"] = acc
-        out["warnings"] = _collect(record)
+        out["warnings"] = collect_warnings(record)
         return out
 
 
@@ -225,7 +231,7 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
     A = np.asarray(X, dtype=np.float64)
     if feature_names is None:
         feature_names = [f"x{j}" for j in range(A.shape[1])]
-    sc = _scaler(scale)
+    sc = make_scaler(scale)
     if sc is not None:
         A = sc.fit_transform(A)
     fitted, caught, seconds = {}, {}, {}
@@ -239,7 +245,7 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
             warnings.simplefilter("always")
             est.fit(A, y)
         seconds[name] = time.perf_counter() - t0
-        caught[name] = _collect(record)
+        caught[name] = collect_warnings(record)
         if log:
             log(f"[{i}/{n}] {name}: done in {seconds[name]:.1f} s")
         fitted[name] = est

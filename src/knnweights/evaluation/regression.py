@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import clone
 
 from ._seeds import derive_seed
-from .compare import PLAIN, _collect, _prepare
+from .compare import PLAIN, _prepare, collect_warnings
 from .runner import RepeatedCV
 from .stats import corrected_ttest
 from .tuning import set_random_states
@@ -43,7 +43,7 @@ def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
     err = pred - y[test]
     return {"method": method, "rmse": float(np.sqrt(np.mean(err**2))), "r2": float(r2_score(y[test], pred)),
             "n_train": int(train.size), "n_test": int(test.size), "fit_time": time.perf_counter() - t0,
-            "warnings": _collect(record)}
+            "warnings": collect_warnings(record)}
 
 
 def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5, scale="standard",

@@ -16,11 +16,16 @@ from sklearn.utils import Bunch, check_random_state
 
 from ..datasets import add_irrelevant_features
 
-__all__ = ["irrelevant_feature_curve"]
+__all__ = ["irrelevant_feature_curve", "irrelevant_feature_errors"]
 
 
-def _one_run(estimator, X, y, n_noise, cv, noise_seed, cv_seed):
-    """CV errors of ``estimator`` on ``X`` plus ``n_noise`` noise features (one repeat)."""
+def irrelevant_feature_errors(estimator, X, y, n_noise, cv, noise_seed, cv_seed):
+    """Cross-validated errors of ``estimator`` on ``X`` plus ``n_noise`` N(0, 1) features: one repeat
+    of :func:`irrelevant_feature_curve`.
+
+    The noise is drawn from ``noise_seed``; ``cv`` is a number of stratified folds
+    (shuffled by ``cv_seed``) or a splitter.  Returns the error of each fold, an ndarray.
+    """
     Xn = add_irrelevant_features(X, n_noise, random_state=noise_seed)
     if isinstance(cv, numbers.Integral):
         splitter = StratifiedKFold(n_splits=int(cv), shuffle=True, random_state=cv_seed)
@@ -99,7 +104,8 @@ def irrelevant_feature_curve(estimator_or_pipeline, X, y, counts, cv=10, n_repea
     seeds = rng.randint(0, np.iinfo(np.int32).max, size=(counts.size, n_repeats, 2))
     jobs = [(name, i, r) for name in estimators for i in range(counts.size) for r in range(n_repeats)]
     out = Parallel(n_jobs=n_jobs)(
-        delayed(_one_run)(estimators[name], X, y, int(counts[i]), cv, int(seeds[i, r, 0]), int(seeds[i, r, 1]))
+        delayed(irrelevant_feature_errors)(estimators[name], X, y, int(counts[i]), cv, int(seeds[i, r, 0]),
+                                           int(seeds[i, r, 1]))
         for name, i, r in jobs
     )
     pos = {job: p for p, job in enumerate(jobs)}

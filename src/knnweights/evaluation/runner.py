@@ -48,6 +48,8 @@ __all__ = [
     "paired_values",
     "to_frame",
     "write_csv",
+    "fingerprint_view",
+    "jsonable",
 ]
 
 
@@ -310,7 +312,9 @@ def _json_default(o):
     return repr(o)
 
 
-def _jsonable(obj):
+def jsonable(obj):
+    """``obj`` as a stored result row holds it: through JSON, with NumPy scalars and arrays as plain
+    numbers and lists, other objects as their ``repr`` (so that two values compare as stored)."""
     return json.loads(json.dumps(obj, sort_keys=True, default=_json_default))
 
 
@@ -331,7 +335,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
         est = set_random_states(clone(method.estimator), seed)
         est, params, best = tune(est, method.param_grid, Xtr, ytr, X_val=Xva, y_val=yva, cv=method.cv,
                                  scoring=method.scoring, random_state=derive_seed(seed, "inner-cv"))
-        extra["best_params"] = _jsonable(params)
+        extra["best_params"] = jsonable(params)
         extra["tuning_score"] = float(best)
     elif hasattr(method, "fit"):
         est = set_random_states(clone(method), seed).fit(Xtr, ytr)
@@ -340,7 +344,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
         if isinstance(out, dict):
             out = dict(out)
             acc = float(out.pop("accuracy"))
-            extra.update(_jsonable(out))
+            extra.update(jsonable(out))
         else:
             acc = float(out)
         row["fit_time"] = time.perf_counter() - t0
@@ -369,7 +373,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
     return row
 
 
-def _fingerprint_view(obj):
+def fingerprint_view(obj):
     """``obj`` as a stored cell's fingerprint sees it.
 
     A class may list in ``_added_parameters`` the parameters it gained after cells were
@@ -382,17 +386,17 @@ def _fingerprint_view(obj):
     import inspect
 
     if isinstance(obj, (list, tuple)):
-        items = [_fingerprint_view(v) for v in obj]
+        items = [fingerprint_view(v) for v in obj]
         if all(a is b for a, b in zip(items, obj, strict=True)):
             return obj
         return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
     if isinstance(obj, dict):
-        items = {k: _fingerprint_view(v) for k, v in obj.items()}
+        items = {k: fingerprint_view(v) for k, v in obj.items()}
         return obj if all(items[k] is obj[k] for k in obj) else items
     if not hasattr(obj, "__dict__") or isinstance(obj, type) or not (
             hasattr(obj, "get_params") or type(obj).__module__.startswith("knnweights")):
         return obj
-    state = {k: _fingerprint_view(v) for k, v in obj.__dict__.items()}
+    state = {k: fingerprint_view(v) for k, v in obj.__dict__.items()}
     changed = any(state[k] is not obj.__dict__[k] for k in state)
     added = getattr(type(obj), "_added_parameters", ())
     if added:
@@ -419,7 +423,7 @@ def _fingerprint(method, data_hash, protocol, root, scoring):
     import joblib
 
     try:
-        mh = joblib.hash(_fingerprint_view(method))
+        mh = joblib.hash(fingerprint_view(method))
     except Exception:  # noqa: BLE001 - unpicklable spec: fall back to its repr
         mh = hashlib.sha256(repr(method).encode()).hexdigest()
     return hashlib.sha256(repr((mh, data_hash, repr(protocol), root, scoring)).encode()).hexdigest()[:16]
@@ -615,7 +619,7 @@ _VOLATILE = ("fit_time", "score_time", "code", "package_version", "fingerprint",
 
 def _same_result(a, b):
     keys = (set(a) | set(b)) - set(_VOLATILE)
-    return all(_jsonable(a.get(k)) == _jsonable(b.get(k)) for k in keys)
+    return all(jsonable(a.get(k)) == jsonable(b.get(k)) for k in keys)
 
 
 def _revalidate(old_rows, done, n_check, methods, data, protocol, root, scoring, fps, code_versions, store, n_jobs):

@@ -165,9 +165,9 @@ def _params_hash(deps):
     """
     import joblib
 
-    from ..evaluation.runner import _fingerprint_view
+    from ..evaluation.runner import fingerprint_view
 
-    return joblib.hash(_fingerprint_view(list(deps)))[:16]
+    return joblib.hash(fingerprint_view(list(deps)))[:16]
 
 
 def cached(cfg, name, key, compute, deps=()):
@@ -184,7 +184,7 @@ def cached(cfg, name, key, compute, deps=()):
     import os
 
     from ..evaluation import ResultStore
-    from ..evaluation.runner import _jsonable
+    from ..evaluation.runner import jsonable
 
     code = _code_record(cfg, name + repr(key), deps)
     params = _params_hash(deps)
@@ -204,7 +204,7 @@ def cached(cfg, name, key, compute, deps=()):
 
     t0 = time.monotonic()
     cfg.say(f"  {name}: computing ...")
-    value = _jsonable(compute())
+    value = jsonable(compute())
     cfg.say(f"  {name}: done in {time.monotonic() - t0:.0f} s (kept in the store)")
     cfg.computed = getattr(cfg, "computed", 0) + 1
     store._repair()
@@ -214,9 +214,9 @@ def cached(cfg, name, key, compute, deps=()):
 
 
 def _curve_cell(tag, estimator, X, y, n_noise, cv, noise_seed, cv_seed):
-    from ..evaluation.robustness import _one_run
+    from ..evaluation.robustness import irrelevant_feature_errors
 
-    return tag, _one_run(estimator, X, y, n_noise, cv, noise_seed, cv_seed).tolist()
+    return tag, irrelevant_feature_errors(estimator, X, y, n_noise, cv, noise_seed, cv_seed).tolist()
 
 
 def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, params, base, X, y, counts, cv,

@@ -1,7 +1,15 @@
 """Feature weighters, one module per method family; each holds only its own update and
 builds on :mod:`knnweights.engine` (distances, neighbours, margins) and
-:class:`knnweights.weighters._base.BaseWeighter` (validation, the transform contract)."""
+:class:`BaseWeighter` (validation, the transform contract).
 
+Besides the weighters, the contract's pieces other packages use: :class:`BaseWeighter`,
+:class:`ZeroWeightsWarning`, :func:`feature_ranking` (the total order of ``ranking_``),
+:func:`check_class_neighbors` (a neighbour count against the class sizes) and
+:func:`is_continuous_target` (whether a Relief-family fit takes ``y`` as a continuous target).
+"""
+
+from ._base import BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
+from ._relief_regression import is_continuous_target
 from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
 from .im4e import IM4E
@@ -18,4 +26,5 @@ from .sqpfw import SQPFW
 __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
+    "BaseWeighter", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking", "is_continuous_target",
 ]

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
-from ..engine import _kernels_mixed
+from ..engine import mixed_kernels as _kernels_mixed
 from ..significance import PairMoments, bh_qvalues
 from ..utils import validate_params
 from ._base import validate_continuous_fit_data

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
-from ..engine._config import get_config
+from ..engine import get_config
 from ..engine.linalg import single_thread_blas
 from ..utils import Interval
 from ._base import BaseWeighter

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils import check_random_state
 
-from ..engine._config import get_config
+from ..engine import get_config
 from ..engine.linalg import blas_threads_for_work
 from ..engine.neighbors import nca_terms, soft_margins
 from ..utils import Interval, StrOptions

@@ -15,11 +15,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..engine import _kernels, _kernels_mixed
-from ..engine._config import get_config
+from ..engine import get_config
+from ..engine import kernels as _kernels
+from ..engine import mixed_kernels as _kernels_mixed
+from ..engine.neighbors import coef_phi_rows as _coef_phi_rows
 from ..engine.neighbors import (
-    _coef_phi_rows,
-    _on_gpu,
     distance_chunks,
     hard_margin_vectors,
     nearest_by_class,
@@ -27,6 +27,7 @@ from ..engine.neighbors import (
     soft_margins,
     weighted_distances,
 )
+from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, check_finite_columns, normalize_weights
 from ._relief_regression import PVALUES_DOC, TARGET_DOC, ReliefTargetMixin

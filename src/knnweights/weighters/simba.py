@@ -6,7 +6,7 @@ import time
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ..engine import _kernels
+from ..engine import kernels as _kernels
 from ..engine.neighbors import nearest_hits_misses
 from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_iter

@@ -143,7 +143,7 @@ class SQPFW(BaseWeighter):
     _algorithm_version = 1
 
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ("small_classes",)
 
     _metric = "sqeuclidean"
