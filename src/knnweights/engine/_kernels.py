@@ -296,10 +296,9 @@ def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
         cols = np.empty(nb, np.int64)
         for i in range(rb * _COEF_ROWS, min(na, (rb + 1) * _COEF_ROWS)):
             m = 0
-            for j in range(nb):
-                if P[i, j] != 0.0:
-                    cols[m] = j
-                    m += 1
+            for j in range(nb):  # branch-free: the column is written, and kept when its coefficient is not 0
+                cols[m] = j
+                m += P[i, j] != 0.0
             for k0 in range(0, d, _COEF_K):
                 k1 = min(d, k0 + _COEF_K)
                 _coef_slab(A[i, k0:k1], B, P[i], cols[:m], k0, k1, phi, out[i, k0:k1])
@@ -670,29 +669,39 @@ def radius_counts(D, T, self_cols, lab_rows, lab_cols, s, kind, counts):  # prag
 
 
 @njit(inline="always", cache=True, nogil=True)
-def _radius_coef(D, T, lab_rows, lab_cols, s, kind, table, r, j):  # pragma: no cover - compiled
-    """The coefficient of the pair (r, j), j not the sample r itself: table[r, g], or 0 out of the radius."""
+def _radius_coef(d_rj, T, lab_rows, lab_cols, s, kind, table, r, j):  # pragma: no cover - compiled
+    """The coefficient of the pair (r, j) at distance ``d_rj``, j not the sample r itself: table[r, g], or 0
+    out of the radius."""
     if kind == 1:
         c = table[r, 0] if abs(lab_rows[r] - lab_cols[j]) < s else table[r, 1]
     else:
         c = table[r, np.int64(lab_cols[j])]
-    return c if D[r, j] < T[r] else 0.0
+    return c if d_rj < T[r] else 0.0
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _radius_pair(D, T, lab, s, kind, table, symmetric, i, j):  # pragma: no cover - compiled
+    """``P[i, j] + P[j, i]`` of the unfolded coefficients (the whole matrix, rows = samples)."""
+    d_ji = D[i, j] if symmetric else D[j, i]
+    return (_radius_coef(D[i, j], T, lab, lab, s, kind, table, i, j)
+            + _radius_coef(d_ji, T, lab, lab, s, kind, table, j, i))
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fold, P):  # pragma: no cover
+def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fold, symmetric, P):  # pragma: no cover
     """P[r, j] = table[r, g] for an in-radius pair of group ``g``, else 0.
 
     ``fold`` (``D`` the whole ``n x n`` matrix, row ``r`` the sample ``r``): ``P + P^T`` with each
     unordered pair given to one of its rows, the sums of :func:`fold_pairs` on the unfolded ``P``
-    without building it.
+    without building it; ``symmetric``: ``D`` is bit-for-bit symmetric (from :func:`pairwise_phi_sym`),
+    so ``D[j, i]`` is read as ``D[i, j]`` (row-wise).
     """
     b, n = D.shape
     h = (n - 1) // 2  # a row's pairs: the offsets (j - i) mod n in 1..h, and n/2 for i < n/2 (n even)
     for r in prange(b):
         if not fold:
             for j in range(n):
-                P[r, j] = _radius_coef(D, T, lab_rows, lab_cols, s, kind, table, r, j)
+                P[r, j] = _radius_coef(D[r, j], T, lab_rows, lab_cols, s, kind, table, r, j)
             me = self_cols[r]
             if 0 <= me < n:
                 P[r, me] = 0.0
@@ -700,15 +709,11 @@ def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fol
         for j in range(n):
             P[r, j] = 0.0
         for j in range(r + 1, min(n, r + h + 1)):
-            P[r, j] = (_radius_coef(D, T, lab_rows, lab_cols, s, kind, table, r, j)
-                       + _radius_coef(D, T, lab_rows, lab_cols, s, kind, table, j, r))
+            P[r, j] = _radius_pair(D, T, lab_cols, s, kind, table, symmetric, r, j)
         for j in range(0, r + h + 1 - n):
-            P[r, j] = (_radius_coef(D, T, lab_rows, lab_cols, s, kind, table, r, j)
-                       + _radius_coef(D, T, lab_rows, lab_cols, s, kind, table, j, r))
+            P[r, j] = _radius_pair(D, T, lab_cols, s, kind, table, symmetric, r, j)
         if n % 2 == 0 and 2 * r < n:
-            j = r + n // 2
-            P[r, j] = (_radius_coef(D, T, lab_rows, lab_cols, s, kind, table, r, j)
-                       + _radius_coef(D, T, lab_rows, lab_cols, s, kind, table, j, r))
+            P[r, r + n // 2] = _radius_pair(D, T, lab_cols, s, kind, table, symmetric, r, r + n // 2)
     return P
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
 from ..engine import _kernels_mixed
+from ..engine.neighbors import _on_gpu
 from ..significance import PairMoments, bh_qvalues
 from ._base import validate_continuous_fit_data
 
@@ -220,11 +221,13 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
     T = thresholds
     s_y = float(np.std(y, ddof=1))
     span = float(np.ptp(y))
+    # the one block of PlainDiff on the CPU: the compiled symmetric distances
+    plain = isinstance(data, _kernels_mixed.PlainDiff) and not _on_gpu()
     z = np.zeros(data.d)
     for s, e, D in blocks:
         rows = np.arange(s, e)
         z += data.coef_sum(rows, _radius_pairs(D, T[s:e], s, y[s:e], y, 2, _hit_miss_table, kind=1, s=s_y,
-                                               fold=e - s == n))
+                                               fold=e - s == n, symmetric=plain))
         if moments is not None:
             near = _in_radius(D, T[s:e], s)
             dy = np.abs(y[s:e, None] - y[None, :])

@@ -848,7 +848,8 @@ def _in_radius(D, T, start):
     return near
 
 
-def _radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=0.0, fold=False):
+def _radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=0.0, fold=False,
+                  symmetric=False):
     """Coefficients ``P[i, j]`` of the in-radius pairs of a distance block (``d_ij < T_i``, ``j`` not the
     sample itself; rows ``start``... or the samples ``start``): one compiled pass counts each row's
     neighbours per group, one writes ``P``.
@@ -856,7 +857,8 @@ def _radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s
     A pair's group is the neighbour's class (``kind=0``; ``lab_cols`` the class codes) or, for a
     continuous target (``kind=1``), 0 when ``|y_i - y_j| < s`` and 1 otherwise; ``table_fn(counts)``
     gives the coefficient of each row and group from the ``(b, n_groups)`` counts.  ``fold``: ``D``
-    is the whole matrix and ``P`` comes pair-folded (as :func:`_fold_pairs` of the unfolded ``P``).
+    is the whole matrix and ``P`` comes pair-folded (as :func:`_fold_pairs` of the unfolded ``P``);
+    ``symmetric``: that matrix is exactly symmetric (the CPU kernel's distances within one set).
     """
     D = np.ascontiguousarray(D)
     T = np.ascontiguousarray(T, dtype=np.float64)
@@ -867,14 +869,15 @@ def _radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s
     _kernels.radius_counts(D, T, self_cols, lab_rows, lab_cols, float(s), kind, counts)
     table = np.ascontiguousarray(table_fn(counts), dtype=np.float64)
     return _kernels.radius_coefficients(D, T, self_cols, lab_rows, lab_cols, float(s), kind, table, bool(fold),
-                                        np.empty(D.shape, np.float64))
+                                        bool(fold and symmetric), np.empty(D.shape, np.float64))
 
 
-def _radius_coefficients(D, T, start, own, codes, prior, multiclass, fold=False):
+def _radius_coefficients(D, T, start, own, codes, prior, multiclass, fold=False, symmetric=False):
     """Coefficients ``P[i, j]`` of the in-radius neighbours (:func:`_radius_pairs`): ``-1/h_i`` on hits,
     class-weighted on misses."""
     return _radius_pairs(D, T, start, own, codes, prior.size,
-                         lambda counts: _radius_class_table(counts, own, prior, multiclass), fold=fold)
+                         lambda counts: _radius_class_table(counts, own, prior, multiclass), fold=fold,
+                         symmetric=symmetric)
 
 
 def _radius_class_table(counts, own, prior, multiclass):
@@ -959,7 +962,7 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
             T = np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2)
         else:
             T = _multisurf_thresholds(D, 0)
-        P = _radius_coefficients(D, T, 0, codes, codes, prior, multiclass, fold=True)
+        P = _radius_coefficients(D, T, 0, codes, codes, prior, multiclass, fold=True, symmetric=not _on_gpu())
         del D
         z = _coef_phi_rows(Z, Z, P.astype(Z.dtype, copy=False), 0).sum(axis=0, dtype=np.float64)
         return z / n, T
