@@ -246,3 +246,70 @@ def test_fold_pairs_gives_every_unordered_pair_to_exactly_one_row(n):
     assert np.all((owner + owner.T)[iu] == 1) and not owner.diagonal().any()
     np.testing.assert_allclose(F.sum(), P.sum() - np.trace(P), rtol=1e-12)
     assert np.abs(owner.sum(1) - (n - 1) / 2).max() <= 0.5  # rows equally loaded
+
+
+@pytest.mark.parametrize("phi", [_kernels.L1, _kernels.L2SQ])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("d", [1, 7, 513])
+def test_coef_phi_rows_sums_each_row_in_column_order(phi, dtype, d):
+    """Rows with 0, 1, 7, 8, 9, 17 and all non-zero coefficients (groups of eight and their remainders; the
+    feature slabs of 512): the bits of adding ``P[i, j] phi(a_i - b_j)`` one column after the other."""
+    rng = np.random.default_rng(d)
+    A, B = rng.normal(size=(7, d)).astype(dtype), rng.normal(size=(40, d)).astype(dtype)
+    P = np.zeros((7, 40), dtype)
+    for i, m in enumerate([0, 1, 7, 8, 9, 17, 40]):
+        P[i, np.sort(rng.choice(40, m, replace=False))] = rng.normal(size=m)
+    P[3, 5] = -0.0  # a negative zero is a zero
+    out = np.full((7, d), np.nan, dtype)
+    _kernels.coef_phi_rows.compiled(A, B, P, phi, out)
+    f = PHI[["manhattan", "sqeuclidean"][phi]]
+    for i in range(7):
+        ref = np.zeros(d, dtype)
+        for j in np.flatnonzero(P[i]):
+            ref = ref + (P[i, j] * f(A[i] - B[j]) if phi == _kernels.L1 else P[i, j] * (A[i] - B[j]) * (A[i] - B[j]))
+        assert np.array_equal(out[i], ref)
+
+
+def _radius_reference(D, T, self_cols, lab_rows, lab_cols, s, kind, table):
+    """The unfolded radius coefficients with NumPy masks (the definition)."""
+    near = D < T[:, None]
+    ok = self_cols >= 0
+    near[np.flatnonzero(ok), self_cols[ok]] = False
+    if kind == 1:
+        g = (np.abs(lab_rows[:, None] - lab_cols[None, :]) >= s).astype(int)
+    else:
+        g = np.broadcast_to(lab_cols.astype(int), D.shape)
+    counts = np.stack([(near & (g == c)).sum(1) for c in range(table.shape[1])], axis=1)
+    return counts, np.where(near, np.take_along_axis(table, g, axis=1), 0.0)
+
+
+@pytest.mark.parametrize("kind, n_groups", [(0, 3), (0, 11), (1, 2)])
+@pytest.mark.parametrize("n", [8, 9, 40])
+def test_radius_kernels_match_masks_and_fold_pairs(kind, n_groups, n):
+    rng = np.random.default_rng(n + n_groups)
+    X = rng.integers(0, 3, size=(n, 4)).astype(float)  # tied distances, some at the threshold
+    D = weighted_distances(X)
+    T = np.quantile(D, 0.4, axis=1)
+    lab = rng.normal(size=n) if kind == 1 else rng.integers(0, n_groups, n).astype(float)
+    table = rng.normal(size=(n, n_groups))
+    every = np.arange(n)
+    counts = np.empty((n, n_groups), np.int64)
+    _kernels.radius_counts(D, T, every, lab, lab, 0.7, kind, counts)
+    P = _kernels.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, False, False, np.empty((n, n)))
+    ref_counts, ref_P = _radius_reference(D, T, every, lab, lab, 0.7, kind, table)
+    np.testing.assert_array_equal(counts, ref_counts)
+    assert np.array_equal(P, ref_P)
+    folded = _kernels.fold_pairs(ref_P, np.empty_like(ref_P))
+    for symmetric in (False, True):
+        F = _kernels.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric, np.empty((n, n)))
+        assert np.array_equal(F, folded)
+    # a block of rows, the sample itself given by index (one row without a sample of its own)
+    rows = np.array([n - 1, 2, 0])
+    self_cols = np.array([n - 1, 2, -1])
+    Db, Tb = D[rows], T[rows]
+    _kernels.radius_counts(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, counts[:3])
+    Pb = _kernels.radius_coefficients(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows], False, False,
+                                      np.empty((3, n)))
+    ref_counts, ref_P = _radius_reference(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows])
+    np.testing.assert_array_equal(counts[:3], ref_counts)
+    assert np.array_equal(Pb, ref_P)

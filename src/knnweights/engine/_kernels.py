@@ -96,11 +96,36 @@ def _tile_phi(A, B, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
 def _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
     """acc[i - i0, j - j0] += sum_k phi(A[i, k] - BT[k, j]), each sum in the order k = 0, 1, ...
 
-    Vectorised across j (independent sums), never along a sum.
+    Vectorised across j (independent sums), never along a sum.  Four k at a time: each
+    accumulator is loaded and stored once per four terms, which are still added one after
+    the other (``((acc + t0) + t1) + ...``), so the bits are those of one term at a time.
     """
     d = A.shape[1]
     m = j1 - j0
-    for k in range(d):
+    k = 0
+    while k + 4 <= d:
+        b0 = BT[k, j0:j1]
+        b1 = BT[k + 1, j0:j1]
+        b2 = BT[k + 2, j0:j1]
+        b3 = BT[k + 3, j0:j1]
+        for i in range(i0, i1):
+            a0 = A[i, k]
+            a1 = A[i, k + 1]
+            a2 = A[i, k + 2]
+            a3 = A[i, k + 3]
+            row = acc[i - i0]
+            if phi == 0:
+                for c in range(m):
+                    row[c] = row[c] + abs(a0 - b0[c]) + abs(a1 - b1[c]) + abs(a2 - b2[c]) + abs(a3 - b3[c])
+            else:
+                for c in range(m):
+                    t0 = a0 - b0[c]
+                    t1 = a1 - b1[c]
+                    t2 = a2 - b2[c]
+                    t3 = a3 - b3[c]
+                    row[c] = row[c] + t0 * t0 + t1 * t1 + t2 * t2 + t3 * t3
+        k += 4
+    while k < d:
         bt = BT[k, j0:j1]
         for i in range(i0, i1):
             a = A[i, k]
@@ -112,6 +137,7 @@ def _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
                 for c in range(m):
                     t = a - bt[c]
                     row[c] += t * t
+        k += 1
     return acc
 
 
@@ -186,13 +212,81 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
     return out
 
 
-# coef_phi_rows works on blocks of _COEF_ROWS rows x _COEF_K features: the output and A
-# slabs (8 x 512 x 8 B = 32 KiB each) stay in cache while every B row slab is read once
-# per block of rows instead of once per row (benchmarks/bench_kernels.py).  Every output
-# element still sums its terms in the order j = 0, 1, ..., so the results are the same
-# bits as row at a time.
+# coef_phi_rows lists each row's non-zero coefficients once, then adds their terms eight at a time
+# on slabs of _COEF_K features: an output slab (in cache) is loaded and stored once per eight terms
+# instead of once per term.  Every output element still sums its terms in the order j = 0, 1, ...
+# one after the other, so the bits are those of a plain loop over j.  Tasks are blocks of
+# _COEF_ROWS rows.
 _COEF_ROWS = 8
 _COEF_K = 512
+
+
+@njit(cache=True, nogil=True)
+def _coef_slab(a, B, p, cols, k0, k1, phi, o):  # pragma: no cover - compiled
+    """o = sum_t p[cols[t]] * phi(a - B[cols[t], k0:k1]) over the listed columns, in their order."""
+    w = k1 - k0
+    for k in range(w):
+        o[k] = 0.0
+    m = cols.shape[0]
+    t = 0
+    while t + 8 <= m:
+        j0 = cols[t]
+        j1 = cols[t + 1]
+        j2 = cols[t + 2]
+        j3 = cols[t + 3]
+        j4 = cols[t + 4]
+        j5 = cols[t + 5]
+        j6 = cols[t + 6]
+        j7 = cols[t + 7]
+        c0 = p[j0]
+        c1 = p[j1]
+        c2 = p[j2]
+        c3 = p[j3]
+        c4 = p[j4]
+        c5 = p[j5]
+        c6 = p[j6]
+        c7 = p[j7]
+        b0 = B[j0, k0:k1]
+        b1 = B[j1, k0:k1]
+        b2 = B[j2, k0:k1]
+        b3 = B[j3, k0:k1]
+        b4 = B[j4, k0:k1]
+        b5 = B[j5, k0:k1]
+        b6 = B[j6, k0:k1]
+        b7 = B[j7, k0:k1]
+        if phi == 0:
+            for k in range(w):
+                x = a[k]
+                o[k] = (o[k] + c0 * abs(x - b0[k]) + c1 * abs(x - b1[k]) + c2 * abs(x - b2[k])
+                        + c3 * abs(x - b3[k]) + c4 * abs(x - b4[k]) + c5 * abs(x - b5[k])
+                        + c6 * abs(x - b6[k]) + c7 * abs(x - b7[k]))
+        else:
+            for k in range(w):
+                x = a[k]
+                t0 = x - b0[k]
+                t1 = x - b1[k]
+                t2 = x - b2[k]
+                t3 = x - b3[k]
+                t4 = x - b4[k]
+                t5 = x - b5[k]
+                t6 = x - b6[k]
+                t7 = x - b7[k]
+                o[k] = (o[k] + c0 * t0 * t0 + c1 * t1 * t1 + c2 * t2 * t2 + c3 * t3 * t3
+                        + c4 * t4 * t4 + c5 * t5 * t5 + c6 * t6 * t6 + c7 * t7 * t7)
+        t += 8
+    while t < m:
+        j = cols[t]
+        c = p[j]
+        b = B[j, k0:k1]
+        if phi == 0:
+            for k in range(w):
+                o[k] += c * abs(a[k] - b[k])
+        else:
+            for k in range(w):
+                x = a[k] - b[k]
+                o[k] += c * x * x
+        t += 1
+    return o
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -200,30 +294,16 @@ def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
     nb = B.shape[0]
-    n_rb = (na + _COEF_ROWS - 1) // _COEF_ROWS
-    n_kb = (d + _COEF_K - 1) // _COEF_K
-    for task in prange(n_rb * n_kb):
-        i0 = (task // n_kb) * _COEF_ROWS
-        i1 = min(na, i0 + _COEF_ROWS)
-        k0 = (task % n_kb) * _COEF_K
-        k1 = min(d, k0 + _COEF_K)
-        for i in range(i0, i1):
-            out[i, k0:k1] = 0.0
-        for j in range(nb):
-            b = B[j, k0:k1]
-            for i in range(i0, i1):
-                c = P[i, j]
-                if c == 0.0:
-                    continue
-                a = A[i, k0:k1]
-                o = out[i, k0:k1]
-                if phi == 0:
-                    for k in range(k1 - k0):
-                        o[k] += c * abs(a[k] - b[k])
-                else:
-                    for k in range(k1 - k0):
-                        t = a[k] - b[k]
-                        o[k] += c * t * t
+    for rb in prange((na + _COEF_ROWS - 1) // _COEF_ROWS):
+        cols = np.empty(nb, np.int64)
+        for i in range(rb * _COEF_ROWS, min(na, (rb + 1) * _COEF_ROWS)):
+            m = 0
+            for j in range(nb):  # branch-free: the column is written, and kept when its coefficient is not 0
+                cols[m] = j
+                m += P[i, j] != 0.0
+            for k0 in range(0, d, _COEF_K):
+                k1 = min(d, k0 + _COEF_K)
+                _coef_slab(A[i, k0:k1], B, P[i], cols[:m], k0, k1, phi, out[i, k0:k1])
     return out
 
 
@@ -545,6 +625,100 @@ def fold_pairs(P, out):  # pragma: no cover - compiled
     return out
 
 
+# -- SURF / MultiSURF: all samples within a threshold distance are neighbours ---------------------------------------
+# The in-radius pairs of row r of a distance block: the columns j with D[r, j] < T[r] (strict), the
+# sample itself (column self_cols[r]; -1 for none) left out.  A pair's group: the class of the
+# neighbour (kind 0, labels are class codes), or for a continuous target (kind 1) 0 ("hit") when the
+# two targets differ by less than s, else 1 ("miss").
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def radius_counts(D, T, self_cols, lab_rows, lab_cols, s, kind, counts):  # pragma: no cover - compiled
+    """counts[r, g] = the in-radius pairs of row ``r`` in group ``g``."""
+    b, n = D.shape
+    for r in prange(b):
+        t = T[r]
+        for g in range(counts.shape[1]):
+            counts[r, g] = 0
+        if kind == 1:
+            yr = lab_rows[r]
+            h = 0
+            m = 0
+            for j in range(n):
+                near = D[r, j] < t
+                hit = abs(yr - lab_cols[j]) < s
+                h += near & hit
+                m += near & (not hit)
+            counts[r, 0] = h
+            counts[r, 1] = m
+        elif counts.shape[1] <= 8:  # a few classes: one branch-free pass a class
+            for g in range(counts.shape[1]):
+                cg = 0
+                for j in range(n):
+                    cg += (D[r, j] < t) & (lab_cols[j] == g)
+                counts[r, g] = cg
+        else:
+            for j in range(n):
+                if D[r, j] < t:
+                    counts[r, np.int64(lab_cols[j])] += 1
+        me = self_cols[r]
+        if 0 <= me < n and D[r, me] < t:
+            if kind == 1:
+                counts[r, 0 if abs(lab_rows[r] - lab_cols[me]) < s else 1] -= 1
+            else:
+                counts[r, np.int64(lab_cols[me])] -= 1
+    return counts
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _radius_coef(d_rj, T, lab_rows, lab_cols, s, kind, table, r, j):  # pragma: no cover - compiled
+    """The coefficient of the pair (r, j) at distance ``d_rj``, j not the sample r itself: table[r, g], or 0
+    out of the radius."""
+    if kind == 1:
+        c = table[r, 0] if abs(lab_rows[r] - lab_cols[j]) < s else table[r, 1]
+    else:
+        c = table[r, np.int64(lab_cols[j])]
+    return c if d_rj < T[r] else 0.0
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _radius_pair(D, T, lab, s, kind, table, symmetric, i, j):  # pragma: no cover - compiled
+    """``P[i, j] + P[j, i]`` of the unfolded coefficients (the whole matrix, rows = samples)."""
+    d_ji = D[i, j] if symmetric else D[j, i]
+    return (_radius_coef(D[i, j], T, lab, lab, s, kind, table, i, j)
+            + _radius_coef(d_ji, T, lab, lab, s, kind, table, j, i))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fold, symmetric, P):  # pragma: no cover
+    """P[r, j] = table[r, g] for an in-radius pair of group ``g``, else 0.
+
+    ``fold`` (``D`` the whole ``n x n`` matrix, row ``r`` the sample ``r``): ``P + P^T`` with each
+    unordered pair given to one of its rows, the sums of :func:`fold_pairs` on the unfolded ``P``
+    without building it; ``symmetric``: ``D`` is bit-for-bit symmetric (from :func:`pairwise_phi_sym`),
+    so ``D[j, i]`` is read as ``D[i, j]`` (row-wise).
+    """
+    b, n = D.shape
+    h = (n - 1) // 2  # a row's pairs: the offsets (j - i) mod n in 1..h, and n/2 for i < n/2 (n even)
+    for r in prange(b):
+        if not fold:
+            for j in range(n):
+                P[r, j] = _radius_coef(D[r, j], T, lab_rows, lab_cols, s, kind, table, r, j)
+            me = self_cols[r]
+            if 0 <= me < n:
+                P[r, me] = 0.0
+            continue
+        for j in range(n):
+            P[r, j] = 0.0
+        for j in range(r + 1, min(n, r + h + 1)):
+            P[r, j] = _radius_pair(D, T, lab_cols, s, kind, table, symmetric, r, j)
+        for j in range(0, r + h + 1 - n):
+            P[r, j] = _radius_pair(D, T, lab_cols, s, kind, table, symmetric, r, j)
+        if n % 2 == 0 and 2 * r < n:
+            P[r, r + n // 2] = _radius_pair(D, T, lab_cols, s, kind, table, symmetric, r, r + n // 2)
+    return P
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover - compiled
     """Leave-one-out hypothesis margins with the feature set ``F +/- {col}`` (G-flip).
@@ -821,6 +995,8 @@ gflip_sort_rows = _size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 4)
 soft_coefficients = _size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)
 soft_coefficient_counts = _size_dispatch(soft_coefficient_counts, lambda D, *a: D.size * 4)
 soft_coefficients_sparse = _size_dispatch(soft_coefficients_sparse, lambda D, *a: D.size * 4)
+radius_counts = _size_dispatch(radius_counts, lambda D, *a: D.size * 4)
+radius_coefficients = _size_dispatch(radius_coefficients, lambda D, *a: D.size * 4)
 
 
 # -- NCA (stochastic nearest neighbour) ------------------------------------------------------

@@ -364,12 +364,19 @@ class DiffData:
 
         M = self.M
         rows = np.ascontiguousarray(rows, dtype=np.int64)
-        A = np.ascontiguousarray(M.E[rows])
+        A = _take_rows(M.E, rows)
         out = _coef_phi_rows(A, M.E, np.ascontiguousarray(P, dtype=M.E.dtype), 0)
         z = fold_expanded(out.sum(axis=0, dtype=np.float64), M.ecol, self.d)
         if M.has_missing:
             z[M.mcols] += self._margin_correction(rows, np.asarray(P, dtype=np.float64))
         return z
+
+
+def _take_rows(Z, rows):
+    """``Z[rows]`` (C-contiguous): a view when ``rows`` is a run ``s, s + 1, ...`` (no copy of the rows)."""
+    if rows.size and rows[-1] - rows[0] == rows.size - 1 and (rows.size == 1 or np.all(np.diff(rows) == 1)):
+        return np.ascontiguousarray(Z[rows[0]:rows[-1] + 1])
+    return np.ascontiguousarray(Z[rows])
 
 
 class PlainDiff:
@@ -388,7 +395,7 @@ class PlainDiff:
     def coef_sum(self, rows, P):
         from .neighbors import coef_phi_rows as _coef_phi_rows
 
-        A = np.ascontiguousarray(self.Z[np.asarray(rows, dtype=np.int64)])
+        A = _take_rows(self.Z, np.asarray(rows, dtype=np.int64))
         out = _coef_phi_rows(A, self.Z, np.ascontiguousarray(P, dtype=self.Z.dtype), 0)
         return out.sum(axis=0, dtype=np.float64)
 

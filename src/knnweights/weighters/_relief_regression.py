@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils.multiclass import type_of_target
 
 from ..engine import mixed_kernels as _kernels_mixed
+from ..engine.neighbors import on_gpu as _on_gpu
 from ..significance import PairMoments, bh_qvalues
 from ..utils import validate_params
 from ._base import validate_continuous_fit_data
@@ -177,6 +178,14 @@ def _transposed_radius(D, T, start):
     return near_t
 
 
+def _hit_miss_table(counts):
+    """``(b, 2)``: ``-1/h_i`` for a hit and ``1/m_i`` for a miss from the ``(b, 2)`` counts (0 with none)."""
+    counts = counts.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        return np.stack([-np.where(counts[:, 0] > 0, 1.0 / counts[:, 0], 0.0),
+                         np.where(counts[:, 1] > 0, 1.0 / counts[:, 1], 0.0)], axis=1)
+
+
 def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
     """SURF / MultiSURF scores for a continuous target, scikit-rebate's continuous-endpoint rule.
 
@@ -195,7 +204,7 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
     scores : ndarray of shape (d,)
     thresholds : ndarray of shape (n,)
     """
-    from .relief import _fold_pairs, _in_radius, _multisurf_thresholds
+    from .relief import _in_radius, _multisurf_thresholds, _radius_pairs
 
     n = data.n
     chunks = data.distance_chunks(n_arrays=_radius_block_arrays())
@@ -213,20 +222,16 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
     T = thresholds
     s_y = float(np.std(y, ddof=1))
     span = float(np.ptp(y))
+    # the one block of PlainDiff on the CPU: the compiled symmetric distances
+    plain = isinstance(data, _kernels_mixed.PlainDiff) and not _on_gpu()
     z = np.zeros(data.d)
     for s, e, D in blocks:
-        near = _in_radius(D, T[s:e], s)
-        dy = np.abs(y[s:e, None] - y[None, :])
-        hit = near & (dy < s_y)
-        miss = near & ~hit
-        h = hit.sum(axis=1).astype(np.float64)
-        mm = miss.sum(axis=1).astype(np.float64)
-        with np.errstate(divide="ignore"):
-            P = np.where(hit, -np.where(h > 0, 1.0 / h, 0.0)[:, None], 0.0)
-            P += np.where(miss, np.where(mm > 0, 1.0 / mm, 0.0)[:, None], 0.0)
         rows = np.arange(s, e)
-        z += data.coef_sum(rows, _fold_pairs(P) if e - s == n else P)
+        z += data.coef_sum(rows, _radius_pairs(D, T[s:e], s, y[s:e], y, 2, _hit_miss_table, kind=1, s=s_y,
+                                               fold=e - s == n, symmetric=plain))
         if moments is not None:
+            near = _in_radius(D, T[s:e], s)
+            dy = np.abs(y[s:e, None] - y[None, :])
             moments.add_dense(data, rows, near, dy / span, _transposed_radius(D, T, s))
     return z / n, T
 

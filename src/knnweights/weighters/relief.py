@@ -830,13 +830,23 @@ def _self_columns(start, b):
 
 def _multisurf_thresholds(D, start):
     """``T_i = mean_i - std_i / 2`` over the ``n - 1`` distances from ``i`` (rows ``start:`` of a
-    block, or the samples ``start`` when it is an array)."""
-    n = D.shape[1]
-    rows = np.arange(D.shape[0])
+    block, or the samples ``start`` when it is an array).  Computed a few rows at a time (each row's
+    sums alone, so the same values), with no temporary as large as ``D``."""
+    b, n = D.shape
+    self_cols = _self_columns(start, b)
     mean = D.sum(axis=1, dtype=np.float64) / (n - 1)
-    dev = D - mean[:, None]
-    dev[rows, _self_columns(start, rows.size)] = 0.0  # the sample itself is not among the n - 1 distances
-    return mean - np.sqrt(np.einsum("ij,ij->i", dev, dev) / (n - 1)) / 2.0
+    sq = np.empty(b)
+    step = max(1, _THRESHOLD_ELEMENTS // max(n, 1))
+    for s in range(0, b, step):
+        e = min(b, s + step)
+        dev = D[s:e] - mean[s:e, None]
+        dev[np.arange(e - s), self_cols[s:e]] = 0.0  # the sample itself is not among the n - 1 distances
+        sq[s:e] = np.einsum("ij,ij->i", dev, dev)
+    return mean - np.sqrt(sq / (n - 1)) / 2.0
+
+
+#: elements of the temporary block of :func:`_multisurf_thresholds`
+_THRESHOLD_ELEMENTS = 2**17
 
 
 def _in_radius(D, T, start):
@@ -846,11 +856,42 @@ def _in_radius(D, T, start):
     return near
 
 
-def _radius_coefficients(near, own, codes, prior, multiclass):
-    """Coefficients ``P[i, j]`` of the in-radius neighbours: ``-1/h_i`` on hits, class-weighted on misses."""
-    b, n_classes = near.shape[0], prior.size
+def _radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=0.0, fold=False,
+                  symmetric=False):
+    """Coefficients ``P[i, j]`` of the in-radius pairs of a distance block (``d_ij < T_i``, ``j`` not the
+    sample itself; rows ``start``... or the samples ``start``): one compiled pass counts each row's
+    neighbours per group, one writes ``P``.
+
+    A pair's group is the neighbour's class (``kind=0``; ``lab_cols`` the class codes) or, for a
+    continuous target (``kind=1``), 0 when ``|y_i - y_j| < s`` and 1 otherwise; ``table_fn(counts)``
+    gives the coefficient of each row and group from the ``(b, n_groups)`` counts.  ``fold``: ``D``
+    is the whole matrix and ``P`` comes pair-folded (as :func:`_fold_pairs` of the unfolded ``P``);
+    ``symmetric``: that matrix is exactly symmetric (the CPU kernel's distances within one set).
+    """
+    D = np.ascontiguousarray(D)
+    T = np.ascontiguousarray(T, dtype=np.float64)
+    self_cols = np.ascontiguousarray(_self_columns(start, D.shape[0]), dtype=np.int64)
+    lab_rows = np.ascontiguousarray(lab_rows, dtype=np.float64)
+    lab_cols = np.ascontiguousarray(lab_cols, dtype=np.float64)
+    counts = np.empty((D.shape[0], n_groups), np.int64)
+    _kernels.radius_counts(D, T, self_cols, lab_rows, lab_cols, float(s), kind, counts)
+    table = np.ascontiguousarray(table_fn(counts), dtype=np.float64)
+    return _kernels.radius_coefficients(D, T, self_cols, lab_rows, lab_cols, float(s), kind, table, bool(fold),
+                                        bool(fold and symmetric), np.empty(D.shape, np.float64))
+
+
+def _radius_coefficients(D, T, start, own, codes, prior, multiclass, fold=False, symmetric=False):
+    """Coefficients ``P[i, j]`` of the in-radius neighbours (:func:`_radius_pairs`): ``-1/h_i`` on hits,
+    class-weighted on misses."""
+    return _radius_pairs(D, T, start, own, codes, prior.size,
+                         lambda counts: _radius_class_table(counts, own, prior, multiclass), fold=fold,
+                         symmetric=symmetric)
+
+
+def _radius_class_table(counts, own, prior, multiclass):
+    """``(b, K)``: the coefficient of a neighbour of each class from the per-class neighbour counts."""
+    b, n_classes = counts.shape
     rows = np.arange(b)
-    counts = np.stack([np.count_nonzero(near[:, codes == c], axis=1) for c in range(n_classes)], axis=1)
     counts = counts.astype(np.float64)
     hits = counts[rows, own]
     miss_counts = counts.copy()
@@ -867,7 +908,7 @@ def _radius_coefficients(near, own, codes, prior, multiclass):
             total = miss_counts.sum(axis=1, keepdims=True)
             coef = np.where(present, (n_classes - 1) * miss_counts / total**2, 0.0)
         coef[rows, own] = np.where(hits > 0, -1.0 / hits, 0.0)
-    return np.where(near, coef[:, codes], 0.0)
+    return coef
 
 
 def _symmetric_distances(Z):
@@ -929,7 +970,7 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
             T = np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2)
         else:
             T = _multisurf_thresholds(D, 0)
-        P = _fold_pairs(_radius_coefficients(_in_radius(D, T, 0), codes, codes, prior, multiclass))
+        P = _radius_coefficients(D, T, 0, codes, codes, prior, multiclass, fold=True, symmetric=not _on_gpu())
         del D
         z = _coef_phi_rows(Z, Z, P.astype(Z.dtype, copy=False), 0).sum(axis=0, dtype=np.float64)
         return z / n, T
@@ -946,8 +987,8 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
     for start, stop, D in blocks():
         if rule != "mean":
             T[start:stop] = _multisurf_thresholds(D, start)
-        near = _in_radius(D, T[start:stop], start)
-        P = _radius_coefficients(near, codes[start:stop], codes, prior, multiclass).astype(Z.dtype, copy=False)
+        P = _radius_coefficients(D, T[start:stop], start, codes[start:stop], codes, prior,
+                                 multiclass).astype(Z.dtype, copy=False)
         per_sample[start:stop] = _coef_phi_rows(Z[start:stop], Z, P, 0)
     return per_sample.sum(axis=0, dtype=np.float64) / n, T
 
@@ -972,10 +1013,8 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
     if every and e0 == n:  # one block: all distances at once
         T = np.full(n, D0.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean" \
             else _multisurf_thresholds(D0, 0)
-        P = _radius_coefficients(_in_radius(D0, T, 0), codes, codes, prior, multiclass)
+        P = _radius_coefficients(D0, T, 0, codes, codes, prior, multiclass, fold=getattr(data, "fold_pairs", True))
         del D0
-        if getattr(data, "fold_pairs", True):
-            P = _fold_pairs(P)
         return data.coef_sum(np.arange(n), P) / n, T
     T = np.empty(m)
     if rule == "mean":
@@ -989,7 +1028,7 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
         if rule != "mean":
             T[s:e] = _multisurf_thresholds(D, inst[s:e])
         r = inst[s:e]
-        P = _radius_coefficients(_in_radius(D, T[s:e], r), codes[r], codes, prior, multiclass)
+        P = _radius_coefficients(D, T[s:e], r, codes[r], codes, prior, multiclass)
         z += data.coef_sum(r, P)
     return z / m, T
 
