@@ -360,12 +360,12 @@ class DiffData:
         return z
 
     def coef_sum(self, rows, P):
-        from .neighbors import coef_phi_rows as _coef_phi_rows
+        from .neighbors import coef_phi_rows
 
         M = self.M
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         A = _take_rows(M.E, rows)
-        out = _coef_phi_rows(A, M.E, np.ascontiguousarray(P, dtype=M.E.dtype), 0)
+        out = coef_phi_rows(A, M.E, np.ascontiguousarray(P, dtype=M.E.dtype), 0)
         z = fold_expanded(out.sum(axis=0, dtype=np.float64), M.ecol, self.d)
         if M.has_missing:
             z[M.mcols] += self._margin_correction(rows, np.asarray(P, dtype=np.float64))
@@ -393,10 +393,10 @@ class PlainDiff:
         yield from distance_chunks(XA, None if rows is None else self.Z, w, "manhattan", working_memory, n_arrays)
 
     def coef_sum(self, rows, P):
-        from .neighbors import coef_phi_rows as _coef_phi_rows
+        from .neighbors import coef_phi_rows
 
         A = _take_rows(self.Z, np.asarray(rows, dtype=np.int64))
-        out = _coef_phi_rows(A, self.Z, np.ascontiguousarray(P, dtype=self.Z.dtype), 0)
+        out = coef_phi_rows(A, self.Z, np.ascontiguousarray(P, dtype=self.Z.dtype), 0)
         return out.sum(axis=0, dtype=np.float64)
 
 

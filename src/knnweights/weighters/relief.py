@@ -15,19 +15,17 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..engine import get_config
-from ..engine import kernels as _kernels
-from ..engine import mixed_kernels as _kernels_mixed
-from ..engine.neighbors import coef_phi_rows as _coef_phi_rows
+from ..engine import get_config, kernels, mixed_kernels
 from ..engine.neighbors import (
+    coef_phi_rows,
     distance_chunks,
     hard_margin_vectors,
     nearest_by_class,
     nearest_hits_misses,
+    on_gpu,
     soft_margins,
     weighted_distances,
 )
-from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, check_finite_columns, normalize_weights
 from ._relief_regression import PVALUES_DOC, TARGET_DOC, ReliefTargetMixin
@@ -130,11 +128,11 @@ def select_block(D, rows, codes, k, per_class, n_classes):
     if per_class:
         idx = np.empty((b, n_classes, k), np.int64)
         dist = np.empty((b, n_classes, k), D.dtype)
-        _kernels.select_neighbors(D, rows, codes[rows], codes, n_classes, k, idx, dist)
+        kernels.select_neighbors(D, rows, codes[rows], codes, n_classes, k, idx, dist)
         return idx, dist
     hi, hd = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
     mi, md = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
-    _kernels.select_hits_misses(D, rows, codes[rows], codes, k, hi, hd, mi, md)
+    kernels.select_hits_misses(D, rows, codes[rows], codes, k, hi, hd, mi, md)
     return np.stack([hi, mi], axis=1), np.stack([hd, md], axis=1)
 
 
@@ -146,7 +144,7 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
     found with ``d(i, j) = sum_f diff_f(i, j)`` and the margins use the same ``diff``
     (Robnik-Sikonja & Kononenko 2003, Sec. 2.1, 2.6).  ``ties="index"`` takes the lower
     sample index among equidistant neighbours; ``ties="include"`` averages over the
-    neighbours tied at the ``k``-th distance (:func:`_kernels_mixed.tie_coefficients`),
+    neighbours tied at the ``k``-th distance (:func:`mixed_kernels.tie_coefficients`),
     so the result does not depend on the row order.  Chunked by the ``working_memory``
     budget; everything per pair is compiled.
     """
@@ -168,7 +166,7 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
         coef = coef_all[s:e]
         if ties == "include":
             P = np.empty((b, n), np.float64)
-            _kernels_mixed.tie_coefficients(D.astype(np.float64, copy=False), r, codes[r], codes,
+            mixed_kernels.tie_coefficients(D.astype(np.float64, copy=False), r, codes[r], codes,
                                             np.ascontiguousarray(dist[:, :, k - 1], dtype=np.float64),
                                             np.ascontiguousarray(coef), k, not per_class, P)
             z += data.coef_sum(r, P)
@@ -237,13 +235,13 @@ class _ReliefBase(BaseWeighter):
         if isinstance(X, GenotypeMatrix):  # bytes: always the diff tables, in feature blocks
             self.discrete_features_ = X.discrete_mask(self.discrete_features, self.discrete_limit)
             return X.diff_data(codes, self.discrete_features_, self.normalize)
-        disc = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
+        disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
         self.discrete_features_ = disc
         has_nan = X.dtype.kind == "f" and bool(np.isnan(X).any())
         if not (disc.any() or has_nan or force):
             return None
-        M = _kernels_mixed.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
-        return _kernels_mixed.DiffData(M)
+        M = mixed_kernels.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
+        return mixed_kernels.DiffData(M)
 
     def transform(self, X):
         """Rescale ``X`` by the weights (as :meth:`BaseWeighter.transform`); with
@@ -330,7 +328,7 @@ class Relief(ReliefTargetMixin, _ReliefBase):
 
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'n_instances')
 
     _parameter_constraints = {
@@ -439,7 +437,7 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
 
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances')
 
     _parameter_constraints = {
@@ -603,7 +601,7 @@ class IRelief(_ReliefBase):
     def _margin_sum(self, data, y, w, sigma, ent_h):
         """``sum_n (1 - o_n) z_n`` under ``w``; fills the hit entropies ``ent_h``."""
         n = data.n
-        if _on_gpu() and isinstance(data, _kernels_mixed.PlainDiff):
+        if on_gpu() and isinstance(data, mixed_kernels.PlainDiff):
             sm = soft_margins(data.Z, y, w, sigma, "manhattan", sample_weight=self._inlier_probability)
             ent_h[:] = sm.hit_entropy
             return sm.z
@@ -611,7 +609,7 @@ class IRelief(_ReliefBase):
         z = np.zeros(data.d)
         for s, e, D in data.distance_chunks(w=w, n_arrays=6):
             P = np.empty(D.shape, dtype=np.float64)
-            _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), y[s:e], y, s, 1.0 / sigma, P,
+            kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), y[s:e], y, s, 1.0 / sigma, P,
                                        lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
             P *= self._inlier_probability(lh[s:e], lm[s:e])[:, None]
             if e - s == n:  # the whole matrix: each pair's margin term once
@@ -622,7 +620,7 @@ class IRelief(_ReliefBase):
     def _fit(self, X, y):
         data = self._diff_data(X, y)
         if data is None:
-            data = _kernels_mixed.PlainDiff(self._normalized(X))
+            data = mixed_kernels.PlainDiff(self._normalized(X))
         d = X.shape[1]
         w = np.full(d, 1.0 / np.sqrt(d))
         sigma = _auto_sigma(data, w) if isinstance(self.sigma, str) else float(self.sigma)
@@ -874,9 +872,9 @@ def _radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s
     lab_rows = np.ascontiguousarray(lab_rows, dtype=np.float64)
     lab_cols = np.ascontiguousarray(lab_cols, dtype=np.float64)
     counts = np.empty((D.shape[0], n_groups), np.int64)
-    _kernels.radius_counts(D, T, self_cols, lab_rows, lab_cols, float(s), kind, counts)
+    kernels.radius_counts(D, T, self_cols, lab_rows, lab_cols, float(s), kind, counts)
     table = np.ascontiguousarray(table_fn(counts), dtype=np.float64)
-    return _kernels.radius_coefficients(D, T, self_cols, lab_rows, lab_cols, float(s), kind, table, bool(fold),
+    return kernels.radius_coefficients(D, T, self_cols, lab_rows, lab_cols, float(s), kind, table, bool(fold),
                                         bool(fold and symmetric), np.empty(D.shape, np.float64))
 
 
@@ -922,10 +920,10 @@ def _fold_pairs(P):
     ``sum_ij P_ij phi(z_i - z_j)`` is then a sum over half the pairs; giving pair ``(i, j)``
     to row ``i`` when ``j - i mod n`` is in the first half (instead of the upper triangle)
     keeps the rows, hence the threads of the kernel, equally loaded (compiled:
-    ``_kernels.fold_pairs``).
+    ``kernels.fold_pairs``).
     """
     P = np.ascontiguousarray(P, dtype=np.float64)
-    return _kernels.fold_pairs(P, np.empty_like(P))
+    return kernels.fold_pairs(P, np.empty_like(P))
 
 
 def radius_margins(Z, codes, rule="mean", multiclass="prior"):
@@ -970,9 +968,9 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
             T = np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2)
         else:
             T = _multisurf_thresholds(D, 0)
-        P = _radius_coefficients(D, T, 0, codes, codes, prior, multiclass, fold=True, symmetric=not _on_gpu())
+        P = _radius_coefficients(D, T, 0, codes, codes, prior, multiclass, fold=True, symmetric=not on_gpu())
         del D
-        z = _coef_phi_rows(Z, Z, P.astype(Z.dtype, copy=False), 0).sum(axis=0, dtype=np.float64)
+        z = coef_phi_rows(Z, Z, P.astype(Z.dtype, copy=False), 0).sum(axis=0, dtype=np.float64)
         return z / n, T
 
     def blocks():
@@ -989,7 +987,7 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
             T[start:stop] = _multisurf_thresholds(D, start)
         P = _radius_coefficients(D, T[start:stop], start, codes[start:stop], codes, prior,
                                  multiclass).astype(Z.dtype, copy=False)
-        per_sample[start:stop] = _coef_phi_rows(Z[start:stop], Z, P, 0)
+        per_sample[start:stop] = coef_phi_rows(Z[start:stop], Z, P, 0)
     return per_sample.sum(axis=0, dtype=np.float64) / n, T
 
 
@@ -1035,7 +1033,7 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
 
 class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner._fingerprint_view)
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state')
     _parameter_constraints = {
         "normalize": ["boolean"],
@@ -1066,7 +1064,7 @@ class _RadiusReliefBase(ReliefTargetMixin, _ReliefBase):
             self.scores_, thresholds = radius_margins(self._normalized(X), y, self._rule, self.multiclass)
         else:
             if data is None:
-                data = _kernels_mixed.PlainDiff(self._normalized(X))
+                data = mixed_kernels.PlainDiff(self._normalized(X))
             self.scores_, thresholds = mixed_radius_margins(data, y, self._rule, self.multiclass, rows)
         self.instances_ = np.arange(X.shape[0]) if rows is None else rows
         self._store_thresholds(thresholds)
