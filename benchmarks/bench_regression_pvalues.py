@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from knnweights import SURF, MLKRDiagonal, MultiSURF, ReliefF, WeightedKNNRegressor, bh_qvalues
+from knnweights import SURF, MLKRDiagonal, MultiSURF, Relief, ReliefF, WeightedKNNRegressor, bh_qvalues
 
 warnings.simplefilter("ignore")
 
@@ -78,28 +78,44 @@ def bench_skrebate(args):
     print(f"\nMultiSURF(pvalues=True) at (2000, 500): {time.perf_counter() - t:.2f} s")
 
 
-def _null_sets(kind, sets, seed0):
+NULL_SIZES = ((60, 40), (200, 20), (120, 100), (400, 50))
+
+
+def _null_sets(kind, sets, seed0, size):
+    n, d = size
     for s in range(sets):
         rng = np.random.default_rng(seed0 + s)
-        n, d = (60, 40) if s % 2 else (200, 20)
         X = rng.normal(size=(n, d))
         y = rng.integers(0, 2, n) if kind == "classes" else rng.normal(size=n)
         yield X, y
 
 
+NULL_METHODS = (("Relief", Relief, {}), ("ReliefF", ReliefF, {"n_neighbors": 10}), ("SURF", SURF, {}),
+                ("MultiSURF", MultiSURF, {}))
+
+
 def bench_null(args):
-    print(f"\n## Null calibration ({args.sets} sets per cell: n x d = 60 x 40 and 200 x 20 alternating)\n")
-    print("| method | outcome | pvalues | KS p (pooled) | mean p | p < 0.05 | p < 0.01 |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"\n## Null calibration ({args.sets} sets per cell, X ~ N(0, 1), no signal)\n")
+    print("| method | outcome | pvalues | n x d | KS p (pooled) | mean p | p < 0.05 | p < 0.01 | p < 0.001 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     keep = {}
-    for cls, kw in ((ReliefF, {"n_neighbors": 10}), (MultiSURF, {}), (SURF, {})):
+    for name, cls, kw in NULL_METHODS:
         for kind in ("classes", "continuous"):
             for mode in ("mantel", "pseudo-t"):
-                p = np.concatenate([cls(pvalues=mode, **kw).fit(X, y).pvalues_
-                                    for X, y in _null_sets(kind, args.sets, 1000)])
-                keep[(cls.__name__, kind, mode)] = p
-                print(f"| {cls.__name__} | {kind} | {mode} | {stats.kstest(p, 'uniform').pvalue:.3g} | "
-                      f"{p.mean():.3f} | {np.mean(p < 0.05):.3f} | {np.mean(p < 0.01):.3f} |", flush=True)
+                cells = []
+                for size in NULL_SIZES:
+                    p = np.concatenate([cls(pvalues=mode, **kw).fit(X, y).pvalues_
+                                        for X, y in _null_sets(kind, args.sets, 1000, size)])
+                    cells.append(p)
+                    if mode == "mantel":
+                        print(f"| {name} | {kind} | {mode} | {size[0]} x {size[1]} | "
+                              f"{stats.kstest(p, 'uniform').pvalue:.3g} | {p.mean():.3f} | {np.mean(p < 0.05):.3f} | "
+                              f"{np.mean(p < 0.01):.4f} | {np.mean(p < 0.001):.4f} |", flush=True)
+                p = np.concatenate(cells)
+                keep[(name, kind, mode)] = p
+                print(f"| {name} | {kind} | {mode} | all four | {stats.kstest(p, 'uniform').pvalue:.3g} | "
+                      f"{p.mean():.3f} | {np.mean(p < 0.05):.3f} | {np.mean(p < 0.01):.4f} | "
+                      f"{np.mean(p < 0.001):.4f} |", flush=True)
     if args.plot:
         import matplotlib
 
@@ -109,7 +125,7 @@ def bench_null(args):
         fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
         for ax, kind in zip(axes, ("classes", "continuous"), strict=True):
             for (name, k, mode), p in keep.items():
-                if k != kind or name == "SURF":
+                if k != kind or name not in ("ReliefF", "MultiSURF"):
                     continue
                 q = np.sort(p)
                 ax.plot(np.arange(1, q.size + 1) / (q.size + 1), q, ls="-" if mode == "mantel" else "--",
@@ -156,30 +172,35 @@ def _planted(kind, seed, n=120, d=100, n_rel=10, effect=1.0):
     return X, y
 
 
+FDR_METHODS = (("ReliefF", lambda: ReliefF(n_neighbors=10, pvalues=True)), ("MultiSURF", lambda: MultiSURF(pvalues=True)),
+               ("SURF", lambda: SURF(pvalues=True)), ("Relief", lambda: Relief(pvalues=True)))
+
+
 def bench_fdr(args):
-    print(f"\n## Benjamini-Hochberg at q = 0.05 over {args.sets} sets (n = 120, d = 100, 10 planted)\n")
-    print("| method | outcome | mean FDP | mean power (of 10) | sets with a discovery |")
-    print("|---|---|---|---|---|")
+    sets = args.fdr_sets
+    print(f"\n## Benjamini-Hochberg at q = 0.05 over {sets} sets (n = 120, d = 100, 10 planted)\n")
+    print("| method | outcome | mean FDP (+- s.e.) | mean power (of 10) | sets with a discovery | "
+          "mean false discoveries |")
+    print("|---|---|---|---|---|---|")
     for kind in ("classes", "continuous"):
         rows = {}
-        for s in range(args.sets):
+        for s in range(sets):
             X, y = _planted(kind, 5000 + s)
             if kind == "classes":
                 base = stats.ttest_ind(X[y == 1], X[y == 0]).pvalue
             else:
                 base = np.array([stats.pearsonr(X[:, j], y)[1] for j in range(X.shape[1])])
             ps = {("t-test" if kind == "classes" else "Pearson"): base}
-            for mode in ("mantel", "pseudo-t"):
-                ps[f"ReliefF, {mode}"] = ReliefF(n_neighbors=10, pvalues=mode).fit(X, y).pvalues_
-                ps[f"MultiSURF, {mode}"] = MultiSURF(pvalues=mode).fit(X, y).pvalues_
+            for name, make in FDR_METHODS:
+                ps[name] = make().fit(X, y).pvalues_
             for name, p in ps.items():
                 found = np.flatnonzero(bh_qvalues(p) <= 0.05)
                 fdp = np.mean(found >= 10) if found.size else 0.0
-                rows.setdefault(name, []).append((fdp, np.sum(found < 10), found.size > 0))
+                rows.setdefault(name, []).append((fdp, np.sum(found < 10), found.size > 0, np.sum(found >= 10)))
         for name, r in rows.items():
             a = np.array(r, dtype=float)
-            print(f"| {name} | {kind} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.2f} | {int(a[:, 2].sum())} |",
-                  flush=True)
+            print(f"| {name} | {kind} | {a[:, 0].mean():.3f} +- {a[:, 0].std(ddof=1) / np.sqrt(len(a)):.3f} | "
+                  f"{a[:, 1].mean():.2f} | {int(a[:, 2].sum())} | {a[:, 3].mean():.2f} |", flush=True)
 
 
 def bench_xor(args):
@@ -264,6 +285,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     p.add_argument("--sets", type=int, default=50, help="simulated data sets per cell (default: 50)")
+    p.add_argument("--fdr-sets", type=int, default=200, help="simulated data sets of the fdr section (default: 200)")
     p.add_argument("--plot", default="docs/figures/pvalues_null_calibration.png",
                    help="the null-calibration plot ('' for none)")
     args = p.parse_args()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from knnweights import MultiSURF, Relief, ReliefF, Simba, bh_qvalues, permutation_pvalues
+from knnweights import SURF, MultiSURF, Relief, ReliefF, Simba, bh_qvalues, permutation_pvalues
 from knnweights.weighters.relief import range_normalize
 
 
@@ -71,38 +71,147 @@ def test_mantel_tails_not_anti_conservative():
     assert np.mean(p < 0.01) <= 0.01 + 3 * np.sqrt(0.01 * 0.99 / p.size)
 
 
-@pytest.mark.parametrize("kind", ["continuous", "classes"])
-def test_mantel_variance_is_the_exact_permutation_variance(kind):
-    """Every permutation of y on 7 samples, the pairs held fixed: the formula's variance is exact."""
+def _loo_pair_matrix(Z, y, kind, rule, f, k=3):
+    """Brute force: the pairs of feature ``f`` (the rule on the distance without ``f``) as a 0/1 matrix."""
+    n = Z.shape[0]
+    D = np.abs(Z[:, None, :] - Z[None, :, :]).sum(axis=2) - np.abs(Z[:, None, f] - Z[None, :, f])
+    M = np.zeros((n, n), bool)
+    if rule in ("surf", "multisurf"):
+        off = ~np.eye(n, dtype=bool)
+        if rule == "surf":
+            T = np.full(n, D.sum() / n**2)
+        else:
+            vals = D[off].reshape(n, n - 1)
+            T = vals.mean(axis=1) - vals.std(axis=1) / 2
+        return (D < T[:, None]) & off
+    codes = np.zeros(n, int) if kind == "continuous" else np.unique(y, return_inverse=True)[1]
+    for i in range(n):
+        order = [j for j in np.lexsort((np.arange(n), D[i])) if j != i]
+        if rule == "relieff" and kind == "classes":
+            pools = [[j for j in order if codes[j] == c] for c in range(codes.max() + 1)]
+        else:  # hits and misses (one pool for a continuous outcome)
+            pools = [[j for j in order if codes[j] == codes[i]], [j for j in order if codes[j] != codes[i]]]
+        for pool in pools:
+            M[i, pool[:k]] = True
+    return M
+
+
+def _pair_outcome_matrix(M, G):
+    """``C = (W + W') / 2``, ``W_ij = g_ij - gbar_i`` on the pairs of ``i`` (``gbar_i`` their mean outcome)."""
+    gi = (G * M).sum(axis=1) / np.maximum(M.sum(axis=1), 1)
+    W = np.where(M, G - gi[:, None], 0.0)
+    return (W + W.T) / 2
+
+
+def _moments_of(est_cls, X, y, kind, **kw):
+    from knnweights.weighters import _relief_regression as rr
+
+    est = est_cls(**kw).fit(X, y)
+    codes = np.unique(y, return_inverse=True)[1] if kind == "classes" else np.zeros(len(y), np.int64)
+    data = rr._diff_data(est, X, codes)
+    return rr._pair_moments(est, data, codes if kind == "classes" else y, kind), range_normalize(X)
+
+
+RULES = [(ReliefF, {"n_neighbors": 3}, "relieff"), (Relief, {}, "relief"), (SURF, {}, "surf"),
+         (MultiSURF, {}, "multisurf")]
+
+
+@pytest.mark.parametrize("kind", ["classes", "continuous"])
+@pytest.mark.parametrize("est_cls, kw, rule", RULES, ids=[r[2] for r in RULES])
+def test_mantel_moments_are_the_exact_permutation_moments(est_cls, kw, rule, kind):
+    """Every permutation of a feature's values on 8 samples, its pairs (found without it) and the outcome
+    held fixed: the statistic, mean, variance and third moment are exact."""
     import itertools
 
-    from knnweights.engine._kernels_mixed import PlainDiff
-    from knnweights.significance import PairMoments
-    from knnweights.weighters._relief_regression import _nearest
-
     rng = np.random.default_rng(11)
-    n = 7
-    X = rng.normal(size=(n, 3))
-    y = rng.normal(size=n) if kind == "continuous" else np.array([0, 1, 0, 1, 1, 0, 0])
-    data = PlainDiff(range_normalize(X))
-    rows, idx = _nearest(data, np.zeros(n, np.int64), 2, None, per_class=False)
-    idx = np.ascontiguousarray(idx[:, 0])
+    n, d = 8, 3
+    X = rng.normal(size=(n, d))
+    y = rng.normal(size=n) if kind == "continuous" else np.array([0, 1, 0, 2, 1, 0, 2, 1])
+    m, Z = _moments_of(est_cls, X, y, kind, **kw)
+    st = m.statistics("mantel")
+    G = np.abs(y[:, None] - y[None, :]) / np.ptp(y) if kind == "continuous" else (y[:, None] != y[None, :]) * 1.0
+    perms = np.array(list(itertools.permutations(range(n))))
+    for f in range(d):
+        M = _loo_pair_matrix(Z, y, kind, rule if kind == "classes" or rule != "relieff" else "knn", f,
+                             k=kw.get("n_neighbors", 1))
+        C = _pair_outcome_matrix(M, G)
+        zp = Z[:, f][perms]
+        S = np.einsum("ij,bij->b", C, np.abs(zp[:, :, None] - zp[:, None, :]))
+        assert st.n_pairs[f] == M.sum()
+        np.testing.assert_allclose(st.statistic[f], S[0], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(st.mean[f], S.mean(), atol=1e-10)
+        np.testing.assert_allclose(st.var[f], S.var(), rtol=1e-8)
+        np.testing.assert_allclose(st.third[f], ((S - S.mean()) ** 3).mean(), rtol=1e-6, atol=1e-12 * S.std() ** 3)
 
-    def g_of(v):
-        d = np.abs(v[rows][:, None] - v[idx])
-        return d / np.ptp(v) if kind == "continuous" else (d > 0).astype(float)
 
-    m = PairMoments(data)
-    m.set_outcome(y, kind)
-    m.add_index(data, rows, idx, idx >= 0, g_of(y))
-    stat, _, ok = m.statistics("mantel")
-    Z = range_normalize(X)
-    a = np.abs(Z[rows][:, None, :] - Z[idx])  # (n, k, d)
-    ac = a - a.reshape(-1, 3).mean(axis=0)
-    S_obs = np.einsum("rk,rkd->d", g_of(y), ac)
-    S = np.array([np.einsum("rk,rkd->d", g_of(y[list(p)]), ac) for p in itertools.permutations(range(n))])
-    np.testing.assert_allclose(S.mean(axis=0), 0.0, atol=1e-12)
-    np.testing.assert_allclose(stat, S_obs / np.sqrt((S**2).mean(axis=0)), rtol=1e-9)
+@pytest.mark.parametrize("discrete", [False, True])
+def test_difference_sums_match_the_dense_matrix(discrete):
+    from knnweights.significance import difference_sums
+
+    rng = np.random.default_rng(3)
+    V = rng.integers(0, 3, (40, 2)) * 1.0 if discrete else np.round(rng.normal(size=(40, 2)), 1) + 100.0
+    got = difference_sums(V, discrete)
+    for f in range(2):
+        v = V[:, f]
+        D = (v[:, None] != v[None, :]) * 1.0 if discrete else np.abs(v[:, None] - v[None, :])
+        r, r2, r3 = D.sum(1), (D**2).sum(1), (D**3).sum(1)
+        want = {"T1": r.sum(), "T2": r2.sum(), "T3": r3.sum(), "R2": (r * r).sum(), "Q": (r2 * r).sum(),
+                "S3": (r**3).sum(), "P3": r @ D @ r, "Tr": np.trace(D @ D @ D)}
+        for key, value in want.items():
+            assert got[key][f] == pytest.approx(value, rel=1e-9), key
+
+
+def test_sampled_triangles_close_to_exact():
+    """Dense (radius) neighbourhoods: the sampled trace C^3 gives nearly the exact skewness."""
+    from knnweights.significance import PairMoments
+    from knnweights.weighters import _relief_regression as rr
+
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(150, 8)), rng.integers(0, 2, 150)
+    est = MultiSURF().fit(X, y)
+    data = rr._diff_data(est, X, y)
+    out = []
+    for work in (1e12, 0.0):
+        m = PairMoments(data, triangle_work=work)
+        m.set_outcome(y, "classes")
+        m.set_radius("mean-std/2", est.thresholds_)
+        out.append(m.statistics())
+    exact, sampled = out
+    np.testing.assert_allclose(sampled.var, exact.var, rtol=1e-10)
+    assert np.all(exact.skewness > 0.05)
+    np.testing.assert_allclose(sampled.skewness, exact.skewness, atol=0.05)
+    assert not np.allclose(sampled.skewness, exact.skewness, atol=1e-9)  # it did sample
+
+
+@pytest.mark.parametrize("kind", ["classes", "continuous"])
+def test_pearson3_reference_follows_the_permutation_distribution(kind):
+    """4000 random permutations of each feature's values (its pairs and the outcome fixed): the Pearson III
+    p-values agree with the Monte Carlo ones; the normal reference (skewness ignored) does not as well."""
+    rng = np.random.default_rng(21)
+    n, d = 60, 6
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, 2, n) if kind == "classes" else rng.normal(size=n)
+    X[:, 0] += 0.4 * (y if kind == "classes" else np.sign(y))  # one feature with a moderate effect
+    m, Z = _moments_of(MultiSURF, X, y, kind)
+    st = m.statistics("mantel")
+    p3 = m.pvalues("mantel")
+    G = np.abs(y[:, None] - y[None, :]) / np.ptp(y) if kind == "continuous" else (y[:, None] != y[None, :]) * 1.0
+    perm_rng = np.random.default_rng(0)
+    B = 4000
+    err3, errn = [], []
+    for f in range(d):
+        M = _loo_pair_matrix(Z, y, kind, "multisurf", f)
+        C = _pair_outcome_matrix(M, G)
+        z = Z[:, f]
+        P = np.array([perm_rng.permutation(n) for _ in range(B)])
+        A = np.abs(z[P][:, :, None] - z[P][:, None, :])  # (B, n, n)
+        S = np.einsum("ij,bij->b", C, A)
+        p_mc = (np.sum(S >= st.statistic[f] - 1e-12) + 1) / (B + 1)
+        assert abs(p3[f] - p_mc) < 0.02 + 0.25 * p_mc
+        err3.append(abs(p3[f] - p_mc))
+        errn.append(abs(stats.norm.sf(st.z[f]) - p_mc))
+    assert st.skewness.mean() > 0.1
+    assert np.mean(err3) < np.mean(errn)
 
 
 def test_published_pseudo_t_too_small_under_continuous_null():
@@ -173,7 +282,6 @@ def test_pair_sums_on_the_mixed_data_path_equal_the_plain_path():
     and a discrete feature's pair sums count a mismatch as 1."""
     from knnweights.engine import _kernels_mixed
     from knnweights.significance import PairMoments
-    from knnweights.weighters._relief_regression import _nearest
 
     rng = np.random.default_rng(12)
     X = rng.normal(size=(60, 4))
@@ -183,11 +291,9 @@ def test_pair_sums_on_the_mixed_data_path_equal_the_plain_path():
     mixed = _kernels_mixed.DiffData(_kernels_mixed.build_mixed(X, zeros, 1, np.zeros(4, bool)))
     out = []
     for data in (plain, mixed):
-        rows, idx = _nearest(data, zeros, 5, None, per_class=False)
-        idx = np.ascontiguousarray(idx[:, 0])
         m = PairMoments(data)
         m.set_outcome(y, "continuous")
-        m.add_index(data, rows, idx, idx >= 0, np.abs(y[rows][:, None] - y[idx]) / np.ptp(y))
+        m.set_knn(5, per_class=False)
         out.append((m.pvalues(), m.pvalues("pseudo-t")))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9)

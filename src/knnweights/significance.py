@@ -5,23 +5,24 @@
   Inference Relief (STIR) feature selection", Bioinformatics 35(8), 2019) and the NPDR-style
   regression of neighbour-pair differences for a continuous target (Le, Dawkins & McKinney,
   "Nearest-neighbor Projected-Distance Regression (NPDR) for detecting network interactions
-  with adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020), tested
-  against their outcome-permutation (Mantel) mean and variance, or by the published
-  pseudo t-test.
+  with adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020), referred
+  to their outcome-permutation (Mantel) distribution through its exact first three moments
+  and a Pearson type III curve, or to the published pseudo t-test.
+* :func:`mantel_moments`, :func:`difference_sums`: those moments.
 * :func:`bh_qvalues`: Benjamini-Hochberg (1995) adjusted p-values (q-values).
 * :func:`permutation_pvalues`: a permutation test for any weighter.
 * :func:`univariate_tests`: the univariate baselines (t / ANOVA F, Pearson / Spearman).
 """
 
 import numpy as np
-import scipy.sparse
 from scipy import stats
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from .engine import _kernels, _kernels_mixed
+from .engine import _kernels_mixed, _kernels_pairs
 
-__all__ = ["PairMoments", "bh_qvalues", "diff_matrix_moments", "permutation_pvalues", "univariate_tests"]
+__all__ = ["PairMoments", "bh_qvalues", "difference_sums", "mantel_moments", "permutation_pvalues",
+           "univariate_tests"]
 
 
 def bh_qvalues(pvalues):
@@ -56,251 +57,474 @@ def _falling(n, k):
     return out
 
 
-def diff_matrix_moments(V, disc):
-    """Per column of ``V``, the sums over all ordered pairs ``i != j`` of the difference matrix ``D_ij``:
-    ``(S_D, S_D2, S_D3) = (sum D_ij, sum D_ij^2, sum_i (sum_j D_ij)^2)``, in ``O(n log n)`` a column.
+#: the sums over ordered pairs of a symmetric, zero-diagonal matrix ``X`` from which its permutation
+#: moments are built (``r = X 1``, ``r2`` / ``r3`` the row sums of ``X^2`` / ``X^3`` elementwise)
+_BASICS = ("T1", "T2", "T3", "R2", "Q", "S3", "P3", "Tr")
 
-    ``D_ij = |v_i - v_j|`` (row sums from the sorted values and their prefix sums), or
-    ``[v_i != v_j]`` for the columns flagged in ``disc`` (from the level counts).
+
+def _injective_sums(b, order):
+    """``[(v, N, sum)]``: for each shape of ``order`` (2 or 3) ordered pairs with ``v`` distinct samples,
+    the number ``N`` of ways the pairs' slots can coincide in that shape and the sum of the products
+    over distinct samples, from the basic sums ``b`` (``T1 = sum X``, ``T2 = sum X^2``, ``T3 = sum X^3``,
+    ``R2 = sum r^2``, ``Q = sum r2 r``, ``S3 = sum r^3``, ``P3 = r' X r``, ``Tr = trace X^3``).
+
+    Each is the Moebius inversion, over the ways of identifying samples, of the unrestricted sums
+    (which factor over connected pieces: an edge, a double or triple edge, a path, a star, a
+    triangle); ``tests/test_significance.py`` checks the resulting moments against the
+    enumeration of all permutations.
     """
-    V = np.asarray(V, dtype=np.float64)
+    T1, T2, R2 = b["T1"], b["T2"], b["R2"]
+    if order == 2:
+        return [(2, 2, T2), (3, 4, R2 - T2), (4, 1, T1 * T1 - 4 * R2 + 2 * T2)]
+    T3, Q, S3, P3, Tr = b["T3"], b["Q"], b["S3"], b["P3"], b["Tr"]
+    return [
+        (2, 4, T3),                                        # one pair three times
+        (3, 24, Q - T3),                                   # a pair twice and one sharing a sample
+        (3, 8, Tr),                                        # a triangle
+        (4, 6, T1 * T2 - 4 * Q + 2 * T3),                  # a pair twice and a disjoint one
+        (4, 8, S3 - 3 * Q + 2 * T3),                       # a star
+        (4, 24, P3 - 2 * Q + T3 - Tr),                     # a path of three pairs
+        (5, 12, R2 * T1 - T1 * T2 - 4 * P3 + 10 * Q - 2 * S3 - 4 * T3 + 2 * Tr),  # a path of two and a pair
+        (6, 1, T1**3 - 12 * R2 * T1 + 6 * T1 * T2 + 24 * P3 - 48 * Q + 16 * S3 + 16 * T3 - 8 * Tr),  # three disjoint
+    ]
+
+
+def mantel_moments(c, dd, n):
+    """Mean, variance and third central moment of ``S = sum_{i != j} C_ij D_{pi(i) pi(j)}`` over the
+    uniform permutations ``pi`` of ``n`` samples, ``C`` and ``D`` symmetric with zero diagonal.
+
+    ``c`` / ``dd``: the basic sums of ``C`` / ``D`` (:func:`_injective_sums`; arrays broadcast, e.g.
+    one entry per feature).  ``E[S^m] = sum over shapes of N * sum_C * sum_D / n^(v)`` (the samples
+    of a shape go to ``v`` distinct samples, each assignment with probability ``1 / n^(v)``,
+    ``n^(v) = n (n - 1) ... (n - v + 1)``); the second-order sum is the Mantel (1967) variance,
+    the third-order one the exact third moment (Siemiatycki 1978 computed it for Mantel's
+    statistic; Mielke & Berry 2007, Ch. 2, use the three moments for MRPP).
+    """
+    m1 = c["T1"] * dd["T1"] / _falling(n, 2)
+    m2 = sum(N * sc * sd / _falling(n, v) for (v, N, sc), (_, _, sd) in
+             zip(_injective_sums(c, 2), _injective_sums(dd, 2), strict=True))
+    m3 = sum(N * sc * sd / _falling(n, v) for (v, N, sc), (_, _, sd) in
+             zip(_injective_sums(c, 3), _injective_sums(dd, 3), strict=True))
+    return m1, m2 - m1 * m1, m3 - 3 * m1 * m2 + 2 * m1**3
+
+
+def difference_sums(V, discrete=False):
+    """The basic sums (:func:`_injective_sums`) of each column's difference matrix, in ``O(n log n)``.
+
+    ``D_ij = |v_i - v_j|`` for a continuous column (from the sorted values and their prefix
+    sums of powers), ``[v_i != v_j]`` for a discrete one (from the level counts).  ``V``:
+    ``(n,)`` (scalars out) or ``(n, d)`` (arrays of length ``d``); ``discrete``: a bool or a
+    mask of the columns.
+    """
+    V = np.asarray(V)
+    one = V.ndim == 1
+    V = V.reshape(V.shape[0], -1)
     n, d = V.shape
-    s_a, s_a2, s_a3 = np.zeros(d), np.zeros(d), np.zeros(d)
-    cont = np.flatnonzero(~disc)
-    if cont.size:
-        S = np.sort(V[:, cont], axis=0)
-        before = np.cumsum(S, axis=0) - S  # sum of the smaller values
-        total = S.sum(axis=0)
-        k = np.arange(n)[:, None]
-        r = S * k - before + (total - before - S) - S * (n - 1 - k)
-        s_a[cont], s_a3[cont] = r.sum(axis=0), (r * r).sum(axis=0)
-        s_a2[cont] = 2.0 * n * (V[:, cont] ** 2).sum(axis=0) - 2.0 * V[:, cont].sum(axis=0) ** 2
+    nf = float(n)
+    disc = np.broadcast_to(np.asarray(discrete, dtype=bool), (d,))
+    out = {key: np.zeros(d) for key in _BASICS}
     for f in np.flatnonzero(disc):
         m = np.unique(V[:, f], return_counts=True)[1].astype(np.float64)
-        s_a[f] = s_a2[f] = float((m * (n - m)).sum())
-        s_a3[f] = float((m * (n - m) ** 2).sum())
-    return s_a, s_a2, s_a3
+        t = (m * (nf - m)).sum()
+        r2 = (m * (nf - m) ** 2).sum()
+        p1, p2, p3 = m.sum(), (m**2).sum(), (m**3).sum()
+        for key, value in (("T1", t), ("T2", t), ("T3", t), ("R2", r2), ("Q", r2), ("S3", (m * (nf - m) ** 3).sum()),
+                           ("P3", t * t - ((m * (nf - m)) ** 2).sum()), ("Tr", p1**3 - 3 * p1 * p2 + 2 * p3)):
+            out[key][f] = value
+    cont = np.flatnonzero(~disc)
+    if cont.size:
+        s = np.sort(np.asarray(V[:, cont], dtype=np.float64), axis=0)
+        s = s - s[n // 2]  # differences only: centred for accuracy
+        k = np.arange(n, dtype=np.float64)[:, None]
+
+        def before(x):  # sums over the smaller sorted positions
+            return np.cumsum(x, axis=0) - x
+
+        def after(x):
+            return x.sum(axis=0) - np.cumsum(x, axis=0)
+
+        s2 = s * s
+        b1, b2, b3 = before(s), before(s2), before(s2 * s)
+        a1, a2, a3 = after(s), after(s2), after(s2 * s)
+        b0, a0 = k, nf - 1 - k
+        left1, left2 = s * b0 - b1, s2 * b0 - 2 * s * b1 + b2
+        right1, right2 = a1 - s * a0, a2 - 2 * s * a1 + s2 * a0
+        r1 = left1 + right1
+        r2 = left2 + right2
+        r3 = (s2 * s * b0 - 3 * s2 * b1 + 3 * s * b2 - b3) + (a3 - 3 * s * a2 + 3 * s2 * a1 - s2 * s * a0)
+        rs = r1 * s
+        out["T1"][cont], out["T2"][cont], out["T3"][cont] = r1.sum(0), r2.sum(0), r3.sum(0)
+        out["R2"][cont], out["Q"][cont], out["S3"][cont] = (r1 * r1).sum(0), (r2 * r1).sum(0), (r1 * r1 * r1).sum(0)
+        out["P3"][cont] = (r1 * ((s * before(r1) - before(rs)) + (after(rs) - s * after(r1)))).sum(0)
+        # trace D^3 = 6 sum_{i < j < k} (s_j - s_i)(s_k - s_j)(s_k - s_i), by the middle sample j
+        out["Tr"][cont] = 6.0 * (left2 * right1 + left1 * right2).sum(0)
+    return {key: float(v[0]) for key, v in out.items()} if one else out
+
+
+def _row_difference_sums(V, discrete):
+    """Per sample and column, ``sum_j D_ij`` and ``sum_j D_ij^2`` of :func:`difference_sums`' matrices."""
+    V = np.asarray(V, dtype=np.float64)
+    n, d = V.shape
+    r1, r2 = np.empty((n, d)), np.empty((n, d))
+    for f in range(d):
+        v = V[:, f]
+        if discrete[f]:
+            lev, inv, cnt = np.unique(v, return_inverse=True, return_counts=True)
+            r1[:, f] = r2[:, f] = n - cnt[inv]
+            continue
+        order = np.argsort(v, kind="stable")
+        s = v[order] - v[order[n // 2]]
+        k = np.arange(n, dtype=np.float64)
+        c = np.cumsum(s) - s
+        tot = s.sum()
+        r1[order, f] = (s * k - c) + ((tot - c - s) - s * (n - 1 - k))
+        r2[order, f] = n * s * s - 2 * s * tot + (s * s).sum()
+    return r1, r2
 
 
 class PairMoments:
-    """Sums over neighbour pairs ``(i, j)`` for a per-feature test of ``diff_A(i, j)`` against ``g_ij``.
+    """The pair statistic of the Relief family's ``pvalues_`` and its null distribution.
 
-    With ``a = diff(A, x_i, x_j)`` (Relief's ``diff``: range-normalised absolute difference,
-    0/1 on a discrete feature) and a pair outcome ``g``, the statistic is the covariance of
-    ``a`` and ``g`` over the ``P`` neighbour pairs, ``S = sum_p (g_p - gbar) a_p`` (the slope
-    of ``a`` on ``g`` times ``sum (g - gbar)^2``), tested one-sided (``S > 0``):
+    Over the neighbour pairs ``(i, j)`` (a sample and one of its neighbours), with ``a =
+    diff(A, x_i, x_j)`` (Relief's ``diff``: range-normalised absolute difference, 0/1 on a
+    discrete feature) and the outcome's difference ``g`` of the pair, the statistic of
+    feature ``A`` is the covariance of ``a`` and ``g`` over its ``P`` pairs,
+    ``S = sum_p (g_p - gbar) a_p`` (the slope of ``a`` on ``g`` times ``sum (g - gbar)^2``),
+    tested one-sided (``S > 0``: the feature differs more across the outcome than within it):
 
-    * Class labels, ``g = 1`` for a miss pair and 0 for a hit pair: the slope is
-      ``mean_M - mean_H``, the Relief weight of the pairs (ReliefF's with equal hit and miss
-      counts): STIR (Le et al. 2019).
-    * A continuous target, ``g = |y_i - y_j| / (max y - min y)``: NPDR's regression of pair
-      differences (Le et al. 2020).
+    * class labels, ``g = [y_i != y_j]`` (1 for a miss pair, 0 for a hit pair): the slope is
+      ``mean_M - mean_H``, STIR's statistic (Le, Urbanowicz, Moore & McKinney 2019), the
+      Relief weight of the pairs;
+    * a continuous target, ``g = |y_i - y_j| / (max y - min y)``: NPDR's regression of the
+      pair differences (Le, Dawkins & McKinney 2020).
 
-    Two null distributions (``method``):
+    The pairs are the fit's neighbourhoods (:meth:`set_knn`: the ``k`` nearest of each pool
+    of candidates, ties to the lower index; :meth:`set_radius`: SURF's or MultiSURF's
+    radius), with two references (``method``):
 
-    * ``"pseudo-t"``: the published one, pairs taken as independent: the ordinary
-      least-squares ``t = r sqrt((P - 2) / (1 - r^2))`` on ``P - 2`` degrees of freedom
-      (``r`` the pair correlation).  For classes this is STIR's pseudo t statistic: the
-      two-sample t with the pooled variance
-      ``S_p^2 = ((|H| - 1) S_H^2 + (|M| - 1) S_M^2) / (|H| + |M| - 2)``,
-      ``t = (mean_M - mean_H) / (S_p sqrt(1/|H| + 1/|M|))`` on ``|H| + |M| - 2`` degrees
-      of freedom.  The pairs share samples, so this variance is too small and the p-values
-      come out too small under the null (most for a continuous target and for the radius
-      neighbourhoods: benchmarks/bench_regression_pvalues.md).
-    * ``"mantel"`` (the default of the estimators): the outcome permuted over the samples,
-      the neighbour pairs held fixed.  ``S = sum_{i != j} C_ij D_ij`` with ``D`` the outcome's
-      difference matrix (``D_ij = g`` of the pair ``(i, j)``: ``[y_i != y_j]`` or
-      ``|y_i - y_j| / (max y - min y)``) and ``C_ij = (W_ij + W_ji) / 2``, ``W_ij`` the
-      ``a - abar`` of pair ``(i, j)`` (0 for a non-pair): a Mantel (1967) statistic, whose
-      exact permutation mean is 0 (``S_C = 0``) and whose exact permutation variance, with
-      ``S_X = sum X_ij``, ``S_X2 = sum X_ij^2``, ``S_X3 = sum_i (sum_j X_ij)^2`` and
-      ``n^(k) = n (n - 1) ... (n - k + 1)``, is::
+    * ``"pseudo-t"``, the published one (STIR, Sec. 2; NPDR), on the fit's own pairs taken as
+      independent: the ordinary least-squares ``t = r sqrt((P - 2) / (1 - r^2))`` (``r`` the
+      pair correlation) on ``P - 2`` degrees of freedom; for classes exactly STIR's pseudo t,
+      the two-sample t of the miss and hit differences with the pooled variance
+      ``S_p^2 = ((|M| - 1) S_M^2 + (|H| - 1) S_H^2) / (|M| + |H| - 2)``,
+      ``t = (mean_M - mean_H) / (S_p sqrt(1/|M| + 1/|H|))``, ``|M| + |H| - 2`` degrees of
+      freedom.  The pairs share samples, so this variance is too small and the p-values are
+      too small under the null (benchmarks/bench_regression_pvalues.md).
+    * ``"mantel"`` (the estimators' default): for feature ``A``, the pairs are those of the
+      fit's rule on the distance without ``A`` (``d_ij - diff(A, x_i, x_j)``; the radius
+      thresholds too), so that they do not depend on ``A``.  Under the null that ``A`` is
+      independent of the outcome and of the other features, its values are then
+      exchangeable over the samples given the pairs and the outcome, and the permutation
+      distribution of ``A``'s values, pairs and outcome fixed, is an exact null.  With
+      ``C_ij = (m_ij + m_ji) / 2 (g_ij - gbar)`` (``m`` the pair indicators) and ``D_ij =
+      diff(A, x_i, x_j)`` over all samples, ``S = sum_{i != j} C_ij D_ij`` is a Mantel
+      (1967) statistic; its exact permutation mean (0), variance and third moment follow
+      from sums of ``C`` and of ``D`` (:func:`mantel_moments`), and the reference is the
+      Pearson type III distribution with those three moments, as Mielke & Berry (2007,
+      Ch. 2) do for MRPP: the permutation distribution of such a quadratic form is skewed
+      and stays so as ``n`` grows, so a normal reference puts too many null p-values in the
+      far tail.  Where the Pearson III support ends below the statistic (a left-skewed
+      case), the normal tail is used.
 
-          Var S = 2 S_C2 S_D2 / n^(2) + 4 (S_C3 - S_C2)(S_D3 - S_D2) / n^(3)
-                  + (S_C^2 - 4 S_C3 + 2 S_C2)(S_D^2 - 4 S_D3 + 2 S_D2) / n^(4)
+      Why not the fit's own pairs and the outcome permuted: that reference is exact only for
+      the null of no signal in any feature.  With signal elsewhere, it is wrong for a
+      feature without any: ReliefF picks each sample's nearest misses from another pool
+      than its nearest hits, and a noise feature's differences grow with the pair distance
+      it is part of (false discovery proportions above the target), while a radius shared
+      by hits and misses does the opposite; and for Relief / ReliefF on classes the pairs
+      depend on the labels themselves.  The feature's own null is the one Benjamini-
+      Hochberg needs (benchmarks/bench_regression_pvalues.md).
 
-      (ordered pairs of pairs sharing two, one or no sample: the dependence between pairs
-      that share a sample is in the second term); ``z = S / sqrt(Var S)`` against the
-      standard normal.  Exact in mean and variance for neighbourhoods found without ``y``
-      (RReliefF's ``k`` nearest, the SURF / MultiSURF radius); for ReliefF / Relief on
-      classes, whose hits and misses are chosen by the labels, the pairs are held at the
-      observed ones (an approximation that ignores the hit / miss balance of each sample;
-      its calibration is measured in benchmarks/bench_regression_pvalues.md).  The ``D`` sums take ``O(n log n)``
-      (:func:`diff_matrix_moments`).
-
-    A feature (or an outcome) without variation gets ``p = 1``.
+    ``trace C^3 = sum_i sum_{j, k} C_ij C_jk C_ki`` is summed exactly over every two
+    neighbours of every sample when that is at most ``triangle_work`` terms (pairs of
+    neighbours times features); else each sample's inner sum is estimated from
+    ``max(256, triangle_work / (n d))`` random pairs of its neighbours (unbiased; a seeded
+    generator, so the result is deterministic).  A feature (or an outcome) without
+    variation gets ``p = 1``.  Memory: the candidate pairs (a superset of every feature's
+    pairs, about 12 bytes each) and ``O(n x feature_block)`` per block of features.
 
     Parameters
     ----------
     data : PlainDiff or DiffData
         The ``diff`` data of the fit (:mod:`knnweights.engine._kernels_mixed`), without
         missing values.
+    triangle_work : float, default=3e8
+        The budget of the triangle sums, above.
+    feature_block : int, default=128
+        Features handled together.
     """
 
-    def __init__(self, data):
+    #: the p-values' version (golden case "PairMoments"); the estimators' weights have their own
+    _algorithm_version = 2
+
+    def __init__(self, data, triangle_work=3e8, feature_block=128):
         self.data = data
-        n, d = data.n, data.d
-        self.L = np.zeros((2, d))   # sum g^k a, k = 0, 1
-        self.Q = np.zeros(d)        # sum a^2
-        self.G = np.zeros(3)        # sum g^k, k = 0..2
-        self.Gw = np.zeros(3)       # the same with a pair whose reverse is also a pair counted twice
-        self.node_g = np.zeros((2, n))  # per sample: sum of g^k over the pairs that contain it
-        self.node_a = np.zeros((n, d))  # per sample: sum of a over the pairs that contain it
-        self.Lw0, self.Qw = np.zeros(d), np.zeros(d)  # sum and sum of squares of a, a mutual pair twice
-        self.outcome = None
+        self.triangle_work = float(triangle_work)
+        self.feature_block = int(feature_block)
+        self._outcome = None
+        self._rule = None
+        self._cache = {}
         if isinstance(data, _kernels_mixed.PlainDiff):
-            self._E, self._F, self._disc = data.Z, None, None
+            self._E = np.ascontiguousarray(data.Z, dtype=np.float64)
+            self._ecol, self._plain = np.arange(data.d, dtype=np.int64), True
+            self._V, self._disc = self._E, np.zeros(data.d, bool)
         else:
             M = data.M
-            self._E, self._disc = M.E, M.disc.astype(bool)
-            self._F = np.zeros((M.E.shape[1], d))
-            self._F[np.arange(M.E.shape[1]), M.ecol] = 1.0
-
-    def _fold(self, out):
-        """Sums on the expanded columns -> per feature."""
-        out = np.asarray(out, dtype=np.float64).sum(axis=0)
-        return out if self._F is None else out @ self._F
-
-    def _fold_rows(self, out):
-        out = np.asarray(out, dtype=np.float64)
-        return out if self._F is None else out @ self._F
+            self._E = np.ascontiguousarray(M.E, dtype=np.float64)
+            self._ecol, self._plain = np.ascontiguousarray(M.ecol, dtype=np.int64), False
+            self._V, self._disc = np.asarray(M.V, dtype=np.float64), M.disc.astype(bool)
+        spans = np.ptp(self._V, axis=0) if self._V.shape[0] else np.zeros(data.d)
+        self._a_max = float(np.max(np.where(self._disc, 1.0, spans), initial=0.0))
 
     def set_outcome(self, y, kind):
-        """Test against permutations of the outcome ``y`` instead of the feature (pairs that do not
-        depend on ``y``): ``kind`` ``"classes"`` (``g = [y_i != y_j]``) or ``"continuous"``
-        (``g = |y_i - y_j| / (max y - min y)``)."""
-        y = np.asarray(y, dtype=np.float64)
+        """The outcome whose differences ``g`` the pairs carry: ``kind`` ``"classes"`` (``g = [y_i != y_j]``)
+        or ``"continuous"`` (``g = |y_i - y_j| / (max y - min y)``).  Call it before choosing the pairs."""
+        if kind not in ("classes", "continuous"):
+            raise ValueError(f"kind must be 'classes' or 'continuous', got {kind!r}")
         if kind == "continuous":
-            y = y / np.ptp(y)
-        self.outcome = diff_matrix_moments(y[:, None], np.array([kind == "classes"]))
+            v = np.asarray(y, dtype=np.float64)
+            span = float(np.ptp(v))
+            v = v / span if span > 0 else v
+            codes = np.zeros(v.shape[0], np.int64)
+        else:
+            codes = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int64).ravel()
+            v = codes.astype(np.float64)
+        self._outcome = (np.ascontiguousarray(v), kind == "continuous", codes)
+        self._cache.clear()
 
-    def _add(self, run, c, mutual, g, rows, col_nodes, col_sums):
-        """``run(coef, phi)``: per-sample sums of ``coef phi(diff)`` over the rows' pairs; ``col_sums[k]``:
-        the sums of ``g^k`` over the same pairs seen from their second sample, ``col_nodes``."""
-        per_row = run(c, _kernels.L1)
-        l0 = self._fold(per_row)
-        self.L[0] += l0
-        np.add.at(self.node_a, rows, self._fold_rows(per_row))
-        self.L[1] += self._fold(run(c * g, _kernels.L1))
-        cw = c * (1.0 + mutual)
-        lw = self._fold(run(cw, _kernels.L1))
-        self.Lw0 += lw
-        for w, l1, acc in ((c, l0, self.Q), (cw, lw, self.Qw)):
-            q = self._fold(run(w, _kernels.L2SQ))
-            if self._disc is not None:  # a discrete diff is 0/1: diff^2 = diff
-                q[self._disc] = l1[self._disc]
-            acc += q
-        for k in range(3):
-            self.G[k] += float((c * g**k).sum())
-            self.Gw[k] += float((c * (1.0 + mutual) * g**k).sum())
-        for k in range(2):
-            np.add.at(self.node_g[k], rows, (c * g**k).sum(axis=1))
-            np.add.at(self.node_g[k], col_nodes, col_sums[k])
+    def _codes(self):
+        if self._outcome is None:
+            raise ValueError("call set_outcome(y, kind) first")
+        return self._outcome[2]
 
-    def add_index(self, data, rows, idx, valid, g):
-        """Add the pairs ``(rows[r], idx[r, t])`` where ``valid[r, t]``, with outcomes ``g[r, t]``."""
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        idx = np.ascontiguousarray(idx, dtype=np.int64)
-        c = np.asarray(valid, dtype=np.float64)
-        g = np.where(valid, g, 0.0)
-        E = self._E
-        A = np.ascontiguousarray(E[rows])
+    def set_knn(self, k, per_class, rows=None):
+        """Pairs: each of ``rows`` (all by default) with its ``k`` nearest of each class (``per_class``:
+        ReliefF) or its ``k`` nearest hits and misses (Relief; one pool, its ``k`` nearest, for a
+        continuous outcome); ties to the lower index."""
+        from .weighters.relief import select_block
 
-        def run(coef, phi):
-            out = np.empty_like(A)
-            _kernels.index_phi_rows(A, E, idx, np.ascontiguousarray(coef, dtype=E.dtype), phi, out)
-            return out
+        codes = self._codes()
+        n = self.data.n
+        k = int(k)
+        n_pools = int(codes.max()) + 1 if per_class else 2
+        every = rows is None
+        rows = np.arange(n) if every else np.unique(np.asarray(rows, dtype=np.int64))
+        tau0 = np.full((n, n_pools, 1), np.inf)
+        jt0 = np.full((n, n_pools, 1), np.iinfo(np.int64).max, np.int64)
+        src, dst, dist = [], [], []
+        for s, e, D in self.data.distance_chunks(None if every else rows):
+            r = np.ascontiguousarray(rows[s:e])
+            idx, dd = select_block(np.ascontiguousarray(D), r, codes, k, per_class, n_pools)
+            last = idx[:, :, k - 1]
+            found = last >= 0
+            tau0[r, :, 0] = np.where(found, dd[:, :, k - 1], np.inf)
+            jt0[r, :, 0] = np.where(found, last, np.iinfo(np.int64).max)
+            pools = self._pools(r[:, None], np.arange(n)[None, :], per_class)
+            bound = tau0[r[:, None], pools, 0] + self._a_max
+            near = np.asarray(D, dtype=np.float64) <= bound
+            near[np.arange(r.size), r] = False
+            rr, jj = np.nonzero(near)
+            src.append(r[rr])
+            dst.append(jj)
+            dist.append(np.asarray(D, dtype=np.float64)[rr, jj])
+        self._rule = ("knn", k, bool(per_class), n_pools, tau0, jt0)
+        self._set_candidates(src, dst, dist)
 
-        keep = c.ravel() > 0
-        src = np.repeat(rows, idx.shape[1])[keep]
-        dst = idx.ravel()[keep]
-        # a pair (i, j) whose reverse (j, i) is also a pair
-        S = scipy.sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(self.data.n, self.data.n))
-        S.sum_duplicates()
-        mutual = np.zeros(c.size)
-        mutual[np.flatnonzero(keep)] = np.asarray(S[dst, src]).ravel() > 0
-        gk = g.ravel()[keep]
-        self._add(run, c, mutual.reshape(c.shape), g, rows, dst, [np.ones(dst.size), gk])
-        # the pairs seen from their second sample: reversed neighbour lists, padded with -1
-        order = np.argsort(dst, kind="stable")
-        s_src, s_dst = src[order], dst[order]
-        nodes, start, counts = np.unique(s_dst, return_index=True, return_counts=True)
-        if nodes.size:
-            ridx = np.full((nodes.size, int(counts.max())), -1, np.int64)
-            ridx[np.repeat(np.arange(nodes.size), counts), np.arange(s_dst.size) - np.repeat(start, counts)] = s_src
-            B = np.ascontiguousarray(E[nodes])
-            out = np.empty_like(B)
-            _kernels.index_phi_rows(B, E, ridx, (ridx >= 0).astype(E.dtype), _kernels.L1, out)
-            np.add.at(self.node_a, nodes, self._fold_rows(out))
-
-    def add_dense(self, data, rows, mask, G, mask_t=None):
-        """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``, with outcomes ``G[r, j]`` (symmetric in
-        the pair); ``mask_t[r, j]`` says whether ``(j, rows[r])`` is a pair (default: ``mask``)."""
+    def set_radius(self, rule, thresholds):
+        """Pairs: every two samples closer than the radius (``d_ij < T_i``) of SURF (``rule="mean"``: one
+        threshold, the mean distance) or MultiSURF (``"mean-std/2"``: ``T_i`` the mean minus half the
+        standard deviation of the ``n - 1`` distances from ``i``); ``thresholds``: the fit's ``T``."""
         from .engine.neighbors import _coef_phi_rows
 
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        E = self._E
-        A = np.ascontiguousarray(E[rows])
-        c = np.asarray(mask, dtype=np.float64)
-        Graw = np.asarray(G, dtype=np.float64)
-        G = np.where(mask, Graw, 0.0)
-        ct = c if mask_t is None else np.asarray(mask_t, dtype=np.float64)
+        n, d = self.data.n, self.data.d
+        T = np.broadcast_to(np.asarray(thresholds, dtype=np.float64), (n,))
+        r1, r2 = _row_difference_sums(self._V, self._disc)  # per sample and feature: sum_j a, sum_j a^2
+        tau = np.empty((n, 1, d))
+        if rule == "mean":
+            tau[:, 0, :] = T[0] - r1.sum(axis=0)[None, :] / float(n) ** 2
+        src, dst, dist = [], [], []
+        for s, e, D in self.data.distance_chunks(n_arrays=6):
+            D = np.asarray(D, dtype=np.float64)
+            r = np.arange(s, e)
+            if rule != "mean":
+                A = np.ascontiguousarray(self._E[s:e])
+                da = _coef_phi_rows(A, self._E, np.ascontiguousarray(D), 0)  # sum_j d_ij |E_i - E_j| per column
+                if not self._plain:
+                    da = _kernels_mixed.fold_expanded(da, self._ecol, d)
+                mean = (D.sum(axis=1)[:, None] - r1[s:e]) / (n - 1)
+                sq = (D * D).sum(axis=1)[:, None] - 2.0 * da + r2[s:e]
+                tau[s:e, 0, :] = mean - np.sqrt(np.maximum(sq / (n - 1) - mean * mean, 0.0)) / 2.0
+            bound = np.maximum(T[s:e], tau[s:e, 0, :].max(axis=1) + self._a_max)
+            near = D < bound[:, None]
+            near[np.arange(e - s), r] = False
+            rr, jj = np.nonzero(near)
+            src.append(r[rr])
+            dst.append(jj)
+            dist.append(D[rr, jj])
+        self._rule = ("radius", tau, np.full((n, 1, d), -1, np.int64), T)
+        self._set_candidates(src, dst, dist)
 
-        def run(P, phi):
-            return _coef_phi_rows(A, E, np.ascontiguousarray(P, dtype=E.dtype), phi)
+    def _pools(self, i, j, per_class):
+        codes = self._codes()
+        return codes[j] if per_class else (codes[j] != codes[i]).astype(np.int64)
 
-        # the pairs (j, rows[r]) seen from their second sample rows[r] (g is symmetric in the pair)
-        Gt = np.where(ct > 0, G if mask_t is None else np.asarray(Graw), 0.0)
-        self._add(run, c, ct, G, rows, rows, [ct.sum(axis=1), (ct * Gt).sum(axis=1)])
-        self.node_a[rows] += self._fold_rows(run(ct, _kernels.L1))
+    def _set_candidates(self, src, dst, dist):
+        """The directed candidates (CSR rows, sorted) and their symmetric union with flags and both pools."""
+        import scipy.sparse
 
-    @property
-    def n_pairs(self):
-        return float(self.G[0])
+        n = self.data.n
+        src = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
+        dst = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)
+        dist = np.concatenate(dist) if dist else np.zeros(0)
+        order = np.lexsort((dst, src)) if src.size and np.any(np.diff(src) < 0) else np.arange(src.size)
+        src, dst, dist = src[order], dst[order], dist[order]
+        knn = self._rule[0] == "knn"
+        per_class = knn and self._rule[2]
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        pools = self._pools(src, dst, per_class) if knn else np.zeros(src.size, np.int64)
+        self._cand = (indptr, np.ascontiguousarray(dst), np.ascontiguousarray(dist),
+                      np.ascontiguousarray(pools, dtype=np.int64))
+        # the union: (i, j) with flag 1 and (j, i) with flag 2; each entry keeps the position of its distance
+        # (both positions coded in one exact float: the first plus big times the second)
+        big = float(src.size + 1)
+        pos = np.arange(1, src.size + 1, dtype=np.float64)
+        A = scipy.sparse.csr_matrix((pos, dst, indptr), shape=(n, n))
+        U = (A + big * A.T).tocsr()
+        U.sort_indices()
+        code = U.data
+        first = np.mod(code, big).astype(np.int64) - 1
+        second = np.floor_divide(code, big).astype(np.int64) - 1
+        flags = (first >= 0) * 1 + (second >= 0) * 2
+        dd = dist[np.where(first >= 0, first, second)]
+        rows = np.repeat(np.arange(n), np.diff(U.indptr))
+        cols = U.indices.astype(np.int64)
+        p_ij = self._pools(rows, cols, per_class) if knn else np.zeros(rows.size, np.int64)
+        p_ji = self._pools(cols, rows, per_class) if knn else p_ij
+        self._sym = (U.indptr.astype(np.int64), np.ascontiguousarray(cols), np.ascontiguousarray(dd), flags,
+                     np.ascontiguousarray(p_ij, dtype=np.int64), np.ascontiguousarray(p_ji, dtype=np.int64))
+        self._cache.clear()
+
+    def _blocks(self):
+        """``(f0, f1, E, ecol)``: blocks of features and their columns of ``E`` (local feature numbers)."""
+        d = self.data.d
+        for f0 in range(0, d, self.feature_block):
+            f1 = min(d, f0 + self.feature_block)
+            if self._plain:
+                yield f0, f1, np.ascontiguousarray(self._E[:, f0:f1]), np.arange(f1 - f0, dtype=np.int64)
+            else:
+                cols = np.flatnonzero((self._ecol >= f0) & (self._ecol < f1))
+                yield f0, f1, np.ascontiguousarray(self._E[:, cols]), np.ascontiguousarray(self._ecol[cols] - f0)
+
+    def _thresholds(self, f0, f1, E, ecol):
+        if self._rule[0] == "radius":
+            return np.ascontiguousarray(self._rule[1][:, :, f0:f1]), np.ascontiguousarray(self._rule[2][:, :, f0:f1])
+        _, k, _, n_pools, _, _ = self._rule
+        indptr, indices, dist, pool = self._cand
+        tau = np.empty((self.data.n, n_pools, f1 - f0))
+        jt = np.empty((self.data.n, n_pools, f1 - f0), np.int64)
+        _kernels_pairs.knn_thresholds(E, ecol, self._plain, indptr, indices, dist, pool, n_pools, k, tau, jt)
+        return tau, jt
+
+    def _member_sums(self, nf, E, ecol, tau, jt, loo):
+        v, continuous, _ = self._outcome
+        indptr, indices, dist, pool = self._cand
+        out = [np.empty((self.data.n, nf)) for _ in range(6)]
+        _kernels_pairs.member_sums(E, ecol, self._plain, indptr, indices, dist, pool, tau, jt, loo, v, continuous,
+                                   *out)
+        return out
 
     def statistics(self, method="mantel"):
-        """``(stat, df, ok)``: per-feature statistics and their reference (``df``: Student's t degrees
-        of freedom, ``inf`` for the normal); ``ok`` is False where a feature or the outcome does not vary."""
-        P = self.G[0]
+        """Per-feature statistics and their reference, as a :class:`~sklearn.utils.Bunch`.
+
+        ``"pseudo-t"``: ``statistic`` (t) and ``df``.  ``"mantel"``: ``statistic`` (``S``),
+        ``mean``, ``var`` and ``third`` (its permutation mean, variance and third central
+        moment), ``z = (S - mean) / sqrt(var)``, ``skewness`` and ``n_pairs`` (per feature).
+        ``ok`` is False where a feature or the outcome does not vary.
+        """
+        if method not in ("mantel", "pseudo-t"):
+            raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
+        if self._rule is None:
+            raise ValueError("choose the pairs first: set_knn(...) or set_radius(...)")
+        if method not in self._cache:
+            self._cache[method] = self._pseudo_t() if method == "pseudo-t" else self._mantel()
+        return self._cache[method]
+
+    def _pseudo_t(self):
+        tau0, jt0 = (self._rule[4], self._rule[5]) if self._rule[0] == "knn" else (
+            self._rule[3][:, None, None].copy(), np.full((self.data.n, 1, 1), -1, np.int64))
+        parts = [[o.sum(axis=0) for o in self._member_sums(f1 - f0, E, ecol, tau0, jt0, False)]
+                 for f0, f1, E, ecol in self._blocks()]
+        cnt, g1, g2, a1, a2, ga = (np.concatenate(v) for v in zip(*parts, strict=True))
+        P, G1, G2 = float(cnt[0]), float(g1[0]), float(g2[0])
         if P - 2.0 < 1:
             raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
-        gbar = self.G[1] / P
-        abar = self.L[0] / P
-        sgg = self.G[2] - P * gbar**2
-        saa = self.Q - P * abar**2
-        sag = self.L[1] - gbar * self.L[0]
-        ok = (saa > 1e-12 * np.maximum(self.Q, 1e-300)) & (sgg > 1e-12 * max(self.G[2], 1e-300))
-        stat = np.zeros_like(saa)
-        if method == "pseudo-t":
-            df = P - 2.0
-            r = np.zeros_like(saa)
-            r[ok] = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
-            stat[ok] = r[ok] * np.sqrt(df / np.maximum(1.0 - r[ok] ** 2, 1e-300))
-            return stat, df, ok
-        if method != "mantel":
-            raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
-        n = float(self.data.n)
+        gbar, abar = G1 / P, a1 / P
+        sgg, saa, sag = G2 - P * gbar**2, a2 - P * abar**2, ga - gbar * a1
+        ok = (saa > 1e-12 * np.maximum(a2, 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
+        df = P - 2.0
+        t = np.zeros_like(saa)
+        r = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
+        t[ok] = r * np.sqrt(df / np.maximum(1.0 - r**2, 1e-300))
+        return Bunch(statistic=t, df=df, ok=ok)
+
+    def _mantel(self):
+        n, d = self.data.n, self.data.d
         if n < 4:
-            raise ValueError(f"too few samples ({int(n)}) for a p-value")
-        if self.outcome is None:
-            raise ValueError("method='mantel' needs the outcome: call set_outcome(y, kind) first")
-        # C, the pairs' matrix of each feature: C_ij = (W_ij + W_ji) / 2, W_ij = a - abar on pair (i, j)
-        # (S_C = 0); S_C2 = (sum w^2 + sum_mutual w^2) / 2; its row sums (W 1 + W^T 1) / 2
-        s_c2 = 0.5 * (self.Qw - 2 * abar * self.Lw0 + abar**2 * self.Gw[0])
-        c_rows = 0.5 * (self.node_a - self.node_g[0][:, None] * abar[None, :])
-        s_c3 = np.einsum("vd,vd->d", c_rows, c_rows)
-        s_d, s_d2, s_d3 = (float(v[0]) for v in self.outcome)
-        var = (2 * s_d2 * s_c2 / _falling(n, 2) + 4 * (s_d3 - s_d2) * (s_c3 - s_c2) / _falling(n, 3)
-               + (s_d**2 - 4 * s_d3 + 2 * s_d2) * (-4 * s_c3 + 2 * s_c2) / _falling(n, 4))
-        ok &= var > 0
-        stat[ok] = sag[ok] / np.sqrt(var[ok])
-        return stat, np.inf, ok
+            raise ValueError(f"too few samples ({n}) for a p-value")
+        v, continuous, _ = self._outcome
+        indptr, indices, dist, flags, p_ij, p_ji = self._sym
+        deg = np.diff(indptr).astype(np.float64)
+        if float((deg * (deg - 1) / 2).sum()) * d <= self.triangle_work:
+            exact, samples = np.iinfo(np.int64).max, 0
+        else:
+            samples = max(256, int(self.triangle_work / (n * d)))
+            exact = samples
+        dsums = difference_sums(self._V, self._disc)
+        keys = ("statistic", "n_pairs", "sgg", "saa", "a2", "G2", "T1", "T2", "T3", "R2", "Q", "S3", "P3", "Tr")
+        out = {key: np.zeros(d) for key in keys}
+        for f0, f1, E, ecol in self._blocks():
+            tau, jt = self._thresholds(f0, f1, E, ecol)
+            cnt, g1, g2, a1, a2, ga = self._member_sums(f1 - f0, E, ecol, tau, jt, True)  # per sample
+            gbar = np.where(cnt > 0, g1 / np.maximum(cnt, 1.0), 0.0)  # the outcome centred per sample
+            out["statistic"][f0:f1] = (ga - gbar * a1).sum(axis=0)
+            P = cnt.sum(axis=0)
+            out["n_pairs"][f0:f1] = P
+            out["sgg"][f0:f1] = (g2 - cnt * gbar**2).sum(axis=0)
+            out["saa"][f0:f1] = a2.sum(axis=0) - a1.sum(axis=0) ** 2 / np.maximum(P, 1.0)
+            out["a2"][f0:f1], out["G2"][f0:f1] = a2.sum(axis=0), g2.sum(axis=0)
+            nf = f1 - f0
+            r1, r2, r3, cr, tri = (np.empty((n, nf)) for _ in range(5))
+            sure = np.ascontiguousarray(tau.min(axis=2))
+            common = (E, ecol, self._plain, indptr, indices, dist, flags, p_ij, p_ji, tau, jt, sure, v, continuous,
+                      gbar)
+            _kernels_pairs.c_powers(*common, r1, r2, r3)
+            _kernels_pairs.c_matvec(*common, r1, cr)
+            _kernels_pairs.c_triangles(*common, exact, samples, 0, tri)
+            for key, value in (("T1", r1.sum(0)), ("T2", r2.sum(0)), ("T3", r3.sum(0)), ("R2", (r1 * r1).sum(0)),
+                               ("Q", (r2 * r1).sum(0)), ("S3", (r1 * r1 * r1).sum(0)), ("P3", (r1 * cr).sum(0)),
+                               ("Tr", tri.sum(0))):
+                out[key][f0:f1] = value
+        csums = {key: out[key] for key in _BASICS}
+        mean, var, third = mantel_moments(csums, dsums, float(n))
+        ok = (out["saa"] > 1e-12 * np.maximum(out["a2"], 1e-300)) & (out["n_pairs"] >= 2)
+        ok &= (out["sgg"] > 1e-12 * np.maximum(out["G2"], 1e-300)) & np.isfinite(var) & (var > 0)
+        z, skew = np.zeros(d), np.zeros(d)
+        z[ok] = (out["statistic"][ok] - mean[ok]) / np.sqrt(var[ok])
+        skew[ok] = third[ok] / var[ok] ** 1.5
+        return Bunch(statistic=out["statistic"], mean=mean, var=var, third=third, z=z, skewness=skew,
+                     n_pairs=out["n_pairs"], ok=ok)
 
     def pvalues(self, method="mantel"):
-        """One-sided p-values ``P(T >= stat)``; 1 for a feature without variation."""
-        stat, df, ok = self.statistics(method)
-        p = stats.norm.sf(stat) if not np.isfinite(df) else stats.t.sf(stat, df)
-        return np.where(ok, p, 1.0)
+        """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``."""
+        st = self.statistics(method)
+        if method == "pseudo-t":
+            p = stats.t.sf(st.statistic, st.df)
+        else:
+            p = stats.pearson3.sf(st.z, st.skewness)
+            beyond = (p <= 0) & (st.skewness < 0)  # past the end of a left-skewed Pearson III
+            p = np.where(beyond, stats.norm.sf(st.z), p)
+        return np.where(st.ok, p, 1.0)
 
 
 def _permuted_statistic(weighter, X, y, seed, attribute):

@@ -107,7 +107,7 @@ def rank_weights(k, sigma):
     return d1 / d1.sum()
 
 
-def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
+def rrelieff_scores(data, y, k, rows=None, sigma=None):
     """RReliefF weights (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the pseudo code of RReliefF).
 
     For each instance ``R_i`` (the ``rows``, all by default) and its ``k`` nearest
@@ -121,8 +121,7 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
         W[A] = N_dCdA[A] / N_dC - (N_dA[A] - N_dCdA[A]) / (m - N_dC)
 
     the estimate of ``P_diffC|diffA P_diffA / P_diffC - (1 - P_diffC|diffA) P_diffA / (1 - P_diffC)``
-    with ``m`` instances.  ``moments`` (a :class:`~knnweights.significance.PairMoments`)
-    receives the ``(i, j)`` pairs with outcome ``diff(tau, R_i, I_j)``, unweighted.
+    with ``m`` instances.
     """
     zeros = np.zeros(data.n, np.int64)
     rows, idx = _nearest(data, zeros, k, rows, per_class=False)
@@ -142,9 +141,6 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
     n_dcda = _index_sum(data, rows, idx, dw * dy)
     first = n_dcda / n_dc if n_dc > 0 else np.zeros_like(n_dcda)
     second = (n_da - n_dcda) / (m - n_dc) if m - n_dc > 0 else np.zeros_like(n_dcda)
-    if moments is not None:
-        first_time = np.unique(rows, return_index=True)[1]  # each pair once: an instance sampled twice counts once
-        moments.add_index(data, rows[first_time], idx[first_time], valid[first_time], dy[first_time])
     return first - second
 
 
@@ -167,16 +163,7 @@ def _radius_block_arrays():
     return _RADIUS_BLOCK_ARRAYS
 
 
-def _transposed_radius(D, T, start):
-    """``[r, j]``: is ``start + r`` in the neighbourhood of ``j`` (``d_rj < T_j``; symmetric ``D``)."""
-    from .relief import _self_columns
-
-    near_t = D < T[None, :]
-    near_t[np.arange(D.shape[0]), _self_columns(start, D.shape[0])] = False
-    return near_t
-
-
-def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
+def radius_regression_scores(data, y, rule, thresholds=None):
     """SURF / MultiSURF scores for a continuous target, scikit-rebate's continuous-endpoint rule.
 
     The neighbourhood ``N_i`` is the class-target one (``d_ij < T_i``, see :class:`.relief.SURF`
@@ -186,8 +173,7 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
 
         W[A] = (1/n) sum_i [ - 1/h_i sum_{hits j} diff(A, x_i, x_j) + 1/m_i sum_{misses j} diff(A, x_i, x_j) ]
 
-    (a term with no neighbour left out).  ``moments`` receives the in-radius pairs with
-    outcome ``|y_i - y_j| / (max y - min y)`` (NPDR-style, unweighted).
+    (a term with no neighbour left out).
 
     Returns
     -------
@@ -211,7 +197,6 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
             thresholds = _radius_thresholds(data, rule)
     T = thresholds
     s_y = float(np.std(y, ddof=1))
-    span = float(np.ptp(y))
     z = np.zeros(data.d)
     for s, e, D in blocks:
         near = _in_radius(D, T[s:e], s)
@@ -225,40 +210,21 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
             P += np.where(miss, np.where(mm > 0, 1.0 / mm, 0.0)[:, None], 0.0)
         rows = np.arange(s, e)
         z += data.coef_sum(rows, _fold_pairs(P) if e - s == n else P)
-        if moments is not None:
-            moments.add_dense(data, rows, near, dy / span, _transposed_radius(D, T, s))
     return z / n, T
 
 
-def _stir_moments(est, data, X, codes):
-    """The hit / miss pairs of the fitted class-target neighbourhoods, outcome 1 for a miss (STIR)."""
+def _pair_moments(est, data, outcome, kind):
+    """The fit's neighbourhood rule for :class:`~knnweights.significance.PairMoments`: ``k`` nearest hits
+    and misses (Relief), of each class (ReliefF), ``k`` nearest (a continuous outcome), or the radius."""
     moments = PairMoments(data)
-    kind = est._pair_kind
+    moments.set_outcome(outcome, kind)
     _refuse_sampled_radius(est, "pvalues=True")
-    if kind == "radius":
-        moments.set_outcome(codes, "classes")  # the neighbourhoods do not depend on y
-        from .relief import _in_radius
-
+    if est._pair_kind == "radius":
         T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
-        for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
-            near = _in_radius(D, T[s:e], s)
-            moments.add_dense(data, np.arange(s, e), near, (codes[s:e, None] != codes[None, :]).astype(np.float64),
-                              _transposed_radius(D, T, s))
+        moments.set_radius(est._rule, T)
         return moments
-    moments.set_outcome(codes, "classes")
-    k = 1 if kind == "relief" else min(int(est.n_neighbors), data.n - 1)
-    # each pair once: an instance sampled twice (n_iter) counts once
-    rows = _sample_rows(est, data.n)
-    rows = None if rows is None else np.unique(rows)
-    rows, idx = _nearest(data, codes, k, rows, per_class=kind == "relieff")
-    nr, C, _ = idx.shape
-    if kind == "relieff":
-        miss = np.arange(C)[None, :, None] != codes[rows][:, None, None]
-    else:  # (hits, misses)
-        miss = np.array([False, True])[None, :, None]
-    idx = np.ascontiguousarray(idx.reshape(nr, -1))
-    g = np.broadcast_to(miss, (nr, C, k)).reshape(nr, -1).astype(np.float64)
-    moments.add_index(data, rows, idx, idx >= 0, g)
+    k = 1 if est._pair_kind == "relief" else min(int(est.n_neighbors), data.n - 1)
+    moments.set_knn(k, per_class=est._pair_kind == "relieff" and kind == "classes", rows=_sample_rows(est, data.n))
     return moments
 
 
@@ -330,7 +296,7 @@ class ReliefTargetMixin:
         if self.pvalues:
             data = _diff_data(self, X, codes)
             self._check_pvalue_data(data)
-            self._set_pvalues(_stir_moments(self, data, X, codes))
+            self._set_pvalues(_pair_moments(self, data, codes, "classes"))
         return w
 
     def _continuous_scores(self, X, y):
@@ -342,11 +308,8 @@ class ReliefTargetMixin:
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
         data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
-        moments = PairMoments(data) if self.pvalues else None
-        if moments is not None:
-            moments.set_outcome(y, "continuous")  # the neighbourhoods do not depend on y
         if self._pair_kind == "radius":
-            scores, T = radius_regression_scores(data, y, self._rule, moments)
+            scores, T = radius_regression_scores(data, y, self._rule)
             self._store_thresholds(T)
         else:
             k = 1 if self._pair_kind == "relief" else int(self.n_neighbors)
@@ -358,8 +321,8 @@ class ReliefTargetMixin:
                               UserWarning, stacklevel=5)
                 k = X.shape[0] - 1
             rows = _sample_rows(self, X.shape[0])
-            scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None), moments)
-        if moments is not None:
-            self._set_pvalues(moments)
+            scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None))
+        if self.pvalues:
+            self._set_pvalues(_pair_moments(self, data, y, "continuous"))
         self.scores_ = scores
         return scores
