@@ -161,87 +161,108 @@ def difference_sums(V, discrete=False):
     return {key: float(v[0]) for key, v in out.items()} if one else out
 
 
-def _row_difference_sums(V, discrete):
-    """Per sample and column, ``sum_j D_ij`` and ``sum_j D_ij^2`` of :func:`difference_sums`' matrices."""
-    V = np.asarray(V, dtype=np.float64)
-    n, d = V.shape
-    r1, r2 = np.empty((n, d)), np.empty((n, d))
-    for f in range(d):
-        v = V[:, f]
-        if discrete[f]:
-            lev, inv, cnt = np.unique(v, return_inverse=True, return_counts=True)
-            r1[:, f] = r2[:, f] = n - cnt[inv]
-            continue
-        order = np.argsort(v, kind="stable")
-        s = v[order] - v[order[n // 2]]
-        k = np.arange(n, dtype=np.float64)
-        c = np.cumsum(s) - s
-        tot = s.sum()
-        r1[order, f] = (s * k - c) + ((tot - c - s) - s * (n - 1 - k))
-        r2[order, f] = n * s * s - 2 * s * tot + (s * s).sum()
-    return r1, r2
+def quadratic_sf(z, skewness, linear=0.0, nodes=64):
+    """``P(Z >= z)`` for ``Z = sqrt(linear) N + b (G - nu)`` (``N`` standard normal, ``G`` chi-square with
+    ``nu`` degrees of freedom, independent), the reference with mean 0, variance 1 and the given
+    skewness whose normal part has the variance ``linear``.
+
+    A quadratic assignment statistic is asymptotically a normal linear part (its Hajek projection,
+    whose variance is exact: :func:`mantel_moments`) plus a quadratic part, a weighted sum of
+    centred chi-squares.  The quadratic part is represented by one scaled chi-square matching its
+    variance ``1 - linear`` and the whole skewness: ``b = skewness / (4 (1 - linear))``, ``nu = 8
+    (1 - linear)^3 / skewness^2`` (Satterthwaite's two-moment chi-square with the third moment of
+    Pearson's approximation of quadratic forms), mirrored for a negative skewness.  With
+    ``linear = 0`` this is the Pearson type III distribution (Mielke & Berry's reference for MRPP);
+    putting the normal part where it belongs makes the quadratic part more skewed and the tail
+    heavier.  Computed as ``E_G[Phi_bar((z - b (G - nu)) / sqrt(linear))]`` (a smooth integrand) by
+    ``nodes``-point generalised Gauss-Laguerre quadrature, one rule per distinct ``nu``.
+
+    Examples
+    --------
+    >>> float(quadratic_sf(1.6448536, 0.0).round(6))
+    0.05
+    >>> float(quadratic_sf(0.5, 0.4, 0.0).round(6)) == float(stats.pearson3.sf(0.5, 0.4).round(6))
+    True
+    """
+    from scipy import special
+
+    z, skew, lin = np.broadcast_arrays(np.asarray(z, dtype=np.float64), np.asarray(skewness, dtype=np.float64),
+                                       np.clip(np.asarray(linear, dtype=np.float64), 0.0, 1.0))
+    out = np.empty(z.shape)
+    vq = 1.0 - lin
+    g = np.abs(skew)
+    flat = (vq < 1e-9) | (g < 1e-9)
+    out[flat] = stats.norm.sf(z[flat])
+    sign = np.where(skew < 0, -1.0, 1.0)
+    t = sign * z  # for a negative skewness, P(Z >= z) = P(Y <= -z) of the mirrored Y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = g / (4.0 * vq)
+        nu = 8.0 * vq**3 / g**2
+    many = ~flat & (nu > 100.0)  # the quadratic part nearly normal (skewness sqrt(8 / nu)): the gamma of the whole
+    out[many] = np.where(sign[many] > 0, stats.pearson3.sf(t[many], g[many]), stats.pearson3.cdf(t[many], g[many]))
+    pure = ~flat & ~many & (lin < 1e-12)
+    x = (t[pure] / b[pure] + nu[pure]) / 2.0
+    out[pure] = np.where(sign[pure] > 0, special.gammaincc(nu[pure] / 2, np.maximum(x, 0.0)),
+                         special.gammainc(nu[pure] / 2, np.maximum(x, 0.0)))
+    rest = np.flatnonzero(~flat & ~many & ~pure)
+    for key in np.unique(np.round(nu.ravel()[rest], 10)) if rest.size else ():
+        sel = rest[np.round(nu.ravel()[rest], 10) == key]
+        x, w = special.roots_genlaguerre(int(nodes), key / 2.0 - 1.0)
+        w = w / w.sum()
+        G = 2.0 * x
+        arg = (t.ravel()[sel, None] - b.ravel()[sel, None] * (G[None, :] - key)) / np.sqrt(lin.ravel()[sel, None])
+        upper = sign.ravel()[sel] > 0
+        val = np.where(upper[:, None], stats.norm.sf(arg), stats.norm.cdf(arg))
+        out.ravel()[sel] = val @ w
+    return np.clip(out, 0.0, 1.0)
 
 
 class PairMoments:
     """The pair statistic of the Relief family's ``pvalues_`` and its null distribution.
 
-    Over the neighbour pairs ``(i, j)`` (a sample and one of its neighbours), with ``a =
-    diff(A, x_i, x_j)`` (Relief's ``diff``: range-normalised absolute difference, 0/1 on a
-    discrete feature) and the outcome's difference ``g`` of the pair, the statistic of
-    feature ``A`` is the covariance of ``a`` and ``g`` over its ``P`` pairs,
-    ``S = sum_p (g_p - gbar) a_p`` (the slope of ``a`` on ``g`` times ``sum (g - gbar)^2``),
-    tested one-sided (``S > 0``: the feature differs more across the outcome than within it):
+    Over the neighbour pairs ``(i, j)`` (a sample and one of its neighbours, :meth:`add_index`,
+    :meth:`add_dense`), with ``a = diff(A, x_i, x_j)`` (Relief's ``diff``: range-normalised
+    absolute difference, 0/1 on a discrete feature) and the outcome's difference ``g`` of the
+    pair, the statistic of feature ``A`` is the covariance of ``a`` and ``g`` over the ``P``
+    pairs, ``S = sum_p (g_p - gbar)(a_p - abar)`` (the slope of ``a`` on ``g`` times ``sum (g -
+    gbar)^2``), tested one-sided (``S > 0``: the feature differs more across the outcome than
+    within it):
 
     * class labels, ``g = [y_i != y_j]`` (1 for a miss pair, 0 for a hit pair): the slope is
-      ``mean_M - mean_H``, STIR's statistic (Le, Urbanowicz, Moore & McKinney 2019), the
+      ``mean_M - mean_H``, STIR's statistic (Le, Urbanowicz, Moore & McKinney 2019, Sec. 2), the
       Relief weight of the pairs;
-    * a continuous target, ``g = |y_i - y_j| / (max y - min y)``: NPDR's regression of the
-      pair differences (Le, Dawkins & McKinney 2020).
+    * a continuous target, ``g = |y_i - y_j| / (max y - min y)``: NPDR's regression of the pair
+      differences (Le, Dawkins & McKinney 2020, Sec. 2).
 
-    The pairs are the fit's neighbourhoods (:meth:`set_knn`: the ``k`` nearest of each pool
-    of candidates, ties to the lower index; :meth:`set_radius`: SURF's or MultiSURF's
-    radius), with two references (``method``):
+    Two references (``method``):
 
-    * ``"pseudo-t"``, the published one (STIR, Sec. 2; NPDR), on the fit's own pairs taken as
-      independent: the ordinary least-squares ``t = r sqrt((P - 2) / (1 - r^2))`` (``r`` the
-      pair correlation) on ``P - 2`` degrees of freedom; for classes exactly STIR's pseudo t,
-      the two-sample t of the miss and hit differences with the pooled variance
-      ``S_p^2 = ((|M| - 1) S_M^2 + (|H| - 1) S_H^2) / (|M| + |H| - 2)``,
-      ``t = (mean_M - mean_H) / (S_p sqrt(1/|M| + 1/|H|))``, ``|M| + |H| - 2`` degrees of
-      freedom.  The pairs share samples, so this variance is too small and the p-values are
-      too small under the null (benchmarks/bench_regression_pvalues.md).
-    * ``"mantel"`` (the estimators' default): for feature ``A``, the pairs are those of the
-      fit's rule on the distance without ``A`` (``d_ij - diff(A, x_i, x_j)``; the radius
-      thresholds too), so that they do not depend on ``A``.  Under the null that ``A`` is
-      independent of the outcome and of the other features, its values are then
-      exchangeable over the samples given the pairs and the outcome, and the permutation
-      distribution of ``A``'s values, pairs and outcome fixed, is an exact null.  With
-      ``C_ij = (m_ij + m_ji) / 2 (g_ij - gbar)`` (``m`` the pair indicators) and ``D_ij =
-      diff(A, x_i, x_j)`` over all samples, ``S = sum_{i != j} C_ij D_ij`` is a Mantel
-      (1967) statistic; its exact permutation mean (0), variance and third moment follow
-      from sums of ``C`` and of ``D`` (:func:`mantel_moments`), and the reference is the
-      Pearson type III distribution with those three moments, as Mielke & Berry (2007,
-      Ch. 2) do for MRPP: the permutation distribution of such a quadratic form is skewed
-      and stays so as ``n`` grows, so a normal reference puts too many null p-values in the
-      far tail.  Where the Pearson III support ends below the statistic (a left-skewed
-      case), the normal tail is used.
-
-      Why not the fit's own pairs and the outcome permuted: that reference is exact only for
-      the null of no signal in any feature.  With signal elsewhere, it is wrong for a
-      feature without any: ReliefF picks each sample's nearest misses from another pool
-      than its nearest hits, and a noise feature's differences grow with the pair distance
-      it is part of (false discovery proportions above the target), while a radius shared
-      by hits and misses does the opposite; and for Relief / ReliefF on classes the pairs
-      depend on the labels themselves.  The feature's own null is the one Benjamini-
-      Hochberg needs (benchmarks/bench_regression_pvalues.md).
+    * ``"pseudo-t"``, the published one, pairs taken as independent: the ordinary least-squares
+      ``t = r sqrt((P - 2) / (1 - r^2))`` (``r`` the pair correlation) on ``P - 2`` degrees of
+      freedom; for classes exactly STIR's pseudo t, the two-sample t of the miss and hit
+      differences with the pooled variance ``S_p^2 = ((|M| - 1) S_M^2 + (|H| - 1) S_H^2) / (|M|
+      + |H| - 2)``, ``t = (mean_M - mean_H) / (S_p sqrt(1/|M| + 1/|H|))``, ``|M| + |H| - 2``
+      degrees of freedom.  The pairs share samples, so this variance is too small and the
+      p-values are too small under the null (benchmarks/bench_regression_pvalues.md).
+    * ``"mantel"`` (the estimators' default): the outcome permuted over the samples, the pairs
+      held fixed.  ``S = sum_{i != j} C_ij D_ij`` with ``D_ij`` the outcome difference of
+      ``(i, j)`` and ``C_ij = (m_ij + m_ji) / 2 (a_ij - abar)`` (``m`` the pair indicators) is
+      a Mantel (1967) statistic: its exact permutation mean (0), variance and third moment
+      follow from sums of ``C`` and of ``D`` (:func:`mantel_moments`; for ``C`` the triangles
+      ``trace C^3`` are the costly part), and so does the variance of its linear part.  The
+      reference is :func:`quadratic_sf` with those moments: the permutation distribution of
+      such a quadratic form is skewed (right-skewed for classes, and it stays so as ``n``
+      grows), and a normal reference puts too many null p-values in the far tail.  Exact in
+      these moments when the pairs are found without the outcome: the estimators give this
+      test neighbourhoods that are (the ``k`` nearest, the SURF / MultiSURF radius; see
+      ``PVALUES_DOC`` in :mod:`knnweights.weighters._relief_regression`).
 
     ``trace C^3 = sum_i sum_{j, k} C_ij C_jk C_ki`` is summed exactly over every two
     neighbours of every sample when that is at most ``triangle_work`` terms (pairs of
-    neighbours times features); else each sample's inner sum is estimated from
-    ``max(256, triangle_work / (n d))`` random pairs of its neighbours (unbiased; a seeded
-    generator, so the result is deterministic).  A feature (or an outcome) without
-    variation gets ``p = 1``.  Memory: the candidate pairs (a superset of every feature's
-    pairs, about 12 bytes each) and ``O(n x feature_block)`` per block of features.
+    neighbours times features: the ``k``-nearest neighbourhoods, small radius problems); else
+    each sample's inner sum is estimated from ``max(256, triangle_work / (n d))`` random pairs
+    of its neighbours (unbiased; a seeded generator, so the result is deterministic).  A
+    feature (or an outcome) without variation gets ``p = 1``.  Memory: the pairs (about 13
+    bytes each) and ``O(n x feature_block)`` per block of features.
 
     Parameters
     ----------
@@ -261,149 +282,65 @@ class PairMoments:
         self.data = data
         self.triangle_work = float(triangle_work)
         self.feature_block = int(feature_block)
+        self._src, self._dst = [], []
         self._outcome = None
-        self._rule = None
         self._cache = {}
         if isinstance(data, _kernels_mixed.PlainDiff):
             self._E = np.ascontiguousarray(data.Z, dtype=np.float64)
             self._ecol, self._plain = np.arange(data.d, dtype=np.int64), True
-            self._V, self._disc = self._E, np.zeros(data.d, bool)
         else:
             M = data.M
             self._E = np.ascontiguousarray(M.E, dtype=np.float64)
             self._ecol, self._plain = np.ascontiguousarray(M.ecol, dtype=np.int64), False
-            self._V, self._disc = np.asarray(M.V, dtype=np.float64), M.disc.astype(bool)
-        spans = np.ptp(self._V, axis=0) if self._V.shape[0] else np.zeros(data.d)
-        self._a_max = float(np.max(np.where(self._disc, 1.0, spans), initial=0.0))
 
     def set_outcome(self, y, kind):
-        """The outcome whose differences ``g`` the pairs carry: ``kind`` ``"classes"`` (``g = [y_i != y_j]``)
-        or ``"continuous"`` (``g = |y_i - y_j| / (max y - min y)``).  Call it before choosing the pairs."""
+        """The outcome whose differences ``g`` the pairs are tested against: ``kind`` ``"classes"``
+        (``g = [y_i != y_j]``) or ``"continuous"`` (``g = |y_i - y_j| / (max y - min y)``)."""
         if kind not in ("classes", "continuous"):
             raise ValueError(f"kind must be 'classes' or 'continuous', got {kind!r}")
-        if kind == "continuous":
+        continuous = kind == "continuous"
+        if continuous:
             v = np.asarray(y, dtype=np.float64)
             span = float(np.ptp(v))
             v = v / span if span > 0 else v
-            codes = np.zeros(v.shape[0], np.int64)
         else:
-            codes = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int64).ravel()
-            v = codes.astype(np.float64)
-        self._outcome = (np.ascontiguousarray(v), kind == "continuous", codes)
+            v = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.float64).ravel()
+        self._outcome = (np.ascontiguousarray(v), continuous, difference_sums(v, not continuous))
         self._cache.clear()
 
-    def _codes(self):
-        if self._outcome is None:
-            raise ValueError("call set_outcome(y, kind) first")
-        return self._outcome[2]
-
-    def set_knn(self, k, per_class, rows=None):
-        """Pairs: each of ``rows`` (all by default) with its ``k`` nearest of each class (``per_class``:
-        ReliefF) or its ``k`` nearest hits and misses (Relief; one pool, its ``k`` nearest, for a
-        continuous outcome); ties to the lower index."""
-        from .weighters.relief import select_block
-
-        codes = self._codes()
-        n = self.data.n
-        k = int(k)
-        n_pools = int(codes.max()) + 1 if per_class else 2
-        every = rows is None
-        rows = np.arange(n) if every else np.unique(np.asarray(rows, dtype=np.int64))
-        tau0 = np.full((n, n_pools, 1), np.inf)
-        jt0 = np.full((n, n_pools, 1), np.iinfo(np.int64).max, np.int64)
-        src, dst, dist = [], [], []
-        for s, e, D in self.data.distance_chunks(None if every else rows):
-            r = np.ascontiguousarray(rows[s:e])
-            idx, dd = select_block(np.ascontiguousarray(D), r, codes, k, per_class, n_pools)
-            last = idx[:, :, k - 1]
-            found = last >= 0
-            tau0[r, :, 0] = np.where(found, dd[:, :, k - 1], np.inf)
-            jt0[r, :, 0] = np.where(found, last, np.iinfo(np.int64).max)
-            pools = self._pools(r[:, None], np.arange(n)[None, :], per_class)
-            bound = tau0[r[:, None], pools, 0] + self._a_max
-            near = np.asarray(D, dtype=np.float64) <= bound
-            near[np.arange(r.size), r] = False
-            rr, jj = np.nonzero(near)
-            src.append(r[rr])
-            dst.append(jj)
-            dist.append(np.asarray(D, dtype=np.float64)[rr, jj])
-        self._rule = ("knn", k, bool(per_class), n_pools, tau0, jt0)
-        self._set_candidates(src, dst, dist)
-
-    def set_radius(self, rule, thresholds):
-        """Pairs: every two samples closer than the radius (``d_ij < T_i``) of SURF (``rule="mean"``: one
-        threshold, the mean distance) or MultiSURF (``"mean-std/2"``: ``T_i`` the mean minus half the
-        standard deviation of the ``n - 1`` distances from ``i``); ``thresholds``: the fit's ``T``."""
-        from .engine.neighbors import _coef_phi_rows
-
-        n, d = self.data.n, self.data.d
-        T = np.broadcast_to(np.asarray(thresholds, dtype=np.float64), (n,))
-        r1, r2 = _row_difference_sums(self._V, self._disc)  # per sample and feature: sum_j a, sum_j a^2
-        tau = np.empty((n, 1, d))
-        if rule == "mean":
-            tau[:, 0, :] = T[0] - r1.sum(axis=0)[None, :] / float(n) ** 2
-        src, dst, dist = [], [], []
-        for s, e, D in self.data.distance_chunks(n_arrays=6):
-            D = np.asarray(D, dtype=np.float64)
-            r = np.arange(s, e)
-            if rule != "mean":
-                A = np.ascontiguousarray(self._E[s:e])
-                da = _coef_phi_rows(A, self._E, np.ascontiguousarray(D), 0)  # sum_j d_ij |E_i - E_j| per column
-                if not self._plain:
-                    da = _kernels_mixed.fold_expanded(da, self._ecol, d)
-                mean = (D.sum(axis=1)[:, None] - r1[s:e]) / (n - 1)
-                sq = (D * D).sum(axis=1)[:, None] - 2.0 * da + r2[s:e]
-                tau[s:e, 0, :] = mean - np.sqrt(np.maximum(sq / (n - 1) - mean * mean, 0.0)) / 2.0
-            bound = np.maximum(T[s:e], tau[s:e, 0, :].max(axis=1) + self._a_max)
-            near = D < bound[:, None]
-            near[np.arange(e - s), r] = False
-            rr, jj = np.nonzero(near)
-            src.append(r[rr])
-            dst.append(jj)
-            dist.append(D[rr, jj])
-        self._rule = ("radius", tau, np.full((n, 1, d), -1, np.int64), T)
-        self._set_candidates(src, dst, dist)
-
-    def _pools(self, i, j, per_class):
-        codes = self._codes()
-        return codes[j] if per_class else (codes[j] != codes[i]).astype(np.int64)
-
-    def _set_candidates(self, src, dst, dist):
-        """The directed candidates (CSR rows, sorted) and their symmetric union with flags and both pools."""
-        import scipy.sparse
-
-        n = self.data.n
-        src = np.concatenate(src).astype(np.int64) if src else np.zeros(0, np.int64)
-        dst = np.concatenate(dst).astype(np.int64) if dst else np.zeros(0, np.int64)
-        dist = np.concatenate(dist) if dist else np.zeros(0)
-        order = np.lexsort((dst, src)) if src.size and np.any(np.diff(src) < 0) else np.arange(src.size)
-        src, dst, dist = src[order], dst[order], dist[order]
-        knn = self._rule[0] == "knn"
-        per_class = knn and self._rule[2]
-        indptr = np.zeros(n + 1, np.int64)
-        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-        pools = self._pools(src, dst, per_class) if knn else np.zeros(src.size, np.int64)
-        self._cand = (indptr, np.ascontiguousarray(dst), np.ascontiguousarray(dist),
-                      np.ascontiguousarray(pools, dtype=np.int64))
-        # the union: (i, j) with flag 1 and (j, i) with flag 2; each entry keeps the position of its distance
-        # (both positions coded in one exact float: the first plus big times the second)
-        big = float(src.size + 1)
-        pos = np.arange(1, src.size + 1, dtype=np.float64)
-        A = scipy.sparse.csr_matrix((pos, dst, indptr), shape=(n, n))
-        U = (A + big * A.T).tocsr()
-        U.sort_indices()
-        code = U.data
-        first = np.mod(code, big).astype(np.int64) - 1
-        second = np.floor_divide(code, big).astype(np.int64) - 1
-        flags = (first >= 0) * 1 + (second >= 0) * 2
-        dd = dist[np.where(first >= 0, first, second)]
-        rows = np.repeat(np.arange(n), np.diff(U.indptr))
-        cols = U.indices.astype(np.int64)
-        p_ij = self._pools(rows, cols, per_class) if knn else np.zeros(rows.size, np.int64)
-        p_ji = self._pools(cols, rows, per_class) if knn else p_ij
-        self._sym = (U.indptr.astype(np.int64), np.ascontiguousarray(cols), np.ascontiguousarray(dd), flags,
-                     np.ascontiguousarray(p_ij, dtype=np.int64), np.ascontiguousarray(p_ji, dtype=np.int64))
+    def add_index(self, rows, idx):
+        """Add the pairs ``(rows[r], idx[r, t])`` (``idx < 0``: none)."""
+        idx = np.asarray(idx, dtype=np.int64)
+        idx = idx.reshape(idx.shape[0], -1)
+        keep = idx >= 0
+        self._src.append(np.repeat(np.asarray(rows, dtype=np.int64), idx.shape[1])[keep.ravel()])
+        self._dst.append(idx[keep])
         self._cache.clear()
+
+    def add_dense(self, rows, mask):
+        """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``."""
+        r, j = np.nonzero(np.asarray(mask, dtype=bool))
+        self._src.append(np.asarray(rows, dtype=np.int64)[r])
+        self._dst.append(j.astype(np.int64))
+        self._cache.clear()
+
+    def _graph(self):
+        """The pairs as a symmetric adjacency (CSR, sorted rows) with flags: 1 for ``(i, j)``, 2 for ``(j, i)``."""
+        if "graph" not in self._cache:
+            import scipy.sparse
+
+            n = self.data.n
+            src = np.concatenate(self._src) if self._src else np.zeros(0, np.int64)
+            dst = np.concatenate(self._dst) if self._dst else np.zeros(0, np.int64)
+            if np.any(src == dst):
+                raise ValueError("a pair of a sample with itself")
+            A = scipy.sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+            A.sum_duplicates()
+            A.data[:] = 1.0  # a pair listed twice is one pair
+            U = (A + 2.0 * A.T).tocsr()
+            U.sort_indices()
+            self._cache["graph"] = (U.indptr.astype(np.int64), U.indices.astype(np.int64), U.data.astype(np.int64))
+        return self._cache["graph"]
 
     def _blocks(self):
         """``(f0, f1, E, ecol)``: blocks of features and their columns of ``E`` (local feature numbers)."""
@@ -416,88 +353,52 @@ class PairMoments:
                 cols = np.flatnonzero((self._ecol >= f0) & (self._ecol < f1))
                 yield f0, f1, np.ascontiguousarray(self._E[:, cols]), np.ascontiguousarray(self._ecol[cols] - f0)
 
-    def _thresholds(self, f0, f1, E, ecol):
-        if self._rule[0] == "radius":
-            return np.ascontiguousarray(self._rule[1][:, :, f0:f1]), np.ascontiguousarray(self._rule[2][:, :, f0:f1])
-        _, k, _, n_pools, _, _ = self._rule
-        indptr, indices, dist, pool = self._cand
-        tau = np.empty((self.data.n, n_pools, f1 - f0))
-        jt = np.empty((self.data.n, n_pools, f1 - f0), np.int64)
-        _kernels_pairs.knn_thresholds(E, ecol, self._plain, indptr, indices, dist, pool, n_pools, k, tau, jt)
-        return tau, jt
-
-    def _member_sums(self, nf, E, ecol, tau, jt, loo):
-        v, continuous, _ = self._outcome
-        indptr, indices, dist, pool = self._cand
-        out = [np.empty((self.data.n, nf)) for _ in range(6)]
-        _kernels_pairs.member_sums(E, ecol, self._plain, indptr, indices, dist, pool, tau, jt, loo, v, continuous,
-                                   *out)
-        return out
-
     def statistics(self, method="mantel"):
         """Per-feature statistics and their reference, as a :class:`~sklearn.utils.Bunch`.
 
         ``"pseudo-t"``: ``statistic`` (t) and ``df``.  ``"mantel"``: ``statistic`` (``S``),
         ``mean``, ``var`` and ``third`` (its permutation mean, variance and third central
-        moment), ``z = (S - mean) / sqrt(var)``, ``skewness`` and ``n_pairs`` (per feature).
-        ``ok`` is False where a feature or the outcome does not vary.
+        moment), ``z = (S - mean) / sqrt(var)``, ``skewness`` and ``linear`` (the share of the
+        variance in the linear part).  ``ok`` is False where a feature or the outcome does not
+        vary.
         """
         if method not in ("mantel", "pseudo-t"):
             raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
-        if self._rule is None:
-            raise ValueError("choose the pairs first: set_knn(...) or set_radius(...)")
+        if self._outcome is None:
+            raise ValueError("call set_outcome(y, kind) first")
         if method not in self._cache:
-            self._cache[method] = self._pseudo_t() if method == "pseudo-t" else self._mantel()
+            self._cache[method] = self._compute(method)
         return self._cache[method]
 
-    def _pseudo_t(self):
-        tau0, jt0 = (self._rule[4], self._rule[5]) if self._rule[0] == "knn" else (
-            self._rule[3][:, None, None].copy(), np.full((self.data.n, 1, 1), -1, np.int64))
-        parts = [[o.sum(axis=0) for o in self._member_sums(f1 - f0, E, ecol, tau0, jt0, False)]
-                 for f0, f1, E, ecol in self._blocks()]
-        cnt, g1, g2, a1, a2, ga = (np.concatenate(v) for v in zip(*parts, strict=True))
-        P, G1, G2 = float(cnt[0]), float(g1[0]), float(g2[0])
-        if P - 2.0 < 1:
-            raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
-        gbar, abar = G1 / P, a1 / P
-        sgg, saa, sag = G2 - P * gbar**2, a2 - P * abar**2, ga - gbar * a1
-        ok = (saa > 1e-12 * np.maximum(a2, 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
-        df = P - 2.0
-        t = np.zeros_like(saa)
-        r = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
-        t[ok] = r * np.sqrt(df / np.maximum(1.0 - r**2, 1e-300))
-        return Bunch(statistic=t, df=df, ok=ok)
-
-    def _mantel(self):
+    def _compute(self, method):
         n, d = self.data.n, self.data.d
-        if n < 4:
-            raise ValueError(f"too few samples ({n}) for a p-value")
-        v, continuous, _ = self._outcome
-        indptr, indices, dist, flags, p_ij, p_ji = self._sym
-        deg = np.diff(indptr).astype(np.float64)
-        if float((deg * (deg - 1) / 2).sum()) * d <= self.triangle_work:
-            exact, samples = np.iinfo(np.int64).max, 0
-        else:
-            samples = max(256, int(self.triangle_work / (n * d)))
-            exact = samples
-        dsums = difference_sums(self._V, self._disc)
-        keys = ("statistic", "n_pairs", "sgg", "saa", "a2", "G2", "T1", "T2", "T3", "R2", "Q", "S3", "P3", "Tr")
-        out = {key: np.zeros(d) for key in keys}
+        v, continuous, dsums = self._outcome
+        indptr, indices, flags = self._graph()
+        P = G1 = G2 = None
+        out = {key: np.zeros(d) for key in ("L0", "L1", "A2") + (_BASICS if method == "mantel" else ())}
+        if method == "mantel":
+            if n < 4:
+                raise ValueError(f"too few samples ({n}) for a p-value")
+            deg = np.diff(indptr).astype(np.float64)
+            if float((deg * (deg - 1) / 2).sum()) * d <= self.triangle_work:
+                exact, samples = np.iinfo(np.int64).max, 0
+            else:
+                samples = max(256, int(self.triangle_work / (n * d)))
+                exact = samples
         for f0, f1, E, ecol in self._blocks():
-            tau, jt = self._thresholds(f0, f1, E, ecol)
-            cnt, g1, g2, a1, a2, ga = self._member_sums(f1 - f0, E, ecol, tau, jt, True)  # per sample
-            gbar = np.where(cnt > 0, g1 / np.maximum(cnt, 1.0), 0.0)  # the outcome centred per sample
-            out["statistic"][f0:f1] = (ga - gbar * a1).sum(axis=0)
-            P = cnt.sum(axis=0)
-            out["n_pairs"][f0:f1] = P
-            out["sgg"][f0:f1] = (g2 - cnt * gbar**2).sum(axis=0)
-            out["saa"][f0:f1] = a2.sum(axis=0) - a1.sum(axis=0) ** 2 / np.maximum(P, 1.0)
-            out["a2"][f0:f1], out["G2"][f0:f1] = a2.sum(axis=0), g2.sum(axis=0)
             nf = f1 - f0
+            a1, a2, ga = (np.empty((n, nf)) for _ in range(3))
+            counts = np.empty((n, 3))
+            _kernels_pairs.pair_sums(E, ecol, self._plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
+            P, G1, G2 = (float(c) for c in counts.sum(axis=0))
+            if P - 2.0 < 1:
+                raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
+            out["L0"][f0:f1], out["A2"][f0:f1], out["L1"][f0:f1] = a1.sum(0), a2.sum(0), ga.sum(0)
+            if method != "mantel":
+                continue
+            abar = np.ascontiguousarray(out["L0"][f0:f1] / P)
             r1, r2, r3, cr, tri = (np.empty((n, nf)) for _ in range(5))
-            sure = np.ascontiguousarray(tau.min(axis=2))
-            common = (E, ecol, self._plain, indptr, indices, dist, flags, p_ij, p_ji, tau, jt, sure, v, continuous,
-                      gbar)
+            common = (E, ecol, self._plain, indptr, indices, flags, abar)
             _kernels_pairs.c_powers(*common, r1, r2, r3)
             _kernels_pairs.c_matvec(*common, r1, cr)
             _kernels_pairs.c_triangles(*common, exact, samples, 0, tri)
@@ -505,15 +406,29 @@ class PairMoments:
                                ("Q", (r2 * r1).sum(0)), ("S3", (r1 * r1 * r1).sum(0)), ("P3", (r1 * cr).sum(0)),
                                ("Tr", tri.sum(0))):
                 out[key][f0:f1] = value
+        gbar, abar = G1 / P, out["L0"] / P
+        sgg = G2 - P * gbar**2
+        saa = out["A2"] - P * abar**2
+        sag = out["L1"] - gbar * out["L0"]
+        ok = (saa > 1e-12 * np.maximum(out["A2"], 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
+        if method == "pseudo-t":
+            df = P - 2.0
+            t = np.zeros(d)
+            r = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
+            t[ok] = r * np.sqrt(df / np.maximum(1.0 - r**2, 1e-300))
+            return Bunch(statistic=t, df=df, ok=ok)
         csums = {key: out[key] for key in _BASICS}
         mean, var, third = mantel_moments(csums, dsums, float(n))
-        ok = (out["saa"] > 1e-12 * np.maximum(out["a2"], 1e-300)) & (out["n_pairs"] >= 2)
-        ok &= (out["sgg"] > 1e-12 * np.maximum(out["G2"], 1e-300)) & np.isfinite(var) & (var > 0)
-        z, skew = np.zeros(d), np.zeros(d)
-        z[ok] = (out["statistic"][ok] - mean[ok]) / np.sqrt(var[ok])
+        ok &= np.isfinite(var) & (var > 0)
+        z, skew, linear = np.zeros(d), np.zeros(d), np.zeros(d)
+        z[ok] = (sag[ok] - mean[ok]) / np.sqrt(var[ok])
         skew[ok] = third[ok] / var[ok] ** 1.5
-        return Bunch(statistic=out["statistic"], mean=mean, var=var, third=third, z=z, skewness=skew,
-                     n_pairs=out["n_pairs"], ok=ok)
+        # the variance of the linear part (Hajek projection) of S: kappa^2 sum c_i^2 sum d_i^2 / (n - 1), c and d
+        # the centred row sums of C and D, kappa = 2 n / ((n - 1)(n - 2))
+        kappa = 2.0 * n / ((n - 1.0) * (n - 2.0))
+        vl = kappa**2 * (csums["R2"] - csums["T1"] ** 2 / n) * (dsums["R2"] - dsums["T1"] ** 2 / n) / (n - 1.0)
+        linear[ok] = np.clip(vl[ok] / var[ok], 0.0, 1.0)
+        return Bunch(statistic=sag, mean=mean, var=var, third=third, z=z, skewness=skew, linear=linear, ok=ok)
 
     def pvalues(self, method="mantel"):
         """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``."""
@@ -521,9 +436,7 @@ class PairMoments:
         if method == "pseudo-t":
             p = stats.t.sf(st.statistic, st.df)
         else:
-            p = stats.pearson3.sf(st.z, st.skewness)
-            beyond = (p <= 0) & (st.skewness < 0)  # past the end of a left-skewed Pearson III
-            p = np.where(beyond, stats.norm.sf(st.z), p)
+            p = quadratic_sf(st.z, st.skewness, st.linear)
         return np.where(st.ok, p, 1.0)
 
 

@@ -213,18 +213,31 @@ def radius_regression_scores(data, y, rule, thresholds=None):
     return z / n, T
 
 
-def _pair_moments(est, data, outcome, kind):
-    """The fit's neighbourhood rule for :class:`~knnweights.significance.PairMoments`: ``k`` nearest hits
-    and misses (Relief), of each class (ReliefF), ``k`` nearest (a continuous outcome), or the radius."""
+def _pair_moments(est, data, outcome, kind, method):
+    """The neighbour pairs of ``est``'s p-values (``PVALUES_DOC``) in a
+    :class:`~knnweights.significance.PairMoments`."""
     moments = PairMoments(data)
     moments.set_outcome(outcome, kind)
     _refuse_sampled_radius(est, "pvalues=True")
-    if est._pair_kind == "radius":
+    if est._pair_kind == "radius":  # the radius: found without the outcome
+        from .relief import _in_radius
+
         T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
-        moments.set_radius(est._rule, T)
+        for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
+            moments.add_dense(np.arange(s, e), _in_radius(D, T[s:e], s))
         return moments
-    k = 1 if est._pair_kind == "relief" else min(int(est.n_neighbors), data.n - 1)
-    moments.set_knn(k, per_class=est._pair_kind == "relieff" and kind == "classes", rows=_sample_rows(est, data.n))
+    n = data.n
+    k = 1 if est._pair_kind == "relief" else min(int(est.n_neighbors), n - 1)
+    rows = _sample_rows(est, n)
+    rows = None if rows is None else np.unique(rows)  # each pair once: an instance sampled twice counts once
+    zeros = np.zeros(n, np.int64)
+    if kind == "classes" and method == "pseudo-t":  # STIR's: the fit's hits and misses, chosen by the labels
+        rows, idx = _nearest(data, outcome, k, rows, per_class=est._pair_kind == "relieff")
+    else:  # as many nearest instances as the fit has hits and misses, found without the labels
+        per = 1 if kind == "continuous" else (int(outcome.max()) + 1 if est._pair_kind == "relieff" else 2)
+        rows, idx = _nearest(data, zeros, min(k * per, n - 1), rows, per_class=False)
+        idx = idx[:, 0]
+    moments.add_index(rows, idx)
     return moments
 
 
@@ -287,8 +300,9 @@ class ReliefTargetMixin:
                 f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
 
-    def _set_pvalues(self, moments):
-        self.pvalues_ = moments.pvalues("pseudo-t" if self.pvalues == "pseudo-t" else "mantel")
+    def _set_pvalues(self, data, outcome, kind):
+        method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
+        self.pvalues_ = _pair_moments(self, data, outcome, kind, method).pvalues(method)
         self.qvalues_ = bh_qvalues(self.pvalues_)
 
     def _fit_classes(self, X, codes):
@@ -296,7 +310,7 @@ class ReliefTargetMixin:
         if self.pvalues:
             data = _diff_data(self, X, codes)
             self._check_pvalue_data(data)
-            self._set_pvalues(_pair_moments(self, data, codes, "classes"))
+            self._set_pvalues(data, codes, "classes")
         return w
 
     def _continuous_scores(self, X, y):
@@ -323,6 +337,6 @@ class ReliefTargetMixin:
             rows = _sample_rows(self, X.shape[0])
             scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None))
         if self.pvalues:
-            self._set_pvalues(_pair_moments(self, data, y, "continuous"))
+            self._set_pvalues(data, y, "continuous")
         self.scores_ = scores
         return scores
