@@ -146,6 +146,8 @@ def test_mantel_moments_are_the_exact_permutation_moments(est, rule, k_classes, 
             sel = perms[:, i] == t
             proj[sel] += S[sel].mean(axis=0)
     np.testing.assert_allclose(st.linear * st.var, proj.var(axis=0), rtol=1e-8, atol=1e-10 * st.var.max())
+    np.testing.assert_allclose(st.linear_third * st.var**1.5, ((proj - proj.mean(axis=0)) ** 3).mean(axis=0), rtol=1e-6,
+                               atol=1e-10 * st.var.max() ** 1.5)
 
 
 @pytest.mark.parametrize("discrete", [False, True])
@@ -169,18 +171,23 @@ def test_quadratic_reference_limits_and_simulation():
     from knnweights.significance import quadratic_sf
 
     z = np.linspace(-3, 5, 17)
-    np.testing.assert_allclose(quadratic_sf(z, 0.0, 0.3), stats.norm.sf(z), rtol=1e-12)
-    np.testing.assert_allclose(quadratic_sf(z, 0.7, 0.0), stats.pearson3.sf(z, 0.7), rtol=1e-9, atol=1e-15)
-    np.testing.assert_allclose(quadratic_sf(-z, -0.7, 0.4), 1 - quadratic_sf(z, 0.7, 0.4), atol=1e-12)
+    np.testing.assert_allclose(quadratic_sf(z, 0.0, 0.3, 0.0), stats.norm.sf(z), rtol=1e-9)
+    for lin in (0.0, 1.0):  # the whole skewness in one part: the Pearson type III
+        np.testing.assert_allclose(quadratic_sf(z, 0.7, lin, 0.7 * lin), stats.pearson3.sf(z, 0.7), rtol=2e-3,
+                                   atol=1e-5)
+    np.testing.assert_allclose(quadratic_sf(-z, -0.7, 0.4, -0.1), 1 - quadratic_sf(z, 0.7, 0.4, 0.1), atol=1e-9)
     rng = np.random.default_rng(0)
-    for skew, lin in ((0.5, 0.6), (1.2, 0.2)):
-        b = skew / (4 * (1 - lin))
-        nu = 8 * (1 - lin) ** 3 / skew**2
-        sim = np.sqrt(lin) * rng.normal(size=400_000) + b * (rng.chisquare(nu, 400_000) - nu)
-        for t in (-1.0, 0.0, 1.0, 2.5):
-            assert quadratic_sf(t, skew, lin) == pytest.approx(np.mean(sim >= t), abs=0.003)
-        # heavier than the Pearson III far in the tail: the normal part is no longer in the gamma
-        assert quadratic_sf(4.0, skew, lin) > stats.pearson3.sf(4.0, skew)
+
+    def part(var, third, size):
+        b, nu = third / (4 * var), 8 * var**3 / third**2
+        return b * (rng.chisquare(nu, size) - nu)
+
+    for lin, t_lin, t_quad in ((0.6, 0.1, 0.4), (0.2, 0.05, 1.0)):
+        sim = part(lin, t_lin, 400_000) + part(1 - lin, t_quad, 400_000)
+        for t in (-1.0, 0.0, 1.0, 2.5, 4.0):  # the saddlepoint: within 0.005 in the body, 10 % in the tail
+            assert quadratic_sf(t, t_lin + t_quad, lin, t_lin) == pytest.approx(np.mean(sim >= t), abs=0.005, rel=0.1)
+    # the skewness in the quadratic part only: heavier far in the tail than the Pearson III of the whole
+    assert quadratic_sf(4.0, 0.5, 0.6, 0.0) > 1.5 * stats.pearson3.sf(4.0, 0.5)
 
 
 def _radius_moments(X, y, kind, **kw):

@@ -6,9 +6,10 @@
   regression of neighbour-pair differences for a continuous target (Le, Dawkins & McKinney,
   "Nearest-neighbor Projected-Distance Regression (NPDR) for detecting network interactions
   with adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020), referred
-  to their outcome-permutation (Mantel) distribution through its exact first three moments
-  and a Pearson type III curve, or to the published pseudo t-test.
-* :func:`mantel_moments`, :func:`difference_sums`: those moments.
+  to their outcome-permutation (Mantel) distribution through its exact first three moments,
+  or to the published pseudo t-test.
+* :func:`mantel_moments`, :func:`difference_sums`: those moments; :func:`quadratic_sf`: the
+  reference curve.
 * :func:`bh_qvalues`: Benjamini-Hochberg (1995) adjusted p-values (q-values).
 * :func:`permutation_pvalues`: a permutation test for any weighter.
 * :func:`univariate_tests`: the univariate baselines (t / ANOVA F, Pearson / Spearman).
@@ -161,60 +162,97 @@ def difference_sums(V, discrete=False):
     return {key: float(v[0]) for key, v in out.items()} if one else out
 
 
-def quadratic_sf(z, skewness, linear=0.0, nodes=64):
-    """``P(Z >= z)`` for ``Z = sqrt(linear) N + b (G - nu)`` (``N`` standard normal, ``G`` chi-square with
-    ``nu`` degrees of freedom, independent), the reference with mean 0, variance 1 and the given
-    skewness whose normal part has the variance ``linear``.
+def _centred_power(sums, n, power):
+    """``sum_i (r_i - rbar)^power`` of the row sums ``r`` behind the basic sums (``power`` 2 or 3)."""
+    rbar = sums["T1"] / n
+    if power == 2:
+        return sums["R2"] - n * rbar**2
+    return sums["S3"] - 3.0 * rbar * sums["R2"] + 2.0 * n * rbar**3
 
-    A quadratic assignment statistic is asymptotically a normal linear part (its Hajek projection,
-    whose variance is exact: :func:`mantel_moments`) plus a quadratic part, a weighted sum of
-    centred chi-squares.  The quadratic part is represented by one scaled chi-square matching its
-    variance ``1 - linear`` and the whole skewness: ``b = skewness / (4 (1 - linear))``, ``nu = 8
-    (1 - linear)^3 / skewness^2`` (Satterthwaite's two-moment chi-square with the third moment of
-    Pearson's approximation of quadratic forms), mirrored for a negative skewness.  With
-    ``linear = 0`` this is the Pearson type III distribution (Mielke & Berry's reference for MRPP);
-    putting the normal part where it belongs makes the quadratic part more skewed and the tail
-    heavier.  Computed as ``E_G[Phi_bar((z - b (G - nu)) / sqrt(linear))]`` (a smooth integrand) by
-    ``nodes``-point generalised Gauss-Laguerre quadrature, one rule per distinct ``nu``.
+
+def _gamma_parts(var, third):
+    """``(b, nu, normal)`` of a part ``b (G - nu)``, ``G`` chi-square with ``nu`` degrees of freedom, with the
+    variance ``var`` and third moment ``third``: ``b = third / (4 var)``, ``nu = 8 var^3 / third^2``; ``normal``
+    where the third moment is negligible."""
+    normal = np.abs(third) <= 1e-9 * np.maximum(var, 1e-300) ** 1.5
+    t3 = np.where(normal, 1.0, third)
+    b = np.where(normal, 0.0, t3 / (4.0 * np.maximum(var, 1e-300)))
+    nu = np.where(normal, 0.0, 8.0 * var**3 / t3**2)
+    return b, nu, normal
+
+
+def _cgf(t, parts):
+    """The cumulant generating function of the sum of the parts and its first two derivatives."""
+    k = k1 = k2 = 0.0
+    for var, b, nu, normal in parts:
+        x = np.where(normal, 1.0, 1.0 - 2.0 * b * t)
+        k = k + np.where(normal, 0.5 * var * t * t, nu * (-0.5 * np.log(x) - b * t))
+        k1 = k1 + np.where(normal, var * t, nu * b * (1.0 / x - 1.0))
+        k2 = k2 + np.where(normal, var, 2.0 * nu * b * b / (x * x))
+    return k, k1, k2
+
+
+def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
+    """``P(Z >= z)`` for ``Z = L + Q``, independent, each a scaled and centred chi-square (or a normal): the
+    reference with mean 0, variance 1 and the given skewness, whose part ``L`` has the variance ``linear``
+    and the third moment ``linear_third``, and ``Q`` the rest.
+
+    A Mantel (quadratic assignment) statistic is a linear part, its Hajek projection (a linear
+    permutation statistic, whose variance and third moment are exact: :class:`PairMoments`), plus
+    a quadratic part, asymptotically a weighted sum of centred chi-squares.  Each part is
+    represented by the scaled chi-square with its variance and third moment (the three-moment
+    chi-square approximation of a quadratic form: Pearson 1959, Imhof 1961), a normal where the
+    third moment vanishes; ``Q`` takes what the skewness leaves beyond ``linear_third``, at most
+    the skewness of one chi-square (``2 sqrt 2``: a weighted sum of centred chi-squares is never
+    more skewed), and ``L`` the rest.  ``L`` alone with the whole skewness is the Pearson type III
+    distribution, Mielke & Berry's (2007, Ch. 2) three-moment reference for MRPP.  Splitting
+    the parts matters where the quadratic part holds most of the skewness (class labels): its
+    own skewness is then larger, and so is the far tail, as the permutation distributions
+    show (benchmarks/bench_regression_pvalues.md).  The tail probability of the sum is the
+    Lugannani & Rice (1980) saddlepoint approximation from the explicit cumulant generating
+    function (the series ``1/2 - skewness / (6 sqrt(2 pi))`` at the mean); ``1`` below the
+    support, the normal tail above it (a left-skewed part's end).
 
     Examples
     --------
     >>> float(quadratic_sf(1.6448536, 0.0).round(6))
     0.05
-    >>> float(quadratic_sf(0.5, 0.4, 0.0).round(6)) == float(stats.pearson3.sf(0.5, 0.4).round(6))
+    >>> bool(abs(quadratic_sf(1.0, 0.4, 1.0, 0.4) - stats.pearson3.sf(1.0, 0.4)) < 1e-3)
     True
     """
-    from scipy import special
-
-    z, skew, lin = np.broadcast_arrays(np.asarray(z, dtype=np.float64), np.asarray(skewness, dtype=np.float64),
-                                       np.clip(np.asarray(linear, dtype=np.float64), 0.0, 1.0))
-    out = np.empty(z.shape)
-    vq = 1.0 - lin
-    g = np.abs(skew)
-    flat = (vq < 1e-9) | (g < 1e-9)
-    out[flat] = stats.norm.sf(z[flat])
-    sign = np.where(skew < 0, -1.0, 1.0)
-    t = sign * z  # for a negative skewness, P(Z >= z) = P(Y <= -z) of the mirrored Y
+    z, skew, lin, lin3 = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in
+                                               (z, skewness, linear, linear_third)))
+    lin = np.clip(lin, 0.0, 1.0)
+    # a quadratic part sum lambda (chi2_1 - 1) is at most as skewed as one chi-square (2 sqrt 2): what the
+    # linear part's third moment leaves beyond that bound (the parts are not independent) stays with it
+    bound = 2.0 * np.sqrt(2.0) * (1.0 - lin) ** 1.5
+    quad3 = np.clip(skew - lin3, -bound, bound)
+    parts, lo, hi = [], np.full(z.shape, -60.0), np.full(z.shape, 60.0)
+    for var, third in ((lin, skew - quad3), (1.0 - lin, quad3)):
+        b, nu, normal = _gamma_parts(var, third)
+        parts.append((var, b, nu, normal))
+        with np.errstate(divide="ignore"):
+            edge = np.where(normal | (b == 0), np.inf, 0.5 / np.where(b == 0, 1.0, b))
+        hi = np.where(~normal & (b > 0), np.minimum(hi, edge * (1 - 1e-12)), hi)
+        lo = np.where(~normal & (b < 0), np.maximum(lo, edge * (1 - 1e-12)), lo)
+    # K'(t) = z: K' increases on (lo, hi); bisection, then one Lugannani-Rice step
+    a, c = lo.copy(), hi.copy()
+    _, k1a, _ = _cgf(a, parts)
+    _, k1c, _ = _cgf(c, parts)
+    for _ in range(100):
+        m = 0.5 * (a + c)
+        _, k1, _ = _cgf(m, parts)
+        below = k1 < z
+        a, c = np.where(below, m, a), np.where(below, c, m)
+    t = 0.5 * (a + c)
+    k, _, k2 = _cgf(t, parts)
+    w = np.sign(t) * np.sqrt(np.maximum(2.0 * (t * z - k), 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        b = g / (4.0 * vq)
-        nu = 8.0 * vq**3 / g**2
-    many = ~flat & (nu > 100.0)  # the quadratic part nearly normal (skewness sqrt(8 / nu)): the gamma of the whole
-    out[many] = np.where(sign[many] > 0, stats.pearson3.sf(t[many], g[many]), stats.pearson3.cdf(t[many], g[many]))
-    pure = ~flat & ~many & (lin < 1e-12)
-    x = (t[pure] / b[pure] + nu[pure]) / 2.0
-    out[pure] = np.where(sign[pure] > 0, special.gammaincc(nu[pure] / 2, np.maximum(x, 0.0)),
-                         special.gammainc(nu[pure] / 2, np.maximum(x, 0.0)))
-    rest = np.flatnonzero(~flat & ~many & ~pure)
-    for key in np.unique(np.round(nu.ravel()[rest], 10)) if rest.size else ():
-        sel = rest[np.round(nu.ravel()[rest], 10) == key]
-        x, w = special.roots_genlaguerre(int(nodes), key / 2.0 - 1.0)
-        w = w / w.sum()
-        G = 2.0 * x
-        arg = (t.ravel()[sel, None] - b.ravel()[sel, None] * (G[None, :] - key)) / np.sqrt(lin.ravel()[sel, None])
-        upper = sign.ravel()[sel] > 0
-        val = np.where(upper[:, None], stats.norm.sf(arg), stats.norm.cdf(arg))
-        out.ravel()[sel] = val @ w
-    return np.clip(out, 0.0, 1.0)
+        p = stats.norm.sf(w) + stats.norm.pdf(w) * (1.0 / (t * np.sqrt(k2)) - 1.0 / w)
+    p = np.where(np.abs(w) < 1e-4, 0.5 - skew / (6.0 * np.sqrt(2.0 * np.pi)), p)
+    p = np.where(z <= k1a, 1.0, p)  # below the support (a right-skewed part's lower end)
+    p = np.where(z >= k1c, stats.norm.sf(z), p)  # past a left-skewed part's upper end
+    return np.clip(np.where(np.isfinite(p), p, stats.norm.sf(z)), 0.0, 1.0)
 
 
 class PairMoments:
@@ -254,7 +292,14 @@ class PairMoments:
       grows), and a normal reference puts too many null p-values in the far tail.  Exact in
       these moments when the pairs are found without the outcome: the estimators give this
       test neighbourhoods that are (the ``k`` nearest, the SURF / MultiSURF radius; see
-      ``PVALUES_DOC`` in :mod:`knnweights.weighters._relief_regression`).
+      ``PVALUES_DOC`` in :mod:`knnweights.weighters._relief_regression`).  With signal in
+      other features the label permutation is not quite the null of a noise feature (the
+      labels are then tied to the neighbourhoods): a pair that differs across the outcome in
+      the relevant features must be close in the others, so a noise feature's statistic
+      tends to be negative and its p-values err on the conservative side.  ReliefF's own
+      hits and misses would err the other way: its nearest misses come from other pools
+      than its nearest hits, are farther, and differ more in every feature
+      (benchmarks/bench_regression_pvalues.md).
 
     ``trace C^3 = sum_i sum_{j, k} C_ij C_jk C_ki`` is summed exactly over every two
     neighbours of every sample when that is at most ``triangle_work`` terms (pairs of
@@ -420,15 +465,20 @@ class PairMoments:
         csums = {key: out[key] for key in _BASICS}
         mean, var, third = mantel_moments(csums, dsums, float(n))
         ok &= np.isfinite(var) & (var > 0)
-        z, skew, linear = np.zeros(d), np.zeros(d), np.zeros(d)
+        z, skew = np.zeros(d), np.zeros(d)
         z[ok] = (sag[ok] - mean[ok]) / np.sqrt(var[ok])
         skew[ok] = third[ok] / var[ok] ** 1.5
-        # the variance of the linear part (Hajek projection) of S: kappa^2 sum c_i^2 sum d_i^2 / (n - 1), c and d
-        # the centred row sums of C and D, kappa = 2 n / ((n - 1)(n - 2))
+        # the linear part of S (its Hajek projection, kappa sum_i c_i d_pi(i), a linear permutation statistic:
+        # c and d the centred row sums of C and D, kappa = 2 n / ((n - 1)(n - 2))): its variance
+        # kappa^2 sum c^2 sum d^2 / (n - 1) and third moment n kappa^3 sum c^3 sum d^3 / ((n - 1)(n - 2))
         kappa = 2.0 * n / ((n - 1.0) * (n - 2.0))
-        vl = kappa**2 * (csums["R2"] - csums["T1"] ** 2 / n) * (dsums["R2"] - dsums["T1"] ** 2 / n) / (n - 1.0)
+        vl = kappa**2 * _centred_power(csums, n, 2) * _centred_power(dsums, n, 2) / (n - 1.0)
+        tl = n * kappa**3 * _centred_power(csums, n, 3) * _centred_power(dsums, n, 3) / ((n - 1.0) * (n - 2.0))
+        linear, linear_third = np.zeros(d), np.zeros(d)
         linear[ok] = np.clip(vl[ok] / var[ok], 0.0, 1.0)
-        return Bunch(statistic=sag, mean=mean, var=var, third=third, z=z, skewness=skew, linear=linear, ok=ok)
+        linear_third[ok] = tl[ok] / var[ok] ** 1.5
+        return Bunch(statistic=sag, mean=mean, var=var, third=third, z=z, skewness=skew, linear=linear,
+                     linear_third=linear_third, ok=ok)
 
     def pvalues(self, method="mantel"):
         """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``."""
@@ -436,7 +486,7 @@ class PairMoments:
         if method == "pseudo-t":
             p = stats.t.sf(st.statistic, st.df)
         else:
-            p = quadratic_sf(st.z, st.skewness, st.linear)
+            p = quadratic_sf(st.z, st.skewness, st.linear, st.linear_third)
         return np.where(st.ok, p, 1.0)
 
 

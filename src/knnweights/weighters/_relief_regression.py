@@ -37,15 +37,20 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         Also compute ``pvalues_`` (one-sided, "the feature's neighbour differences are
         larger across the outcome than within it") and their Benjamini-Hochberg
         ``qvalues_``, from the covariance of each feature's pair differences with the
-        outcome's over the neighbour pairs: for classes STIR's hit / miss contrast, for a
+        outcome's over neighbour pairs: for classes STIR's hit / miss contrast, for a
         continuous target NPDR's regression (see
         :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
-        its exact mean and variance when the outcome is permuted over the samples, the
-        neighbour pairs held fixed (pairs that share a sample are correlated, and this null
-        accounts for it);
-        ``"pseudo-t"``: the published STIR / NPDR t-test (pairs as independent: too small
-        p-values under the null).  Costs one more neighbour pass.  Not available with
-        missing values (use :func:`knnweights.permutation_pvalues`)."""
+        the distribution of that statistic when the outcome is permuted over the samples,
+        the pairs held fixed (through its exact mean, variance and third moment; pairs that
+        share a sample are correlated, and this null accounts for it).  The pairs are the
+        fit's when it finds them without the outcome (SURF / MultiSURF's radius, the ``k``
+        nearest for a continuous target); for Relief / ReliefF on classes, whose hits and
+        misses are chosen by the labels, they are each instance's nearest instances, as
+        many as it has hits and misses (``k`` per class), so that the permutation null is
+        exact.  ``"pseudo-t"``: the published STIR / NPDR t-test on the fit's own pairs,
+        taken as independent (too small p-values under the null).  Costs one more
+        neighbour pass.  Not available with missing values (use
+        :func:`knnweights.permutation_pvalues`)."""
 
 
 def is_continuous_target(y, target="auto"):
