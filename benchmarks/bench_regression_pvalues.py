@@ -229,13 +229,13 @@ FDR_METHODS = (("ReliefF", lambda: ReliefF(n_neighbors=10), "default"),
 def bench_fdr(args):
     sets = args.fdr_sets
     print(f"\n## Benjamini-Hochberg at q = 0.05 over {sets} sets (n = 120, d = 100, 10 planted)\n")
-    print("| method | outcome | mean FDP (+- s.e.) | mean power (of 10) | sets with a discovery | "
+    print("| method | outcome (effect) | mean FDP (+- s.e.) | mean power (of 10) | sets with a discovery | "
           "noise features with p < 0.005 |")
     print("|---|---|---|---|---|---|")
-    for kind in ("classes", "continuous"):
+    for kind, effect in (("classes", 1.0), ("continuous", 1.0), ("continuous", 3.0)):
         rows = {}
         for s in range(sets):
-            X, y = _planted(kind, 5000 + s)
+            X, y = _planted(kind, 5000 + s, effect=effect)
             if kind == "classes":
                 base = stats.ttest_ind(X[y == 1], X[y == 0]).pvalue
             else:
@@ -251,7 +251,8 @@ def bench_fdr(args):
                 rows.setdefault(name, []).append((fdp, np.sum(found < 10), found.size > 0, np.mean(p[10:] < 0.005)))
         for name, r in rows.items():
             a = np.array(r, dtype=float)
-            print(f"| {name} | {kind} | {a[:, 0].mean():.3f} +- {a[:, 0].std(ddof=1) / np.sqrt(len(a)):.3f} | "
+            se = a[:, 0].std(ddof=1) / np.sqrt(len(a))
+            print(f"| {name} | {kind} ({effect:g}) | {a[:, 0].mean():.3f} +- {se:.3f} | "
                   f"{a[:, 1].mean():.2f} | {int(a[:, 2].sum())} | {a[:, 3].mean():.4f} |", flush=True)
 
 
