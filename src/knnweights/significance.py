@@ -306,8 +306,9 @@ class PairMoments:
     neighbours times features: the ``k``-nearest neighbourhoods, small radius problems); else
     each sample's inner sum is estimated from ``max(256, triangle_work / (n d))`` random pairs
     of its neighbours (unbiased; a seeded generator, so the result is deterministic).  A
-    feature (or an outcome) without variation gets ``p = 1``.  Memory: the pairs (about 13
-    bytes each) and ``O(n x feature_block)`` per block of features.
+    feature (or an outcome) without variation gets ``p = 1``.  Memory: the pairs (8 bytes each as
+    they are added, 5 per entry of the symmetric adjacency) and ``O(n x feature_block)`` per block of
+    features.
 
     Parameters
     ----------
@@ -358,15 +359,15 @@ class PairMoments:
         idx = np.asarray(idx, dtype=np.int64)
         idx = idx.reshape(idx.shape[0], -1)
         keep = idx >= 0
-        self._src.append(np.repeat(np.asarray(rows, dtype=np.int64), idx.shape[1])[keep.ravel()])
-        self._dst.append(idx[keep])
+        self._src.append(np.repeat(np.asarray(rows, dtype=np.int32), idx.shape[1])[keep.ravel()])
+        self._dst.append(idx[keep].astype(np.int32))
         self._cache.clear()
 
     def add_dense(self, rows, mask):
         """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``."""
         r, j = np.nonzero(np.asarray(mask, dtype=bool))
-        self._src.append(np.asarray(rows, dtype=np.int64)[r])
-        self._dst.append(j.astype(np.int64))
+        self._src.append(np.asarray(rows, dtype=np.int32)[r])
+        self._dst.append(j.astype(np.int32))
         self._cache.clear()
 
     def _graph(self):
@@ -375,16 +376,17 @@ class PairMoments:
             import scipy.sparse
 
             n = self.data.n
-            src = np.concatenate(self._src) if self._src else np.zeros(0, np.int64)
-            dst = np.concatenate(self._dst) if self._dst else np.zeros(0, np.int64)
+            src = np.concatenate(self._src) if self._src else np.zeros(0, np.int32)
+            dst = np.concatenate(self._dst) if self._dst else np.zeros(0, np.int32)
             if np.any(src == dst):
                 raise ValueError("a pair of a sample with itself")
-            A = scipy.sparse.csr_matrix((np.ones(src.size), (src, dst)), shape=(n, n))
+            A = scipy.sparse.csr_matrix((np.ones(src.size, np.int8), (src, dst)), shape=(n, n))
+            del src, dst
             A.sum_duplicates()
-            A.data[:] = 1.0  # a pair listed twice is one pair
-            U = (A + 2.0 * A.T).tocsr()
+            A.data[:] = 1  # a pair listed twice is one pair
+            U = (A + 2 * A.T).tocsr()
             U.sort_indices()
-            self._cache["graph"] = (U.indptr.astype(np.int64), U.indices.astype(np.int64), U.data.astype(np.int64))
+            self._cache["graph"] = (U.indptr.astype(np.int64), U.indices.astype(np.int32), U.data.astype(np.uint8))
         return self._cache["graph"]
 
     def _blocks(self):
