@@ -7,14 +7,18 @@ Sections (each prints a Markdown table; ``--only`` runs some of them):
   convention) and the speed ratio at (2000, 500), both in the same run (ours: the median of three
   fits; skrebate: one fit), continuous target and class labels.
 * ``null``: null calibration of ``pvalues_`` over 50 simulated data sets per cell (no signal,
-  two sizes, classes and a continuous target): KS test of the pooled p-values, the rates of
-  p < 0.05 and p < 0.01, for the Mantel (outcome-permutation) variance and the published pseudo-t; draws
-  the calibration plot (docs/figures/pvalues_null_calibration.png).
+  four sizes, classes and a continuous target): KS test of the pooled p-values, the rates of
+  p < 0.05, 0.01 and 0.001, for the default, the same statistic against the normal (the
+  reference before the third moment), the published pseudo-t and, for Relief / ReliefF on
+  classes, the label permutation on the fit's own hits and misses; draws the calibration plot
+  (docs/figures/pvalues_null_calibration.png).
 * ``null_one``: the same for classes with one feature per data set (300 sets), so that the
-  p-values are independent (the features of one set share ``y``, which makes a pooled KS
-  stricter than its level).
-* ``fdr``: Benjamini-Hochberg at q = 0.05 over 50 simulated sets with planted effects: mean
-  false discovery proportion and power, against a t-test / Pearson filter.
+  p-values are independent.
+* ``dependence``: how correlated the p-values of the features of one set are (a pooled KS is
+  only fair when they are not).
+* ``fdr``: Benjamini-Hochberg at q = 0.05 over ``--fdr-sets`` (200) simulated sets with planted
+  effects: mean false discovery proportion and power, against a t-test / Pearson filter.
+* ``timing``: ``ReliefF`` and ``MultiSURF`` with and without ``pvalues=True`` at (2000, 500).
 * ``xor``: the power on an XOR pair (STIR) where a t-test has none.
 * ``mlkr``: MLKR-diagonal weighted kNN regression against plain kNN, 5 relevant of 100.
 * ``expression``: the guide's 90 x 800 expression table with 12 planted genes: planted genes in
@@ -32,7 +36,7 @@ import numba
 import numpy as np
 from scipy import stats
 
-from knnweights import SURF, MLKRDiagonal, MultiSURF, ReliefF, WeightedKNNRegressor, bh_qvalues
+from knnweights import SURF, MLKRDiagonal, MultiSURF, Relief, ReliefF, WeightedKNNRegressor, bh_qvalues
 
 warnings.simplefilter("ignore")
 
@@ -105,28 +109,71 @@ def _load():
         return "n/a"
 
 
-def _null_sets(kind, sets, seed0):
+NULL_SIZES = ((60, 40), (200, 20), (120, 100), (400, 50))
+
+
+def _null_sets(kind, sets, seed0, size):
+    n, d = size
     for s in range(sets):
         rng = np.random.default_rng(seed0 + s)
-        n, d = (60, 40) if s % 2 else (200, 20)
         X = rng.normal(size=(n, d))
         y = rng.integers(0, 2, n) if kind == "classes" else rng.normal(size=n)
         yield X, y
 
 
+NULL_METHODS = (("Relief", Relief, {}), ("ReliefF", ReliefF, {"n_neighbors": 10}), ("SURF", SURF, {}),
+                ("MultiSURF", MultiSURF, {}))
+
+
+def _variant_pvalues(est, X, y, variant):
+    """The default p-values and two variants of them: ``"normal"`` (the same z against the standard normal,
+    the reference before issue 47's third moment) and ``"own pairs"`` (ReliefF / Relief on classes: the
+    label permutation on the fit's own hits and misses, the null used before)."""
+    from knnweights.weighters import _relief_regression as rr
+
+    if variant == "default":
+        return est.set_params(pvalues=True).fit(X, y).pvalues_
+    est = est.set_params(pvalues=False).fit(X, y)
+    kind = est.target_type_
+    codes = np.unique(y, return_inverse=True)[1] if kind == "classes" else np.zeros(len(y), np.int64)
+    data = rr._diff_data(est, X, codes)
+    outcome = codes if kind == "classes" else y
+    # "pseudo-t" makes the helper take the fit's own hits and misses for classes
+    m = rr._pair_moments(est, data, outcome, kind, "pseudo-t" if variant == "own pairs" else "mantel")
+    if variant == "normal":
+        st = m.statistics("mantel")
+        return np.where(st.ok, stats.norm.sf(st.z), 1.0)
+    return m.pvalues("mantel")
+
+
 def bench_null(args):
-    print(f"\n## Null calibration ({args.sets} sets per cell: n x d = 60 x 40 and 200 x 20 alternating)\n")
-    print("| method | outcome | pvalues | KS p (pooled) | mean p | p < 0.05 | p < 0.01 |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"\n## Null calibration ({args.sets} sets per cell, X ~ N(0, 1), no signal)\n")
+    print("| method | outcome | pvalues | n x d | KS p (pooled) | mean p | p < 0.05 | p < 0.01 | p < 0.001 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     keep = {}
-    for cls, kw in ((ReliefF, {"n_neighbors": 10}), (MultiSURF, {}), (SURF, {})):
+    for name, cls, kw in NULL_METHODS:
         for kind in ("classes", "continuous"):
-            for mode in ("mantel", "pseudo-t"):
-                p = np.concatenate([cls(pvalues=mode, **kw).fit(X, y).pvalues_
-                                    for X, y in _null_sets(kind, args.sets, 1000)])
-                keep[(cls.__name__, kind, mode)] = p
-                print(f"| {cls.__name__} | {kind} | {mode} | {stats.kstest(p, 'uniform').pvalue:.3g} | "
-                      f"{p.mean():.3f} | {np.mean(p < 0.05):.3f} | {np.mean(p < 0.01):.3f} |", flush=True)
+            variants = ["default", "normal", "pseudo-t"] + (["own pairs"] if kind == "classes" and
+                                                           name in ("Relief", "ReliefF") else [])
+            for mode in variants:
+                cells = []
+                for size in NULL_SIZES:
+                    if mode == "pseudo-t":
+                        p = np.concatenate([cls(pvalues="pseudo-t", **kw).fit(X, y).pvalues_
+                                            for X, y in _null_sets(kind, args.sets, 1000, size)])
+                    else:
+                        p = np.concatenate([_variant_pvalues(cls(**kw), X, y, mode)
+                                            for X, y in _null_sets(kind, args.sets, 1000, size)])
+                    cells.append(p)
+                    if mode == "default":
+                        print(f"| {name} | {kind} | {mode} | {size[0]} x {size[1]} | "
+                              f"{stats.kstest(p, 'uniform').pvalue:.3g} | {p.mean():.3f} | {np.mean(p < 0.05):.3f} | "
+                              f"{np.mean(p < 0.01):.4f} | {np.mean(p < 0.001):.4f} |", flush=True)
+                p = np.concatenate(cells)
+                keep[(name, kind, mode)] = p
+                print(f"| {name} | {kind} | {mode} | all four | {stats.kstest(p, 'uniform').pvalue:.3g} | "
+                      f"{p.mean():.3f} | {np.mean(p < 0.05):.3f} | {np.mean(p < 0.01):.4f} | "
+                      f"{np.mean(p < 0.001):.4f} |", flush=True)
     if args.plot:
         import matplotlib
 
@@ -134,23 +181,38 @@ def bench_null(args):
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 2, figsize=(9, 4), sharey=True)
+        styles = {"default": "-", "normal": ":", "pseudo-t": "--"}
         for ax, kind in zip(axes, ("classes", "continuous"), strict=True):
             for (name, k, mode), p in keep.items():
-                if k != kind or name == "SURF":
+                if k != kind or name not in ("ReliefF", "MultiSURF") or mode not in styles:
                     continue
                 q = np.sort(p)
-                ax.plot(np.arange(1, q.size + 1) / (q.size + 1), q, ls="-" if mode == "mantel" else "--",
-                        label=f"{name}, {mode}")
+                ax.plot(np.arange(1, q.size + 1) / (q.size + 1), q, ls=styles[mode], label=f"{name}, {mode}")
             ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
             ax.set_title(f"no signal, {kind} outcome")
             ax.set_xlabel("expected p (uniform quantile)")
             ax.set_xlim(0, 0.2)
             ax.set_ylim(0, 0.2)
         axes[0].set_ylabel("observed p")
-        axes[0].legend(fontsize=8)
+        axes[0].legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(args.plot, dpi=110)
         print(f"\nwrote {args.plot}")
+
+
+def bench_dependence(args):
+    """Pooled KS over the features of many sets is only a fair test if the features' p-values are not
+    correlated within a set: the spread of each set's mean p against the independent ``1 / sqrt(12 d)``."""
+    sets = 2 * args.sets
+    print(f"\n## Dependence between the features of one set ({sets} sets, 60 x 40, no signal)\n")
+    print("| method | outcome | sd of the set mean p | if independent | mean pairwise correlation |")
+    print("|---|---|---|---|---|")
+    n, d = 60, 40
+    for name, cls, kw in NULL_METHODS[1::2]:
+        for kind in ("classes", "continuous"):
+            means = [cls(pvalues=True, **kw).fit(X, y).pvalues_.mean() for X, y in _null_sets(kind, sets, 1000, (n, d))]
+            r = (np.var(means) * d * 12 - 1) / (d - 1)
+            print(f"| {name} | {kind} | {np.std(means):.4f} | {1 / np.sqrt(12 * d):.4f} | {r:.3f} |", flush=True)
 
 
 def bench_null_one(args):
@@ -183,30 +245,63 @@ def _planted(kind, seed, n=120, d=100, n_rel=10, effect=1.0):
     return X, y
 
 
+FDR_METHODS = (("ReliefF", lambda: ReliefF(n_neighbors=10), "default"),
+               ("ReliefF, own hits / misses", lambda: ReliefF(n_neighbors=10), "own pairs"),
+               ("MultiSURF", lambda: MultiSURF(), "default"), ("SURF", lambda: SURF(), "default"),
+               ("Relief", lambda: Relief(), "default"), ("ReliefF, normal reference", lambda: ReliefF(n_neighbors=10),
+                                                         "normal"),
+               ("MultiSURF, normal reference", lambda: MultiSURF(), "normal"))
+
+
 def bench_fdr(args):
-    print(f"\n## Benjamini-Hochberg at q = 0.05 over {args.sets} sets (n = 120, d = 100, 10 planted)\n")
-    print("| method | outcome | mean FDP | mean power (of 10) | sets with a discovery |")
-    print("|---|---|---|---|---|")
-    for kind in ("classes", "continuous"):
+    sets = args.fdr_sets
+    print(f"\n## Benjamini-Hochberg at q = 0.05 over {sets} sets (n = 120, d = 100, 10 planted)\n")
+    print("| method | outcome (effect) | mean FDP (+- s.e.) | mean power (of 10) | sets with a discovery | "
+          "noise features with p < 0.005 |")
+    print("|---|---|---|---|---|---|")
+    for kind, effect in (("classes", 1.0), ("continuous", 1.0), ("continuous", 3.0)):
         rows = {}
-        for s in range(args.sets):
-            X, y = _planted(kind, 5000 + s)
+        for s in range(sets):
+            X, y = _planted(kind, 5000 + s, effect=effect)
             if kind == "classes":
                 base = stats.ttest_ind(X[y == 1], X[y == 0]).pvalue
             else:
                 base = np.array([stats.pearsonr(X[:, j], y)[1] for j in range(X.shape[1])])
             ps = {("t-test" if kind == "classes" else "Pearson"): base}
-            for mode in ("mantel", "pseudo-t"):
-                ps[f"ReliefF, {mode}"] = ReliefF(n_neighbors=10, pvalues=mode).fit(X, y).pvalues_
-                ps[f"MultiSURF, {mode}"] = MultiSURF(pvalues=mode).fit(X, y).pvalues_
+            for name, make, variant in FDR_METHODS:
+                if variant == "own pairs" and kind != "classes":
+                    continue
+                ps[name] = _variant_pvalues(make(), X, y, variant)
             for name, p in ps.items():
                 found = np.flatnonzero(bh_qvalues(p) <= 0.05)
                 fdp = np.mean(found >= 10) if found.size else 0.0
-                rows.setdefault(name, []).append((fdp, np.sum(found < 10), found.size > 0))
+                rows.setdefault(name, []).append((fdp, np.sum(found < 10), found.size > 0, np.mean(p[10:] < 0.005)))
         for name, r in rows.items():
             a = np.array(r, dtype=float)
-            print(f"| {name} | {kind} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.2f} | {int(a[:, 2].sum())} |",
-                  flush=True)
+            se = a[:, 0].std(ddof=1) / np.sqrt(len(a))
+            print(f"| {name} | {kind} ({effect:g}) | {a[:, 0].mean():.3f} +- {se:.3f} | "
+                  f"{a[:, 1].mean():.2f} | {int(a[:, 2].sum())} | {a[:, 3].mean():.4f} |", flush=True)
+
+
+def bench_timing(args):
+    print("\n## Time at (2000, 500), median of three fits (s)\n")
+    print("| method | outcome | weights | with pvalues=True |")
+    print("|---|---|---|---|")
+    X, y = _interaction(2000, 500, 2)
+    yb = (y > np.median(y)).astype(int)
+    for name, cls in (("ReliefF", ReliefF), ("MultiSURF", MultiSURF)):
+        cls(pvalues=True).fit(X[:60, :5], yb[:60])
+        cls(pvalues=True).fit(X[:60, :5], y[:60])
+        for kind, target in (("classes", yb), ("continuous", y)):
+            t0, t1 = [], []
+            for _ in range(3):
+                t = time.perf_counter()
+                cls().fit(X, target)
+                t0.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                cls(pvalues=True).fit(X, target)
+                t1.append(time.perf_counter() - t)
+            print(f"| {name} | {kind} | {np.median(t0):.2f} | {np.median(t1):.2f} |", flush=True)
 
 
 def bench_xor(args):
@@ -282,7 +377,8 @@ def bench_expression(args):
                   f"{int(np.sum(q < 12))} / {q.size} | {top(np.argsort(-ms.scores_))} |", flush=True)
 
 
-SECTIONS = {"skrebate": bench_skrebate, "null": bench_null, "null_one": bench_null_one, "fdr": bench_fdr,
+SECTIONS = {"skrebate": bench_skrebate, "null": bench_null, "null_one": bench_null_one, "dependence": bench_dependence,
+            "fdr": bench_fdr, "timing": bench_timing,
             "xor": bench_xor, "mlkr": bench_mlkr,
             "expression": bench_expression}
 
@@ -291,6 +387,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     p.add_argument("--sets", type=int, default=50, help="simulated data sets per cell (default: 50)")
+    p.add_argument("--fdr-sets", type=int, default=200, help="simulated data sets of the fdr section (default: 200)")
     p.add_argument("--plot", default="docs/figures/pvalues_null_calibration.png",
                    help="the null-calibration plot ('' for none)")
     args = p.parse_args()

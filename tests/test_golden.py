@@ -81,7 +81,8 @@ def _selector(name):
 
 
 def _regression(name):
-    """The continuous-target components on ``y = x0 * x1 + noise`` (and ReliefF's p-values on classes)."""
+    """The continuous-target components on ``y = x0 * x1 + noise``, and the Relief family's p-values
+    (:class:`~knnweights.significance.PairMoments`: ReliefF's on classes, MultiSURF's on the continuous target)."""
     import knnweights
     from knnweights import classifiers
 
@@ -96,13 +97,15 @@ def _regression(name):
             return np.asarray(reg.predict(X[:15]), float)
         if name == "RReliefF":
             return np.asarray(knnweights.ReliefF(n_neighbors=5).fit(X, yc).feature_importances_, float)
-        if name == "ReliefF p-values":
+        if name == "PairMoments":
             Xb, yb = _problem()
-            return np.asarray(knnweights.ReliefF(n_neighbors=5, pvalues=True).fit(Xb, yb).pvalues_, float)
+            return np.r_[knnweights.ReliefF(n_neighbors=5, pvalues=True).fit(Xb, yb).pvalues_,
+                         knnweights.MultiSURF(pvalues=True).fit(X, yc).pvalues_]
         raise KeyError(name)
 
     owner = {"MLKRDiagonal": lambda: knnweights.MLKRDiagonal,
-             "WeightedKNNRegressor": lambda: classifiers.WeightedKNNRegressor}.get(name, lambda: knnweights.ReliefF)
+             "WeightedKNNRegressor": lambda: classifiers.WeightedKNNRegressor,
+             "PairMoments": lambda: knnweights.significance.PairMoments}.get(name, lambda: knnweights.ReliefF)
     return owner(), run
 
 
@@ -172,7 +175,7 @@ def cases():
         out[name] = _classifier(name)
     for name in ("SelectTopK", "TuRF"):
         out[name] = _selector(name)
-    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "RReliefF", "ReliefF p-values"):
+    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "RReliefF", "PairMoments"):
         out[name] = _regression(name)
     for name in ("_Run", "_SQPFWPathKNN", "HalvingElimination", "RemoveLowestWeights", "WekaNaiveBayes",
                  "weka_chi_squared"):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from knnweights import MultiSURF, Relief, ReliefF, Simba, bh_qvalues, permutation_pvalues
+from knnweights import SURF, MultiSURF, Relief, ReliefF, Simba, bh_qvalues, permutation_pvalues
 from knnweights.weighters.relief import range_normalize
 
 
@@ -71,38 +71,175 @@ def test_mantel_tails_not_anti_conservative():
     assert np.mean(p < 0.01) <= 0.01 + 3 * np.sqrt(0.01 * 0.99 / p.size)
 
 
-@pytest.mark.parametrize("kind", ["continuous", "classes"])
-def test_mantel_variance_is_the_exact_permutation_variance(kind):
-    """Every permutation of y on 7 samples, the pairs held fixed: the formula's variance is exact."""
+def _pair_matrix(Z, rule, k):
+    """Brute force: the pairs of the default p-values as a 0/1 matrix: each sample's ``k`` nearest (ties to
+    the lower index) or the SURF / MultiSURF radius, all found without the outcome."""
+    n = Z.shape[0]
+    D = np.abs(Z[:, None, :] - Z[None, :, :]).sum(axis=2)
+    off = ~np.eye(n, dtype=bool)
+    if rule in ("surf", "multisurf"):
+        vals = D[off].reshape(n, n - 1)
+        T = np.full(n, D.sum() / n**2) if rule == "surf" else vals.mean(axis=1) - vals.std(axis=1) / 2
+        return (D < T[:, None]) & off
+    M = np.zeros((n, n), bool)
+    for i in range(n):
+        M[i, [j for j in np.lexsort((np.arange(n), D[i])) if j != i][:k]] = True
+    return M
+
+
+def _feature_matrices(Z, M):
+    """``C_f = (W + W') / 2``, ``W_ij = a_ij - abar`` on the pairs, per feature: ``(n, n, d)``."""
+    A = np.abs(Z[:, None, :] - Z[None, :, :])
+    W = np.where(M[:, :, None], A - A[M].mean(axis=0), 0.0)
+    return (W + W.transpose(1, 0, 2)) / 2
+
+
+def _moments_of(est, X, y, kind):
+    from knnweights.weighters import _relief_regression as rr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a tiny problem: all-zero weights, clamped neighbours
+        est = est.fit(X, y)
+    codes = np.unique(y, return_inverse=True)[1] if kind == "classes" else np.zeros(len(y), np.int64)
+    data = rr._diff_data(est, X, codes)
+    return rr._pair_moments(est, data, codes if kind == "classes" else y, kind, "mantel"), range_normalize(X)
+
+
+def _outcome_matrix(y, kind):
+    y = np.asarray(y, dtype=float)
+    return np.abs(y[:, None] - y[None, :]) / np.ptp(y) if kind == "continuous" else (y[:, None] != y[None, :]) * 1.0
+
+
+# (estimator, the rule of its default p-value pairs, their number per sample for two classes / a continuous y)
+RULES = [(ReliefF(n_neighbors=2), "knn", 4, 2), (Relief(), "knn", 2, 1), (SURF(), "surf", 0, 0),
+         (MultiSURF(), "multisurf", 0, 0)]
+
+
+@pytest.mark.parametrize("kind", ["classes", "continuous"])
+@pytest.mark.parametrize("est, rule, k_classes, k_cont", RULES, ids=["ReliefF", "Relief", "SURF", "MultiSURF"])
+def test_mantel_moments_are_the_exact_permutation_moments(est, rule, k_classes, k_cont, kind):
+    """Every permutation of y on 8 samples, the pairs (found without y) held fixed: the statistic, mean,
+    variance, third moment and the linear part's variance are exact."""
     import itertools
 
-    from knnweights.engine._kernels_mixed import PlainDiff
-    from knnweights.significance import PairMoments
-    from knnweights.weighters._relief_regression import _nearest
-
     rng = np.random.default_rng(11)
-    n = 7
-    X = rng.normal(size=(n, 3))
-    y = rng.normal(size=n) if kind == "continuous" else np.array([0, 1, 0, 1, 1, 0, 0])
-    data = PlainDiff(range_normalize(X))
-    rows, idx = _nearest(data, np.zeros(n, np.int64), 2, None, per_class=False)
-    idx = np.ascontiguousarray(idx[:, 0])
+    n, d = 8, 3
+    X = rng.normal(size=(n, d))
+    y = rng.normal(size=n) if kind == "continuous" else np.array([0, 1, 0, 1, 1, 0, 0, 1])
+    m, Z = _moments_of(est, X, y, kind)
+    st = m.statistics("mantel")
+    M = _pair_matrix(Z, rule, k_classes if kind == "classes" else k_cont)
+    C = _feature_matrices(Z, M)
+    perms = np.array(list(itertools.permutations(range(n))))
+    G = _outcome_matrix(y, kind)
+    Gp = np.stack([G[np.ix_(p, p)] for p in perms])  # (n!, n, n)
+    S = np.einsum("bij,ijf->bf", Gp, C)
+    np.testing.assert_allclose(st.statistic, S[0], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(st.mean, S.mean(axis=0), atol=1e-10)
+    np.testing.assert_allclose(st.var, S.var(axis=0), rtol=1e-8)
+    np.testing.assert_allclose(st.third, ((S - S.mean(axis=0)) ** 3).mean(axis=0), rtol=1e-6,
+                               atol=1e-9 * S.std() ** 3)
+    # the Hajek projection: sum_i E[S | pi(i)] - (n - 1) E[S], its variance over the permutations
+    proj = np.zeros_like(S) - (n - 1) * S.mean(axis=0)
+    for i in range(n):
+        for t in range(n):
+            sel = perms[:, i] == t
+            proj[sel] += S[sel].mean(axis=0)
+    np.testing.assert_allclose(st.linear * st.var, proj.var(axis=0), rtol=1e-8, atol=1e-10 * st.var.max())
+    np.testing.assert_allclose(st.linear_third * st.var**1.5, ((proj - proj.mean(axis=0)) ** 3).mean(axis=0), rtol=1e-6,
+                               atol=1e-10 * st.var.max() ** 1.5)
 
-    def g_of(v):
-        d = np.abs(v[rows][:, None] - v[idx])
-        return d / np.ptp(v) if kind == "continuous" else (d > 0).astype(float)
 
-    m = PairMoments(data)
+@pytest.mark.parametrize("discrete", [False, True])
+def test_difference_sums_match_the_dense_matrix(discrete):
+    from knnweights.significance import difference_sums
+
+    rng = np.random.default_rng(3)
+    V = rng.integers(0, 3, (40, 2)) * 1.0 if discrete else np.round(rng.normal(size=(40, 2)), 1) + 100.0
+    got = difference_sums(V, discrete)
+    for f in range(2):
+        v = V[:, f]
+        D = (v[:, None] != v[None, :]) * 1.0 if discrete else np.abs(v[:, None] - v[None, :])
+        r, r2, r3 = D.sum(1), (D**2).sum(1), (D**3).sum(1)
+        want = {"T1": r.sum(), "T2": r2.sum(), "T3": r3.sum(), "R2": (r * r).sum(), "Q": (r2 * r).sum(),
+                "S3": (r**3).sum(), "P3": r @ D @ r, "Tr": np.trace(D @ D @ D)}
+        for key, value in want.items():
+            assert got[key][f] == pytest.approx(value, rel=1e-9), key
+
+
+def test_quadratic_reference_limits_and_simulation():
+    from knnweights.significance import quadratic_sf
+
+    z = np.linspace(-3, 5, 17)
+    np.testing.assert_allclose(quadratic_sf(z, 0.0, 0.3, 0.0), stats.norm.sf(z), rtol=1e-9)
+    for lin in (0.0, 1.0):  # the whole skewness in one part: the Pearson type III
+        np.testing.assert_allclose(quadratic_sf(z, 0.7, lin, 0.7 * lin), stats.pearson3.sf(z, 0.7), rtol=2e-3,
+                                   atol=1e-5)
+    np.testing.assert_allclose(quadratic_sf(-z, -0.7, 0.4, -0.1), 1 - quadratic_sf(z, 0.7, 0.4, 0.1), atol=1e-9)
+    rng = np.random.default_rng(0)
+
+    def part(var, third, size):
+        b, nu = third / (4 * var), 8 * var**3 / third**2
+        return b * (rng.chisquare(nu, size) - nu)
+
+    for lin, t_lin, t_quad in ((0.6, 0.1, 0.4), (0.2, 0.05, 1.0)):
+        sim = part(lin, t_lin, 400_000) + part(1 - lin, t_quad, 400_000)
+        for t in (-1.0, 0.0, 1.0, 2.5, 4.0):  # the saddlepoint: within 0.005 in the body, 10 % in the tail
+            assert quadratic_sf(t, t_lin + t_quad, lin, t_lin) == pytest.approx(np.mean(sim >= t), abs=0.005, rel=0.1)
+    # the skewness in the quadratic part only: heavier far in the tail than the Pearson III of the whole
+    assert quadratic_sf(4.0, 0.5, 0.6, 0.0) > 1.5 * stats.pearson3.sf(4.0, 0.5)
+
+
+def _radius_moments(X, y, kind, **kw):
+    from knnweights.significance import PairMoments
+    from knnweights.weighters import _relief_regression as rr
+    from knnweights.weighters.relief import _in_radius
+
+    est = MultiSURF().fit(X, y)
+    data = rr._diff_data(est, X, np.zeros(len(y), np.int64))
+    m = PairMoments(data, **kw)
     m.set_outcome(y, kind)
-    m.add_index(data, rows, idx, idx >= 0, g_of(y))
-    stat, _, ok = m.statistics("mantel")
-    Z = range_normalize(X)
-    a = np.abs(Z[rows][:, None, :] - Z[idx])  # (n, k, d)
-    ac = a - a.reshape(-1, 3).mean(axis=0)
-    S_obs = np.einsum("rk,rkd->d", g_of(y), ac)
-    S = np.array([np.einsum("rk,rkd->d", g_of(y[list(p)]), ac) for p in itertools.permutations(range(n))])
-    np.testing.assert_allclose(S.mean(axis=0), 0.0, atol=1e-12)
-    np.testing.assert_allclose(stat, S_obs / np.sqrt((S**2).mean(axis=0)), rtol=1e-9)
+    for s, e, D in data.distance_chunks():
+        m.add_dense(np.arange(s, e), _in_radius(D, est.thresholds_[s:e], s))
+    return m
+
+
+def test_sampled_triangles_close_to_exact():
+    """Dense (radius) neighbourhoods: the sampled trace C^3 gives nearly the exact skewness."""
+    rng = np.random.default_rng(4)
+    X, y = rng.normal(size=(150, 8)), rng.integers(0, 2, 150)
+    exact = _radius_moments(X, y, "classes", triangle_work=1e12).statistics()
+    sampled = _radius_moments(X, y, "classes", triangle_work=0.0).statistics()
+    np.testing.assert_allclose(sampled.var, exact.var, rtol=1e-10)
+    assert np.all(exact.skewness > 0.1)  # right-skewed, as class-label tests are
+    np.testing.assert_allclose(sampled.skewness, exact.skewness, atol=0.05)
+    assert not np.allclose(sampled.skewness, exact.skewness, atol=1e-9)  # it did sample
+
+
+@pytest.mark.parametrize("kind", ["classes", "continuous"])
+def test_reference_follows_the_permutation_distribution(kind):
+    """MultiSURF's radius pairs do not depend on y: over 300 permutations of y the p-values are uniform.
+    The reference passes; the normal one (skewness ignored) does not for classes."""
+    rng = np.random.default_rng(21)
+    n, d = 80, 12
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, 2, n) if kind == "classes" else rng.normal(size=n)
+    m = _radius_moments(X, y, kind)
+    perm_rng = np.random.default_rng(0)
+    ref, normal, skew = [], [], []
+    for _ in range(300):
+        m.set_outcome(y[perm_rng.permutation(n)], kind)
+        st = m.statistics()
+        ref.append(m.pvalues())
+        normal.append(stats.norm.sf(st.z))
+        skew.append(st.skewness)
+    ref, normal = np.concatenate(ref), np.concatenate(normal)
+    assert stats.kstest(ref, "uniform").pvalue > 0.01
+    assert abs(np.mean(ref > 0.5) - 0.5) < 0.02 and np.mean(ref < 0.02) < 0.03
+    if kind == "classes":
+        assert np.mean(skew) > 0.2
+        assert stats.kstest(normal, "uniform").pvalue < 0.01
+        assert np.mean(normal > 0.5) > 0.52
 
 
 def test_published_pseudo_t_too_small_under_continuous_null():
@@ -184,10 +321,9 @@ def test_pair_sums_on_the_mixed_data_path_equal_the_plain_path():
     out = []
     for data in (plain, mixed):
         rows, idx = _nearest(data, zeros, 5, None, per_class=False)
-        idx = np.ascontiguousarray(idx[:, 0])
         m = PairMoments(data)
         m.set_outcome(y, "continuous")
-        m.add_index(data, rows, idx, idx >= 0, np.abs(y[rows][:, None] - y[idx]) / np.ptp(y))
+        m.add_index(rows, idx[:, 0])
         out.append((m.pvalues(), m.pvalues("pseudo-t")))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-9)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-9)

@@ -6,6 +6,8 @@
   them, which the method files also call directly for their own passes (Simba, G-flip, Relief);
 - ``mixed_kernels`` (the module ``knnweights.engine._kernels_mixed``): the Relief family's
   ``diff`` on mixed data (discrete, continuous and missing values) and its compiled kernels;
+- ``pair_kernels`` (the module ``knnweights.engine._kernels_pairs``): the compiled sums over
+  neighbour pairs behind the p-values of :mod:`knnweights.significance`;
 - ``knnweights.engine._torch_backend``: the same blocks on a GPU (``set_config(device=...)``);
 - :mod:`knnweights.engine.linalg`: small dense solves under one BLAS thread;
 - ``set_config`` / ``get_config`` / ``config_context``: the engine's settings (device,
@@ -16,8 +18,10 @@ Method files (:mod:`knnweights.weighters`) hold only their own update and call t
 
 from . import _kernels as kernels
 from . import _kernels_mixed as mixed_kernels
+from . import _kernels_pairs as pair_kernels
 from ._config import config_context, get_config, set_config
 from .linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 
 __all__ = ["config_context", "get_config", "set_config", "single_thread_blas", "blas_thread_count",
-           "blas_threads_for_work", "kernels", "mixed_kernels"]
+           "blas_threads_for_work", "kernels", "mixed_kernels",
+           "pair_kernels"]

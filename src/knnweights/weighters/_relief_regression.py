@@ -39,15 +39,20 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         Also compute ``pvalues_`` (one-sided, "the feature's neighbour differences are
         larger across the outcome than within it") and their Benjamini-Hochberg
         ``qvalues_``, from the covariance of each feature's pair differences with the
-        outcome's over the neighbour pairs: for classes STIR's hit / miss contrast, for a
+        outcome's over neighbour pairs: for classes STIR's hit / miss contrast, for a
         continuous target NPDR's regression (see
         :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
-        its exact mean and variance when the outcome is permuted over the samples, the
-        neighbour pairs held fixed (pairs that share a sample are correlated, and this null
-        accounts for it);
-        ``"pseudo-t"``: the published STIR / NPDR t-test (pairs as independent: too small
-        p-values under the null).  Costs one more neighbour pass.  Not available with
-        missing values (use :func:`knnweights.permutation_pvalues`)."""
+        the distribution of that statistic when the outcome is permuted over the samples,
+        the pairs held fixed (through its exact mean, variance and third moment; pairs that
+        share a sample are correlated, and this null accounts for it).  The pairs are the
+        fit's when it finds them without the outcome (SURF / MultiSURF's radius, the ``k``
+        nearest for a continuous target); for Relief / ReliefF on classes, whose hits and
+        misses are chosen by the labels, they are each instance's nearest instances, as
+        many as it has hits and misses (``k`` per class), so that the permutation null is
+        exact.  ``"pseudo-t"``: the published STIR / NPDR t-test on the fit's own pairs,
+        taken as independent (too small p-values under the null).  Costs one more
+        neighbour pass.  Not available with missing values (use
+        :func:`knnweights.permutation_pvalues`)."""
 
 
 def is_continuous_target(y, target="auto"):
@@ -109,7 +114,7 @@ def rank_weights(k, sigma):
     return d1 / d1.sum()
 
 
-def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
+def rrelieff_scores(data, y, k, rows=None, sigma=None):
     """RReliefF weights (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the pseudo code of RReliefF).
 
     For each instance ``R_i`` (the ``rows``, all by default) and its ``k`` nearest
@@ -123,8 +128,7 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
         W[A] = N_dCdA[A] / N_dC - (N_dA[A] - N_dCdA[A]) / (m - N_dC)
 
     the estimate of ``P_diffC|diffA P_diffA / P_diffC - (1 - P_diffC|diffA) P_diffA / (1 - P_diffC)``
-    with ``m`` instances.  ``moments`` (a :class:`~knnweights.significance.PairMoments`)
-    receives the ``(i, j)`` pairs with outcome ``diff(tau, R_i, I_j)``, unweighted.
+    with ``m`` instances.
     """
     zeros = np.zeros(data.n, np.int64)
     rows, idx = _nearest(data, zeros, k, rows, per_class=False)
@@ -144,9 +148,6 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None, moments=None):
     n_dcda = _index_sum(data, rows, idx, dw * dy)
     first = n_dcda / n_dc if n_dc > 0 else np.zeros_like(n_dcda)
     second = (n_da - n_dcda) / (m - n_dc) if m - n_dc > 0 else np.zeros_like(n_dcda)
-    if moments is not None:
-        first_time = np.unique(rows, return_index=True)[1]  # each pair once: an instance sampled twice counts once
-        moments.add_index(data, rows[first_time], idx[first_time], valid[first_time], dy[first_time])
     return first - second
 
 
@@ -169,15 +170,6 @@ def _radius_block_arrays():
     return _RADIUS_BLOCK_ARRAYS
 
 
-def _transposed_radius(D, T, start):
-    """``[r, j]``: is ``start + r`` in the neighbourhood of ``j`` (``d_rj < T_j``; symmetric ``D``)."""
-    from .relief import _self_columns
-
-    near_t = D < T[None, :]
-    near_t[np.arange(D.shape[0]), _self_columns(start, D.shape[0])] = False
-    return near_t
-
-
 def _hit_miss_table(counts):
     """``(b, 2)``: ``-1/h_i`` for a hit and ``1/m_i`` for a miss from the ``(b, 2)`` counts (0 with none)."""
     counts = counts.astype(np.float64)
@@ -186,7 +178,7 @@ def _hit_miss_table(counts):
                          np.where(counts[:, 1] > 0, 1.0 / counts[:, 1], 0.0)], axis=1)
 
 
-def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
+def radius_regression_scores(data, y, rule, thresholds=None):
     """SURF / MultiSURF scores for a continuous target, scikit-rebate's continuous-endpoint rule.
 
     The neighbourhood ``N_i`` is the class-target one (``d_ij < T_i``, see :class:`.relief.SURF`
@@ -196,15 +188,14 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
 
         W[A] = (1/n) sum_i [ - 1/h_i sum_{hits j} diff(A, x_i, x_j) + 1/m_i sum_{misses j} diff(A, x_i, x_j) ]
 
-    (a term with no neighbour left out).  ``moments`` receives the in-radius pairs with
-    outcome ``|y_i - y_j| / (max y - min y)`` (NPDR-style, unweighted).
+    (a term with no neighbour left out).
 
     Returns
     -------
     scores : ndarray of shape (d,)
     thresholds : ndarray of shape (n,)
     """
-    from .relief import _in_radius, _multisurf_thresholds, _radius_pairs
+    from .relief import _multisurf_thresholds, _radius_pairs
 
     n = data.n
     chunks = data.distance_chunks(n_arrays=_radius_block_arrays())
@@ -221,7 +212,6 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
             thresholds = _radius_thresholds(data, rule)
     T = thresholds
     s_y = float(np.std(y, ddof=1))
-    span = float(np.ptp(y))
     # the one block of PlainDiff on the CPU: the compiled symmetric distances
     plain = isinstance(data, _kernels_mixed.PlainDiff) and not _on_gpu()
     z = np.zeros(data.d)
@@ -229,42 +219,34 @@ def radius_regression_scores(data, y, rule, moments=None, thresholds=None):
         rows = np.arange(s, e)
         z += data.coef_sum(rows, _radius_pairs(D, T[s:e], s, y[s:e], y, 2, _hit_miss_table, kind=1, s=s_y,
                                                fold=e - s == n, symmetric=plain))
-        if moments is not None:
-            near = _in_radius(D, T[s:e], s)
-            dy = np.abs(y[s:e, None] - y[None, :])
-            moments.add_dense(data, rows, near, dy / span, _transposed_radius(D, T, s))
     return z / n, T
 
 
-def _stir_moments(est, data, X, codes):
-    """The hit / miss pairs of the fitted class-target neighbourhoods, outcome 1 for a miss (STIR)."""
+def _pair_moments(est, data, outcome, kind, method):
+    """The neighbour pairs of ``est``'s p-values (``PVALUES_DOC``) in a
+    :class:`~knnweights.significance.PairMoments`."""
     moments = PairMoments(data)
-    kind = est._pair_kind
+    moments.set_outcome(outcome, kind)
     _refuse_sampled_radius(est, "pvalues=True")
-    if kind == "radius":
-        moments.set_outcome(codes, "classes")  # the neighbourhoods do not depend on y
+    if est._pair_kind == "radius":  # the radius: found without the outcome
         from .relief import _in_radius
 
         T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
         for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
-            near = _in_radius(D, T[s:e], s)
-            moments.add_dense(data, np.arange(s, e), near, (codes[s:e, None] != codes[None, :]).astype(np.float64),
-                              _transposed_radius(D, T, s))
+            moments.add_dense(np.arange(s, e), _in_radius(D, T[s:e], s))
         return moments
-    moments.set_outcome(codes, "classes")
-    k = 1 if kind == "relief" else min(int(est.n_neighbors), data.n - 1)
-    # each pair once: an instance sampled twice (n_iter) counts once
-    rows = _sample_rows(est, data.n)
-    rows = None if rows is None else np.unique(rows)
-    rows, idx = _nearest(data, codes, k, rows, per_class=kind == "relieff")
-    nr, C, _ = idx.shape
-    if kind == "relieff":
-        miss = np.arange(C)[None, :, None] != codes[rows][:, None, None]
-    else:  # (hits, misses)
-        miss = np.array([False, True])[None, :, None]
-    idx = np.ascontiguousarray(idx.reshape(nr, -1))
-    g = np.broadcast_to(miss, (nr, C, k)).reshape(nr, -1).astype(np.float64)
-    moments.add_index(data, rows, idx, idx >= 0, g)
+    n = data.n
+    k = 1 if est._pair_kind == "relief" else min(int(est.n_neighbors), n - 1)
+    rows = _sample_rows(est, n)
+    rows = None if rows is None else np.unique(rows)  # each pair once: an instance sampled twice counts once
+    zeros = np.zeros(n, np.int64)
+    if kind == "classes" and method == "pseudo-t":  # STIR's: the fit's hits and misses, chosen by the labels
+        rows, idx = _nearest(data, outcome, k, rows, per_class=est._pair_kind == "relieff")
+    else:  # as many nearest instances as the fit has hits and misses, found without the labels
+        per = 1 if kind == "continuous" else (int(outcome.max()) + 1 if est._pair_kind == "relieff" else 2)
+        rows, idx = _nearest(data, zeros, min(k * per, n - 1), rows, per_class=False)
+        idx = idx[:, 0]
+    moments.add_index(rows, idx)
     return moments
 
 
@@ -327,8 +309,9 @@ class ReliefTargetMixin:
                 f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
 
-    def _set_pvalues(self, moments):
-        self.pvalues_ = moments.pvalues("pseudo-t" if self.pvalues == "pseudo-t" else "mantel")
+    def _set_pvalues(self, data, outcome, kind):
+        method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
+        self.pvalues_ = _pair_moments(self, data, outcome, kind, method).pvalues(method)
         self.qvalues_ = bh_qvalues(self.pvalues_)
 
     def _fit_classes(self, X, codes):
@@ -336,7 +319,7 @@ class ReliefTargetMixin:
         if self.pvalues:
             data = _diff_data(self, X, codes)
             self._check_pvalue_data(data)
-            self._set_pvalues(_stir_moments(self, data, X, codes))
+            self._set_pvalues(data, codes, "classes")
         return w
 
     def _continuous_scores(self, X, y):
@@ -348,11 +331,8 @@ class ReliefTargetMixin:
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
         data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
-        moments = PairMoments(data) if self.pvalues else None
-        if moments is not None:
-            moments.set_outcome(y, "continuous")  # the neighbourhoods do not depend on y
         if self._pair_kind == "radius":
-            scores, T = radius_regression_scores(data, y, self._rule, moments)
+            scores, T = radius_regression_scores(data, y, self._rule)
             self._store_thresholds(T)
         else:
             k = 1 if self._pair_kind == "relief" else int(self.n_neighbors)
@@ -364,8 +344,8 @@ class ReliefTargetMixin:
                               UserWarning, stacklevel=5)
                 k = X.shape[0] - 1
             rows = _sample_rows(self, X.shape[0])
-            scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None), moments)
-        if moments is not None:
-            self._set_pvalues(moments)
+            scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None))
+        if self.pvalues:
+            self._set_pvalues(data, y, "continuous")
         self.scores_ = scores
         return scores

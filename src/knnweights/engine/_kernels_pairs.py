@@ -1,0 +1,207 @@
+"""Compiled sums over a set of neighbour pairs, for the permutation moments of the pair statistics.
+
+The pairs are a symmetric adjacency in CSR form: row ``i`` lists (sorted) every ``j`` such that
+``(i, j)`` or ``(j, i)`` is a pair, and ``flags`` says which: bit 1 for ``(i, j)``, bit 2 for
+``(j, i)``.  A feature's pair difference is ``a_ij = sum_{c: ecol[c] = f} |E[i, c] - E[j, c]|`` (one
+column per feature for plain data, ``plain=True``; the expanded columns of :mod:`._kernels_mixed`
+otherwise), for the features of one block.  The matrix whose sums are taken is, per feature,
+
+    C_ij = (m_ij + m_ji) / 2 (a_ij - abar_f)
+
+(``m`` the pair indicators, ``abar_f`` the feature's mean difference over the pairs): symmetric,
+zero on the diagonal.  Every kernel writes only its own row's outputs, so the results do not
+depend on the number of threads; the triangle sampler draws from a counter-based generator
+seeded by the row.  :class:`knnweights.significance.PairMoments` is the caller;
+``tests/test_significance.py`` checks the moments built from these sums against the enumeration
+of all permutations.
+"""
+
+import numpy as np
+from numba import prange
+
+from ._kernels import _size_dispatch
+from .jit import njit
+
+
+@njit(inline="always")
+def _diff_into(E, ecol, plain, i, j, buf):  # pragma: no cover - compiled
+    if plain:
+        for f in range(buf.shape[0]):
+            buf[f] = abs(E[i, f] - E[j, f])
+    else:
+        for f in range(buf.shape[0]):
+            buf[f] = 0.0
+        for c in range(E.shape[1]):
+            buf[ecol[c]] += abs(E[i, c] - E[j, c])
+
+
+@njit(inline="always")
+def _c_into(E, ecol, plain, i, j, flag, abar, out):  # pragma: no cover - compiled
+    """``out[f] = C_ij`` for every feature of the block."""
+    m = (0.5 if flag & 1 else 0.0) + (0.5 if flag & 2 else 0.0)
+    _diff_into(E, ecol, plain, i, j, out)
+    for f in range(out.shape[0]):
+        out[f] = m * (out[f] - abar[f])
+
+
+@njit(inline="always")
+def _find(indices, lo, hi, key):  # pragma: no cover - compiled
+    """Position of ``key`` in the sorted ``indices[lo:hi]``, -1 if absent."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        v = indices[mid]
+        if v < key:
+            lo = mid + 1
+        elif v > key:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts):  # pragma: no cover
+    """Over each row's own pairs ``(i, j)`` (bit 1): ``a1[i] = sum a``, ``a2[i] = sum a^2``, ``ga[i] = sum g a``
+    per feature and ``counts[i] = (#pairs, sum g, sum g^2)``, ``g`` the outcome difference of the pair
+    (``|v_i - v_j|``, or ``[v_i != v_j]`` for classes)."""
+    n = indptr.shape[0] - 1
+    nf = a1.shape[1]
+    for i in prange(n):
+        buf = np.empty(nf)
+        s1 = np.zeros(nf)
+        s2 = np.zeros(nf)
+        sg = np.zeros(nf)
+        c0 = 0.0
+        c1 = 0.0
+        c2 = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            if flags[p] & 1 == 0:
+                continue
+            j = indices[p]
+            if continuous:
+                g = abs(v[i] - v[j])
+            else:
+                g = 1.0 if v[i] != v[j] else 0.0
+            c0 += 1.0
+            c1 += g
+            c2 += g * g
+            _diff_into(E, ecol, plain, i, j, buf)
+            for f in range(nf):
+                x = buf[f]
+                s1[f] += x
+                s2[f] += x * x
+                sg[f] += g * x
+        a1[i] = s1
+        a2[i] = s2
+        ga[i] = sg
+        counts[i, 0] = c0
+        counts[i, 1] = c1
+        counts[i, 2] = c2
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3):  # pragma: no cover - compiled
+    """Row sums of ``C``, ``C^2`` and ``C^3`` (elementwise powers), per feature."""
+    n = indptr.shape[0] - 1
+    nf = r1.shape[1]
+    for i in prange(n):
+        c = np.empty(nf)
+        s1 = np.zeros(nf)
+        s2 = np.zeros(nf)
+        s3 = np.zeros(nf)
+        for p in range(indptr[i], indptr[i + 1]):
+            _c_into(E, ecol, plain, i, indices[p], flags[p], abar, c)
+            for f in range(nf):
+                cf = c[f]
+                q = cf * cf
+                s1[f] += cf
+                s2[f] += q
+                s3[f] += q * cf
+        r1[i] = s1
+        r2[i] = s2
+        r3[i] = s3
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out):  # pragma: no cover - compiled
+    """``out[i, f] = sum_j C_ij u[j, f]`` (each feature its own ``C`` and its own vector)."""
+    n = indptr.shape[0] - 1
+    nf = out.shape[1]
+    for i in prange(n):
+        c = np.empty(nf)
+        acc = np.zeros(nf)
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            _c_into(E, ecol, plain, i, j, flags[p], abar, c)
+            uj = u[j]
+            for f in range(nf):
+                acc[f] += c[f] * uj[f]
+        out[i] = acc
+
+
+@njit(inline="always")
+def _mix64(z):  # pragma: no cover - compiled
+    """SplitMix64's output function (Steele, Lea & Flood 2014)."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_samples, seed,
+                out):  # pragma: no cover - compiled
+    """``out[i, f] = (C^3)_ii = sum_{j, k} C_ij C_jk C_ki``, so that ``trace C^3 = out.sum(0)``.
+
+    Exact (every two neighbours of ``i``) when row ``i`` has at most ``exact_pairs`` pairs of
+    neighbours; else the unbiased estimate from ``n_samples`` ordered pairs of distinct
+    neighbours drawn uniformly (with replacement) by a generator seeded with ``(seed, i)``.
+    """
+    n = indptr.shape[0] - 1
+    nf = out.shape[1]
+    for i in prange(n):
+        cij = np.empty(nf)
+        cik = np.empty(nf)
+        cjk = np.empty(nf)
+        acc = np.zeros(nf)
+        lo = indptr[i]
+        deg = indptr[i + 1] - lo
+        exact = deg * (deg - 1) // 2 <= exact_pairs
+        n_iter = deg * deg if exact else (n_samples if deg >= 2 else 0)
+        w = 2.0 if exact else deg * (deg - 1.0) / max(n_samples, 1)
+        state = _mix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i))
+        for t in range(n_iter):
+            if exact:
+                a = lo + t // deg
+                b = lo + t % deg
+                if b <= a:
+                    continue
+            else:
+                state += np.uint64(0x9E3779B97F4A7C15)
+                z = _mix64(state)
+                u1 = np.int64(z % np.uint64(deg))
+                u2 = np.int64((z >> np.uint64(32)) % np.uint64(deg - 1))
+                if u2 >= u1:
+                    u2 += 1
+                a = lo + u1
+                b = lo + u2
+            j = indices[a]
+            k = indices[b]
+            q = _find(indices, indptr[j], indptr[j + 1], k)
+            if q < 0:
+                continue
+            _c_into(E, ecol, plain, i, j, flags[a], abar, cij)
+            _c_into(E, ecol, plain, i, k, flags[b], abar, cik)
+            _c_into(E, ecol, plain, j, k, flags[q], abar, cjk)
+            for f in range(nf):
+                acc[f] += w * cij[f] * cjk[f] * cik[f]
+        out[i] = acc
+
+
+def _work(E, ecol, plain, indptr, *args):
+    return max(1, int(indptr[-1])) * max(1, E.shape[1])
+
+
+pair_sums = _size_dispatch(pair_sums, _work)
+c_powers = _size_dispatch(c_powers, _work)
+c_matvec = _size_dispatch(c_matvec, _work)
+c_triangles = _size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))
