@@ -86,14 +86,15 @@ _SECTIONS = [
 
 def _public(modname):
     import importlib
+    import inspect
 
     mod = importlib.import_module(modname)
     names = [n for n in getattr(mod, "__all__", []) if not n.startswith("_")]
     out = []
     for n in names:
         obj = getattr(mod, n, None)
-        if obj is None or isinstance(obj, (dict, str)):
-            continue
+        if obj is None or isinstance(obj, (dict, str)) or inspect.ismodule(obj):
+            continue  # the engine's compiled-kernel modules are building blocks, not API pages
         home = getattr(obj, "__module__", "") or ""
         if modname == "knnweights" and home.startswith(("knnweights.classifiers", "knnweights.significance")):
             continue  # documented in its own section (a name re-exported at the top level)

@@ -112,6 +112,24 @@ def mantel_moments(c, dd, n):
     ``n^(v) = n (n - 1) ... (n - v + 1)``); the second-order sum is the Mantel (1967) variance,
     the third-order one the exact third moment (Siemiatycki 1978 computed it for Mantel's
     statistic; Mielke & Berry 2007, Ch. 2, use the three moments for MRPP).
+
+    Parameters
+    ----------
+    c : dict of str to float or ndarray
+        Basic sums of ``C`` (:func:`difference_sums` for a difference matrix).
+    dd : dict of str to float or ndarray
+        Basic sums of ``D``.
+    n : int
+        Number of samples.
+
+    Returns
+    -------
+    mean : float or ndarray
+        ``E[S]``.
+    variance : float or ndarray
+        ``Var[S]``.
+    third : float or ndarray
+        Third central moment of ``S``.
     """
     m1 = c["T1"] * dd["T1"] / _falling(n, 2)
     m2 = sum(N * sc * sd / _falling(n, v) for (v, N, sc), (_, _, sd) in
@@ -128,6 +146,18 @@ def difference_sums(V, discrete=False):
     sums of powers), ``[v_i != v_j]`` for a discrete one (from the level counts).  ``V``:
     ``(n,)`` (scalars out) or ``(n, d)`` (arrays of length ``d``); ``discrete``: a bool or a
     mask of the columns.
+
+    Parameters
+    ----------
+    V : array-like of shape (n_samples,) or (n_samples, n_columns)
+        Values of each column.
+    discrete : bool or array-like of bool, default=False
+        Which columns are discrete (difference 0/1) rather than continuous (``|v_i - v_j|``).
+
+    Returns
+    -------
+    sums : dict of str to float or ndarray
+        The basic sums ``T1, T2, T3, R2, Q, S3, P3, Tr`` of each column's difference matrix.
     """
     V = np.asarray(V)
     one = V.ndim == 1
@@ -353,7 +383,15 @@ class PairMoments:
 
     def set_outcome(self, y, kind):
         """The outcome whose differences ``g`` the pairs are tested against: ``kind`` ``"classes"``
-        (``g = [y_i != y_j]``) or ``"continuous"`` (``g = |y_i - y_j| / (max y - min y)``)."""
+        (``g = [y_i != y_j]``) or ``"continuous"`` (``g = |y_i - y_j| / (max y - min y)``).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            The outcome of every sample (class labels or the continuous target).
+        kind : {"classes", "continuous"}
+            How two outcomes differ.
+        """
         if kind not in ("classes", "continuous"):
             raise ValueError(f"kind must be 'classes' or 'continuous', got {kind!r}")
         continuous = kind == "continuous"
@@ -367,7 +405,15 @@ class PairMoments:
         self._cache.clear()
 
     def add_index(self, rows, idx):
-        """Add the pairs ``(rows[r], idx[r, t])`` (``idx < 0``: none)."""
+        """Add the pairs ``(rows[r], idx[r, t])`` (``idx < 0``: none).
+
+        Parameters
+        ----------
+        rows : array-like of shape (n_rows,)
+            The first sample of each row's pairs.
+        idx : array-like of shape (n_rows, k)
+            The second samples (neighbour lists); negative entries are skipped.
+        """
         idx = np.asarray(idx, dtype=np.int64)
         idx = idx.reshape(idx.shape[0], -1)
         keep = idx >= 0
@@ -376,7 +422,15 @@ class PairMoments:
         self._cache.clear()
 
     def add_dense(self, rows, mask):
-        """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``."""
+        """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``.
+
+        Parameters
+        ----------
+        rows : array-like of shape (n_rows,)
+            The first sample of each row's pairs.
+        mask : array-like of bool, shape (n_rows, n_samples)
+            Which samples are paired with ``rows[r]`` (a neighbourhood).
+        """
         r, j = np.nonzero(np.asarray(mask, dtype=bool))
         self._src.append(np.asarray(rows, dtype=np.int32)[r])
         self._dst.append(j.astype(np.int32))
@@ -420,6 +474,16 @@ class PairMoments:
         moment), ``z = (S - mean) / sqrt(var)``, ``skewness`` and ``linear`` (the share of the
         variance in the linear part).  ``ok`` is False where a feature or the outcome does not
         vary.
+
+        Parameters
+        ----------
+        method : {"mantel", "pseudo-t"}, default="mantel"
+            The outcome-permutation reference, or STIR's pseudo t-test.
+
+        Returns
+        -------
+        sklearn.utils.Bunch
+            The per-feature arrays named above.
         """
         if method not in ("mantel", "pseudo-t"):
             raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
@@ -495,7 +559,19 @@ class PairMoments:
                      linear_third=linear_third, ok=ok)
 
     def pvalues(self, method="mantel"):
-        """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``."""
+        """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``.
+
+        Parameters
+        ----------
+        method : {"mantel", "pseudo-t"}, default="mantel"
+            The outcome-permutation reference (linear plus quadratic parts, saddlepoint tail), or
+            STIR's pseudo t-test.
+
+        Returns
+        -------
+        pvalues : ndarray of shape (n_features,)
+            One p-value per feature.
+        """
         st = self.statistics(method)
         if method == "pseudo-t":
             p = stats.t.sf(st.statistic, st.df)

@@ -39,6 +39,7 @@ def class_votes(dist, codes, n_neighbors, n_classes, ties="order"):
     n_neighbors : int
         Neighbours voting (at most ``m``).
     n_classes : int
+        Number of classes (the length of each row of ``votes``).
     ties : {"order", "class"}, default="order"
         Which of equally distant candidates is nearer: ``"order"`` the earlier column (the lower
         training index when the columns are the training samples in order); ``"class"`` the lower
@@ -65,8 +66,22 @@ def class_votes(dist, codes, n_neighbors, n_classes, ties="order"):
 
 
 def majority_class(votes, classes):
-    """The class of most votes per row of ``votes`` ``(n_queries, n_classes)``; a tie goes to the first of
-    ``classes`` (the lowest class code), as in scikit-learn's ``KNeighborsClassifier``."""
+    """The class of most votes per row of ``votes``; a tie goes to the first of ``classes``.
+
+    The lowest class code wins a tie, as in scikit-learn's ``KNeighborsClassifier``.
+
+    Parameters
+    ----------
+    votes : ndarray of shape (n_queries, n_classes)
+        Votes (or probabilities) of each class.
+    classes : array-like of shape (n_classes,)
+        The class labels, in code order.
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_queries,)
+        The winning class label of each row.
+    """
     return np.asarray(classes)[np.argmax(votes, axis=1)]
 
 
@@ -76,6 +91,28 @@ def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classe
     Equally distant neighbours go to the lower class, then to the lower training index (each
     class's list of :func:`~knnweights.engine.neighbors.nearest_by_class` is sorted by distance,
     ties by index); a tie of votes goes to the lower class.
+
+    Parameters
+    ----------
+    X_train : ndarray of shape (n_train, n_features)
+        Training samples.
+    codes_train : ndarray of shape (n_train,)
+        Their class codes, ``0 .. n_classes - 1``.
+    X_query : ndarray of shape (n_queries, n_features)
+        Samples to classify.
+    w : ndarray of shape (n_features,)
+        Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.
+    n_neighbors : int
+        Neighbours voting.
+    n_classes : int
+        Number of classes.
+    classes : array-like of shape (n_classes,)
+        The class labels, in code order.
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_queries,)
+        Predicted class labels.
     """
     return predict_weighted_knn_ks(X_train, codes_train, X_query, w, (n_neighbors,), n_classes, classes)[0]
 
@@ -87,6 +124,28 @@ def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, cla
     search keeps each class's list sorted by distance, ties by index) and the distances do not
     depend on ``k``, so every prediction is the one of ``predict_weighted_knn(..., k, ...)``,
     bit for bit: one ``O(n_query n_train d)`` distance pass instead of ``len(ks)``.
+
+    Parameters
+    ----------
+    X_train : ndarray of shape (n_train, n_features)
+        Training samples.
+    codes_train : ndarray of shape (n_train,)
+        Their class codes, ``0 .. n_classes - 1``.
+    X_query : ndarray of shape (n_queries, n_features)
+        Samples to classify.
+    w : ndarray of shape (n_features,)
+        Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.
+    ks : sequence of int
+        Neighbour counts to predict with.
+    n_classes : int
+        Number of classes.
+    classes : array-like of shape (n_classes,)
+        The class labels, in code order.
+
+    Returns
+    -------
+    predictions : list of ndarray of shape (n_queries,)
+        The predicted labels for each ``k`` of ``ks``, in order.
     """
     kmax = int(max(ks))
     _, dist = nearest_by_class(X_query, None, w, kmax, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
