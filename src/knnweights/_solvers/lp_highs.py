@@ -12,9 +12,9 @@ import scipy.sparse as sp
 __all__ = []
 
 #: HiGHS' own row/column scaling (``simplex_scale_strategy`` 2) doubles the simplex iterations on
-#: MDM's dense rows (measured on lognormal 80 x 1000: 2747 vs 1193 iterations on one relaxation);
+#: MDM's dense rows (benchmarks/bench_mdm.md);
 #: the features are standardised by the caller, so the LP is solved unscaled.  Devex pricing
-#: (``simplex_dual_edge_weight_strategy`` 1) needs 2.5-6x the iterations of the default steepest edge.
+#: (``simplex_dual_edge_weight_strategy`` 1) needs several times the iterations of the default steepest edge.
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9, "presolve": True,
                   "simplex_scale_strategy": 0}
 

@@ -35,7 +35,7 @@ _IPM_WARM_FACTOR = 1.0
 _VERTEX_WINDOW = 3  # the final vertex also tries the square partitions of the k most clearly basic, k +- 3
 
 
-#: a normal matrix's ``dsyrk`` of at least this many multiply-adds (``m^2 k``, ~20 ms on one core here) runs on
+#: a normal matrix's ``dsyrk`` of at least this many multiply-adds (``m^2 k``) runs on
 #: the caller's BLAS threads; smaller ones, the Cholesky factorisations and the solves stay on one thread
 _SYRK_THREADED = 1e9
 
@@ -46,8 +46,7 @@ def _syrk(F, trans, threads=1):
     A product of at least ``_SYRK_THREADED`` multiply-adds runs on ``threads`` BLAS threads.  OpenBLAS' threaded
     ``dsyrk`` splits the output, not the sums, so each entry is the same sum in the same order and the result is
     bit-identical to one thread's (``tests/test_lp_ipm.py`` checks it); the Cholesky factorisation, whose
-    threaded blocking changes its rounding, stays on one thread.  On genes 80 x 3000 (1424 x 2133 normal matrices,
-    59 products) two threads take the products from 5.4 to ~3 s on an idle 2-core machine.
+    threaded blocking changes its rounding, stays on one thread (timings: ``benchmarks/bench_mdm.md``).
     """
     from scipy.linalg.blas import dsyrk
 
@@ -419,8 +418,8 @@ class _DenseRelaxation:
     """The growing LP of :class:`.lp_highs._Relaxation`, held as a dense array and solved by :func:`dense_ipm`.
 
     MDM's rows are dense (a pair has ``d`` nonzeros ``eps_ij``) and so are its optima (hundreds of nonzero
-    weights): HiGHS' sparse LU and simplex pivots are slow there (lognormal 80 x 1000: 5 170 pivots, 186 s for
-    the full LP under load).  Each solve here runs the interior point to a relative gap of ``1e-10`` and moves
+    weights): HiGHS' sparse LU and simplex pivots are slow there (``benchmarks/bench_mdm.md``).  Each solve here runs the interior point to a
+    relative gap of ``1e-10`` and moves
     to the exact optimal vertex (:func:`_vertex`; HiGHS' simplex from the guessed basis when the optimum is
     degenerate), so the rounds of constraint generation see basic optimal solutions as with the simplex.
     Small dense algebra runs on one BLAS thread (:func:`single_thread_blas`).
@@ -503,13 +502,13 @@ class _DenseRelaxation:
             def log(it, err, obj, sec):
                 print(f"    IPM {A.shape[0]} x {A.shape[1]}: iteration {it:3d}, error {err:.2e}, objective {obj:.10g}, "
                       f"{sec:.2f} s", flush=True)
-        # one BLAS thread for the factorisations, solves and small products: on the shared 2-core machine two
-        # threads everywhere made a round 10-15x slower (lognormal 80 x 1000, 723 x 1001 LP: 22 s vs 1.4 s); only
-        # the large normal-matrix products (:func:`_syrk`) use the caller's threads, with the same bits
+        # one BLAS thread for the factorisations, solves and small products (threads there cost more in
+        # synchronisation than they gain on these sizes); only the large normal-matrix products (:func:`_syrk`)
+        # use the caller's threads, with the same bits
         threads = blas_thread_count()
         with single_thread_blas():
-            # warm start from the last solve's gap-0.1 iterate unless the LP more than doubled (lognormal
-            # 80 x 1000, n_add=3: 13-15 s warm, 22 s cold, same rounds)
+            # warm start from the last solve's gap-0.1 iterate unless the LP more than doubled (fewer
+            # iterations, the same rounds)
             m0, n0 = self._warm_base
             small = (self._warm is not None and A.shape[0] - m0 <= _IPM_WARM_GROWTH * m0
                      and A.shape[1] - n0 <= _IPM_WARM_GROWTH * n0)
