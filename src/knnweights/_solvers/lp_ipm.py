@@ -418,9 +418,9 @@ class _DenseRelaxation:
     """The growing LP of :class:`.lp_highs._Relaxation`, held as a dense array and solved by :func:`dense_ipm`.
 
     MDM's rows are dense (a pair has ``d`` nonzeros ``eps_ij``) and so are its optima (hundreds of nonzero
-    weights): HiGHS' sparse LU and simplex pivots are slow there (``benchmarks/bench_mdm.md``).  Each solve here runs the interior point to a
-    relative gap of ``1e-10`` and moves
-    to the exact optimal vertex (:func:`_vertex`; HiGHS' simplex from the guessed basis when the optimum is
+    weights): HiGHS' sparse LU and simplex pivots are slow there (``benchmarks/bench_mdm.md``).  Each solve
+    here runs the interior point to a relative gap of ``1e-10`` and moves to the exact optimal vertex
+    (:func:`_vertex`; HiGHS' simplex from the guessed basis when the optimum is
     degenerate), so the rounds of constraint generation see basic optimal solutions as with the simplex.
     Small dense algebra runs on one BLAS thread (:func:`single_thread_blas`).
     """
