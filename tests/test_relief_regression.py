@@ -101,9 +101,11 @@ def test_target_detection_and_override():
     assert ReliefF(target_type="continuous").fit(X, counts).target_type_ == "continuous"
     with pytest.raises(ValueError, match="continuous target.*Relief, ReliefF, SURF, MultiSURF"):
         ReliefF(target_type="classes").fit(X, y)
-    for est in (IRelief(), MulRel()):
-        with pytest.raises(ValueError, match="defined for class labels only.*ReliefF"):
-            est.fit(X, y)
+    with pytest.raises(ValueError, match="defined for class labels only.*ReliefF.*IRelief"):
+        MulRel().fit(X, y)
+    assert IRelief().fit(X, y).target_type_ == "continuous"
+    with pytest.raises(ValueError, match="continuous target"):
+        IRelief(target_type="classes").fit(X, y)
     with pytest.raises(ValueError, match="constant"):
         ReliefF(target_type="continuous").fit(X, np.ones(60))
     with pytest.raises(NotImplementedError, match="ties='include'"):
@@ -179,3 +181,32 @@ def test_univariate_tests_never_return_nan():
     X[0, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         univariate_tests(X, X[:, 0], continuous=True)
+
+
+def test_irelief_continuous_reduces_to_the_class_iteration_on_a_0_1_outcome():
+    # g = |y_i - y_j| / range is the miss indicator when y is 0 / 1: the graded iteration is
+    # Sun's class iteration, computed by different code (NumPy log-softmax vs the compiled kernel)
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(90, 6))
+    yb = (X[:, 0] - X[:, 2] > 0).astype(int)
+    a = IRelief().fit(X, yb)
+    b = IRelief(target_type="continuous").fit(X, yb.astype(float))
+    assert a.target_type_ == "classes" and b.target_type_ == "continuous"
+    np.testing.assert_allclose(b.feature_importances_, a.feature_importances_, rtol=1e-9, atol=1e-12)
+    assert a.n_iter_ == b.n_iter_
+
+
+def test_irelief_continuous_finds_main_effects_and_an_interaction():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 8))
+    y = X[:, 0] + 0.5 * X[:, 1] + 0.1 * rng.normal(size=120)
+    w = IRelief().fit(X, y).feature_importances_
+    assert list(np.argsort(-w)[:2]) == [0, 1]
+    y = X[:, 2] * X[:, 3] + 0.1 * rng.normal(size=120)  # no marginal correlation with either feature
+    est = IRelief().fit(X, y)
+    assert set(np.argsort(-est.feature_importances_)[:2]) == {2, 3}
+    assert est.cost_history_[-1] < est.tol
+    Xm = X.copy()
+    Xm[rng.random(X.shape) < 0.05] = np.nan
+    w = IRelief(missing="diff").fit(Xm, y).feature_importances_
+    assert np.all(np.isfinite(w)) and set(np.argsort(-w)[:2]) == {2, 3}

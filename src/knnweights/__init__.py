@@ -8,6 +8,7 @@ from .classifiers import WeightedKNNRegressor
 from .engine import config_context, get_config, set_config
 from .selection import SelectTopK, TuRF, rank_table
 from .significance import bh_qvalues, permutation_pvalues
+from .weighters._base import CONTINUOUS_TARGET_METHODS
 from .weighters import (
     EFW,
     IM4E,
@@ -43,7 +44,7 @@ WEIGHTERS = {
 }
 
 #: name -> class of the weighters with a continuous-target definition (the Relief ones also take classes)
-REGRESSION_WEIGHTERS = {cls.__name__: cls for cls in (ReliefF, Relief, SURF, MultiSURF, MLKRDiagonal)}
+REGRESSION_WEIGHTERS = {name: {**WEIGHTERS, "MLKRDiagonal": MLKRDiagonal}[name] for name in CONTINUOUS_TARGET_METHODS}
 
 __all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", "SelectTopK", "TuRF",
            "rank_table", "ZeroWeightsWarning", "bh_qvalues", "permutation_pvalues", "MLKRDiagonal",

@@ -57,7 +57,7 @@ def _zero_weights_message(name, X, codes):
 
 
 #: the weighters with a definition for a continuous target (the error below names them)
-CONTINUOUS_TARGET_METHODS = ("Relief", "ReliefF", "SURF", "MultiSURF", "MLKRDiagonal")
+CONTINUOUS_TARGET_METHODS = ("Relief", "ReliefF", "SURF", "MultiSURF", "IRelief", "MLKRDiagonal")
 
 
 def refuse_continuous_target(estimator, y):

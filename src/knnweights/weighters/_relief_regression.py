@@ -269,8 +269,9 @@ class ReliefTargetMixin:
     """``fit`` for the Relief classes with a continuous-target form and p-values.
 
     A class sets ``_pair_kind`` (``"relief"``, ``"relieff"`` or ``"radius"``) and has the
-    parameters ``target_type`` and ``pvalues``.  Class targets run the class's own ``_fit``
-    unchanged; a continuous target runs ``_fit_continuous``.
+    parameters ``target_type`` and ``pvalues``, or overrides ``_continuous_scores`` (then
+    ``pvalues`` is optional).  Class targets run the class's own ``_fit`` unchanged; a
+    continuous target runs ``_continuous_scores``.
     """
 
     def fit(self, X, y):
@@ -316,7 +317,7 @@ class ReliefTargetMixin:
 
     def _fit_classes(self, X, codes):
         w = self._fit(X, codes)
-        if self.pvalues:
+        if getattr(self, "pvalues", False):
             data = _diff_data(self, X, codes)
             self._check_pvalue_data(data)
             self._set_pvalues(data, codes, "classes")

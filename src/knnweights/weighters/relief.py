@@ -269,7 +269,7 @@ _DIFF_CONSTRAINTS = {
 def _doc(cls):
     cls.__doc__ = cls.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
-        "    {n_instances}", "    " + _N_INSTANCES_DOC)
+        "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)
     return cls
 
 
@@ -487,6 +487,19 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         return self.scores_
 
 
+def _log_softmax_rows(L):
+    """Per row of logits ``L`` (``-inf`` allowed): the log-sum-exp ``lse`` (``-inf`` for a row
+    without a finite logit) and the softmax ``exp(L - lse)`` (zeros on such a row)."""
+    top = L.max(axis=1)
+    top = np.where(np.isfinite(top), top, 0.0)
+    P = np.exp(L - top[:, None])
+    mass = P.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        lse = top + np.log(mass)
+    P /= np.where(mass > 0, mass, 1.0)[:, None]
+    return lse, P
+
+
 def _auto_sigma(data, w, n_sample=500):
     """I-RELIEF's ``sigma="auto"``: the median, over (up to ``n_sample`` evenly spaced) samples, of
     the distance to the nearest other sample at a positive distance, under the initial weights.
@@ -513,7 +526,8 @@ def _auto_sigma(data, w, n_sample=500):
 
 
 @_doc
-class IRelief(_ReliefBase):
+@_doc
+class IRelief(ReliefTargetMixin, _ReliefBase):
     """I-RELIEF (Sun 2007): iterative Relief with kernel-soft neighbours and outliers.
 
     With the current weights ``w`` and the weighted Manhattan distance, hits and
@@ -527,6 +541,15 @@ class IRelief(_ReliefBase):
     ``z_n`` the soft margin vector, repeated from ``w = 1/sqrt(d)`` (unit norm) until
     ``||w_t+1 - w_t||_2 < tol`` or ``max_iter`` (then a ``ConvergenceWarning`` that names
     the likely cause).
+
+    A continuous target (not in Sun 2007; the same iteration with RReliefF's graded
+    "different outcome" of Robnik-Sikonja & Kononenko 2003, Sec. 2.3): each pair counts as a
+    miss with weight ``g_nj = |y_n - y_j| / (max y - min y)`` and as a hit with weight
+    ``1 - g_nj``, so ``P(m | n) ∝ g_nm exp(-d_nm/sigma)``, ``P(h | n) ∝ (1 - g_nh)
+    exp(-d_nh/sigma)`` over all other samples and ``o_n = sum_j g_nj exp(-d_nj/sigma) /
+    sum_j exp(-d_nj/sigma)``, the kernel-expected outcome difference of ``x_n``'s
+    neighbours.  With ``g`` in ``{0, 1}`` (two classes coded 0 / 1) this is the class
+    iteration above, to rounding.
 
     One iteration is one pass over the distances and one over the margin terms; when the
     ``n x n`` matrices fit the working memory the distances are computed once per pair and
@@ -551,6 +574,7 @@ class IRelief(_ReliefBase):
     {diff_params}
     verbose : int, default=0
         Print one line per iteration (step, effective number of hits per sample).
+    {target_type}
 
     Attributes
     ----------
@@ -564,9 +588,13 @@ class IRelief(_ReliefBase):
         ``||w_t+1 - w_t||_2`` per iteration (I-RELIEF has no explicit objective).
     discrete_features_ : ndarray of bool
     metric_ : ``"manhattan"``
+    target_type_ : {"classes", "continuous"}
 
     References
     ----------
+    M. Robnik-Sikonja and I. Kononenko, "Theoretical and empirical analysis of ReliefF and
+    RReliefF", Machine Learning 53, 2003 (the graded outcome difference).
+
     Y. Sun, "Iterative RELIEF for feature weighting: algorithms, theories, and
     applications", IEEE TPAMI 29(6), 2007.
     """
@@ -580,10 +608,12 @@ class IRelief(_ReliefBase):
         "normalize": ["boolean"],
         **_DIFF_CONSTRAINTS,
         "verbose": ["verbose"],
+        "target_type": _TARGET_CONSTRAINTS["target_type"],
     }
+    _added_parameters = ('target_type',)
 
     def __init__(self, sigma="auto", max_iter=50, tol=1e-6, normalize=True, missing="error",
-                 discrete_features=None, discrete_limit=10, verbose=0):
+                 discrete_features=None, discrete_limit=10, verbose=0, target_type="auto"):
         self.sigma = sigma
         self.max_iter = max_iter
         self.tol = tol
@@ -592,6 +622,7 @@ class IRelief(_ReliefBase):
         self.discrete_features = discrete_features
         self.discrete_limit = discrete_limit
         self.verbose = verbose
+        self.target_type = target_type
 
     @staticmethod
     def _inlier_probability(log_hit_mass, log_miss_mass):
@@ -617,8 +648,36 @@ class IRelief(_ReliefBase):
             z += data.coef_sum(np.arange(s, e), P)
         return z
 
+    def _margin_sum_continuous(self, data, y, w, sigma, ent_h):
+        """``sum_n (1 - o_n) z_n`` for a continuous ``y`` (pairs graded by ``g = diff(y)``)."""
+        span = float(np.ptp(y))
+        z = np.zeros(data.d)
+        for s, e, D in data.distance_chunks(w=w, n_arrays=8):
+            rows = np.arange(s, e)
+            G = np.abs(y[s:e, None] - y[None, :]) / span
+            A = np.asarray(D, dtype=np.float64) * (-1.0 / sigma)
+            A[rows - s, rows] = -np.inf  # not its own neighbour
+            with np.errstate(divide="ignore"):
+                Lm = A + np.log(G)
+                Lh = A + np.log1p(-G)
+            lm, Pm = _log_softmax_rows(Lm)
+            lh, Ph = _log_softmax_rows(Lh)
+            with np.errstate(invalid="ignore"):
+                ent_h[s:e] = -np.where(Ph > 0, Ph * (Lh - lh[:, None]), 0.0).sum(axis=1)
+            Pm -= Ph
+            Pm *= self._inlier_probability(lh, lm)[:, None]
+            z += data.coef_sum(rows, Pm)
+        return z
+
+    def _continuous_scores(self, X, y):
+        data = self._diff_data(X, np.zeros(X.shape[0], np.int64))
+        return self._iterate(X, y, data, self._margin_sum_continuous)
+
     def _fit(self, X, y):
-        data = self._diff_data(X, y)
+        return self._iterate(X, y, self._diff_data(X, y), self._margin_sum)
+
+    def _iterate(self, X, y, data, margin_sum):
+        """Sun's fixed-point iteration ``w = (v)+ / ||(v)+||_2`` with ``v = margin_sum(...) / n``."""
         if data is None:
             data = mixed_kernels.PlainDiff(self._normalized(X))
         d = X.shape[1]
@@ -630,7 +689,7 @@ class IRelief(_ReliefBase):
         converged = False
         v = np.zeros(d)
         for it in range(1, self.max_iter + 1):
-            v = self._margin_sum(data, y, w, sigma, ent_h) / X.shape[0]
+            v = margin_sum(data, y, w, sigma, ent_h) / X.shape[0]
             w_new = normalize_weights(v, "l2")
             if not w_new.any():
                 self._warn_no_positive_margin(sigma, ent_h)
