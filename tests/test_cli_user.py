@@ -322,7 +322,7 @@ def test_rank_continuous_target_pvalues_and_baselines(tmp_path, capsys):
     p = t["MLKRDiagonal_p"].to_numpy()
     assert p.min() >= 0.1 and np.allclose(p * 10, np.round(p * 10))  # (b + 1) / (B + 1) with B = 9
     # class labels: the t-test baseline; a method without a continuous definition is refused for y
-    rc = main(["rank", str(path), "--target", "y", "--methods", "IRelief"])
+    rc = main(["rank", str(path), "--target", "y", "--methods", "MulRel"])
     assert rc == 2 and "no definition for a continuous target" in capsys.readouterr().err
 
 
