@@ -1,5 +1,7 @@
 """MDM (Hocke & Martinetz 2014): exactness of the lazy LP, optimality certificates, invariances."""
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -355,3 +357,14 @@ def test_auto_n_add_adds_about_1600_pairs_per_round_for_small_n_and_3_per_sample
     explicit = MDM(soft=False, lazy=True, n_add=13).fit(X, y)  # 800 // 60 = 13
     np.testing.assert_array_equal(auto.constraint_pairs_, explicit.constraint_pairs_)
     assert auto.objective_ == explicit.objective_
+
+
+@pytest.mark.slow
+def test_highs_banner_left_out_of_standard_output_unless_verbose():
+    # HiGHS writes its licence banner from C++ on the first construction in a process: a fresh one
+    code = ("from knnweights._solvers.lp_highs import _new_highs; import sys; "
+            "_new_highs(int(sys.argv[1])); _new_highs(0); print('end')")
+    quiet = subprocess.run([sys.executable, "-c", code, "0"], capture_output=True, text=True, check=True)
+    loud = subprocess.run([sys.executable, "-c", code, "2"], capture_output=True, text=True, check=True)
+    assert quiet.stdout == "end\n"
+    assert "HiGHS" in loud.stdout and loud.stdout.endswith("end\n")

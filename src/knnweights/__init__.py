@@ -8,8 +8,8 @@ from .classifiers import WeightedKNNRegressor
 from .engine import config_context, get_config, set_config
 from .selection import SelectTopK, TuRF, rank_table
 from .significance import bh_qvalues, permutation_pvalues
-from .weighters._base import CONTINUOUS_TARGET_METHODS
 from .weighters import (
+    CONTINUOUS_TARGET_METHODS,
     EFW,
     IM4E,
     MDM,

@@ -6,6 +6,9 @@ model, so every solve restarts the simplex from the last optimal basis;
 started from the basis an interior iterate suggests.
 """
 
+import os
+import sys
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -31,6 +34,38 @@ def _highs_class():
     return highspy.Highs
 
 
+_banner_done = False
+
+
+def _new_highs(verbose=0):
+    """A ``highspy.Highs`` object; the licence banner HiGHS writes to the process's standard output
+    on its first construction is left out unless ``verbose >= 2`` (HiGHS' own log is wanted then).
+
+    The banner comes from the C++ library at construction, before any option can be set, so
+    file descriptor 1 is pointed at the null device for that one call.
+    """
+    global _banner_done
+    cls = _highs_class()
+    if _banner_done or verbose >= 2:
+        return cls()
+    _banner_done = True
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError, AttributeError):  # no usable descriptor 1 (embedded interpreters)
+        return cls()
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            return cls()
+        finally:
+            os.dup2(saved, 1)
+            os.close(null)
+    finally:
+        os.close(saved)
+
+
 class _Relaxation:
     """One growing LP ``min c.v  s.t.  A v <= b, v >= 0`` kept alive in HiGHS between rounds.
 
@@ -43,7 +78,7 @@ class _Relaxation:
         self.n_tail = tail_cost.size
         self.n_cols = self.n_tail
         self.n_rows = 0
-        self._h = h = _highs_class()()
+        self._h = h = _new_highs(verbose)
         h.setOptionValue("output_flag", bool(verbose >= 2))
         for key, value in _HIGHS_OPTIONS.items():
             h.setOptionValue(key, value)

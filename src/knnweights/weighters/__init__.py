@@ -5,10 +5,11 @@ builds on :mod:`knnweights.engine` (distances, neighbours, margins) and
 Besides the weighters, the contract's pieces other packages use: :class:`BaseWeighter`,
 :class:`ZeroWeightsWarning`, :func:`feature_ranking` (the total order of ``ranking_``),
 :func:`check_class_neighbors` (a neighbour count against the class sizes) and
-:func:`is_continuous_target` (whether a Relief-family fit takes ``y`` as a continuous target).
+:func:`is_continuous_target` (whether a Relief-family fit takes ``y`` as a continuous target) and
+:data:`CONTINUOUS_TARGET_METHODS` (the names of the weighters that accept one).
 """
 
-from ._base import BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
+from ._base import CONTINUOUS_TARGET_METHODS, BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
 from ._relief_regression import is_continuous_target
 from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
@@ -26,5 +27,6 @@ from .sqpfw import SQPFW
 __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
-    "BaseWeighter", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking", "is_continuous_target",
+    "BaseWeighter", "CONTINUOUS_TARGET_METHODS", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking",
+    "is_continuous_target",
 ]
