@@ -81,7 +81,8 @@ def _selector(name):
 
 
 def _regression(name):
-    """The continuous-target components on ``y = x0 * x1 + noise``, and the Relief family's p-values
+    """The continuous-target components on ``y = x0 * x1 + noise`` (RReliefF, IRelief's graded form, ...),
+    and the Relief family's p-values
     (:class:`~knnweights.significance.PairMoments`: ReliefF's on classes, MultiSURF's on the continuous target)."""
     import knnweights
     from knnweights import classifiers
@@ -97,6 +98,8 @@ def _regression(name):
             return np.asarray(reg.predict(X[:15]), float)
         if name == "RReliefF":
             return np.asarray(knnweights.ReliefF(n_neighbors=5).fit(X, yc).feature_importances_, float)
+        if name == "IRelief continuous":
+            return np.asarray(knnweights.IRelief().fit(X, yc).feature_importances_, float)
         if name == "PairMoments":
             Xb, yb = _problem()
             return np.r_[knnweights.ReliefF(n_neighbors=5, pvalues=True).fit(Xb, yb).pvalues_,
@@ -105,7 +108,8 @@ def _regression(name):
 
     owner = {"MLKRDiagonal": lambda: knnweights.MLKRDiagonal,
              "WeightedKNNRegressor": lambda: classifiers.WeightedKNNRegressor,
-             "PairMoments": lambda: knnweights.significance.PairMoments}.get(name, lambda: knnweights.ReliefF)
+             "PairMoments": lambda: knnweights.significance.PairMoments,
+             "IRelief continuous": lambda: knnweights.IRelief}.get(name, lambda: knnweights.ReliefF)
     return owner(), run
 
 
@@ -175,7 +179,7 @@ def cases():
         out[name] = _classifier(name)
     for name in ("SelectTopK", "TuRF"):
         out[name] = _selector(name)
-    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "RReliefF", "PairMoments"):
+    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "RReliefF", "IRelief continuous", "PairMoments"):
         out[name] = _regression(name)
     for name in ("_Run", "_SQPFWPathKNN", "HalvingElimination", "RemoveLowestWeights", "WekaNaiveBayes",
                  "weka_chi_squared"):
