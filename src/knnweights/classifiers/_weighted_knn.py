@@ -160,6 +160,12 @@ def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, cla
     return out
 
 
+def _knn_metric(weighter):
+    """scikit-learn's metric for the neighbours of a fitted weighter's ``metric_`` on its ``transform``:
+    Manhattan for L1 methods, Euclidean for squared-Euclidean ones (the same ranking)."""
+    return "manhattan" if getattr(weighter, "metric_", "manhattan") == "manhattan" else "euclidean"
+
+
 class WeightedKNN(ClassifierMixin, BaseEstimator):
     """Weighted kNN: fit ``weighter`` on the training data, then kNN on its ``transform``.
 
@@ -211,9 +217,7 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         """
         validate_params(self)
         self.weighter_ = clone(self.weighter).fit(X, y)
-        metric = getattr(self.weighter_, "metric_", "manhattan")
-        self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors,
-                                         metric="manhattan" if metric == "manhattan" else "euclidean")
+        self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors, metric=_knn_metric(self.weighter_))
         self.knn_.fit(self.weighter_.transform(X), y)
         self.classes_ = self.knn_.classes_
         self.n_features_in_ = self.weighter_.n_features_in_
@@ -261,9 +265,10 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
     The regression twin of :class:`WeightedKNN`: the prediction is the mean target of the
     ``n_neighbors`` nearest training samples under the weighted distance ``d_w`` (the
     weighter's ``metric_``: Manhattan for L1 methods, Euclidean ranking for L2sq methods).
-    The weighter must accept a continuous target: :class:`~knnweights.MLKRDiagonal`, or
-    :class:`~knnweights.ReliefF`, :class:`~knnweights.Relief`, :class:`~knnweights.SURF`,
-    :class:`~knnweights.MultiSURF` (continuous ``y`` detected, or ``target_type="continuous"``).
+    The weighter must accept a continuous target (``knnweights.REGRESSION_WEIGHTERS``):
+    :class:`~knnweights.MLKRDiagonal`, or :class:`~knnweights.ReliefF`, :class:`~knnweights.Relief`,
+    :class:`~knnweights.SURF`, :class:`~knnweights.MultiSURF`, :class:`~knnweights.IRelief`
+    (continuous ``y`` detected, or ``target_type="continuous"``).
 
     Parameters
     ----------
@@ -325,9 +330,8 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         if "target_type" in self.weighter_.get_params():
             self.weighter_.set_params(target_type="continuous")
         self.weighter_.fit(X, y)
-        metric = getattr(self.weighter_, "metric_", "manhattan")
         self.knn_ = KNeighborsRegressor(n_neighbors=self.n_neighbors, weights=self.weights,
-                                        metric="manhattan" if metric == "manhattan" else "euclidean")
+                                        metric=_knn_metric(self.weighter_))
         self.knn_.fit(self.weighter_.transform(X), np.asarray(y, dtype=np.float64))
         self.n_features_in_ = self.weighter_.n_features_in_
         return self
