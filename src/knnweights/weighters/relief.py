@@ -652,7 +652,7 @@ class IRelief(ReliefTargetMixin, _ReliefBase):
         """``sum_n (1 - o_n) z_n`` for a continuous ``y`` (pairs graded by ``g = diff(y)``)."""
         span = float(np.ptp(y))
         z = np.zeros(data.d)
-        for s, e, D in data.distance_chunks(w=w, n_arrays=8):
+        for s, e, D in data.distance_chunks(w=w, n_arrays=10):  # D, G, A, the logits, the probabilities, temporaries
             rows = np.arange(s, e)
             G = np.abs(y[s:e, None] - y[None, :]) / span
             A = np.asarray(D, dtype=np.float64) * (-1.0 / sigma)
