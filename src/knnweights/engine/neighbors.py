@@ -31,6 +31,8 @@ __all__ = [
     "nearest_hits_misses",
     "nearest_by_class",
     "soft_neighbor_log_probabilities",
+    "row_log_softmax",
+    "entropy_from_log",
     "soft_margins",
     "sqeuclidean_soft_margin_sum",
     "nca_terms",
@@ -334,22 +336,52 @@ def soft_neighbor_log_probabilities(D, codes_rows, codes_cols, sigma, row_offset
         miss_mask = ~same & ~miss_self
     else:
         miss_mask = ~same
-    out = []
-    for mask in (hit_mask, miss_mask):
-        lg = np.where(mask, logits, -np.inf)
-        m = lg.max(axis=1, initial=-np.inf)
-        finite = np.isfinite(m)
-        m_safe = np.where(finite, m, 0.0)
-        with np.errstate(under="ignore"):
-            lse = m_safe + np.log(np.exp(lg - m_safe[:, None]).sum(axis=1))
-        lse = np.where(finite, lse, -np.inf)
-        logp = np.where(mask, lg - np.where(finite, lse, 0.0)[:, None], -np.inf)
-        out.append((logp, lse))
-    (log_alpha, lse_h), (log_beta, lse_m) = out
+    lse_h, log_alpha = row_log_softmax(np.where(hit_mask, logits, -np.inf))
+    lse_m, log_beta = row_log_softmax(np.where(miss_mask, logits, -np.inf))
     return log_alpha, log_beta, lse_h, lse_m
 
 
-def _entropy_from_log(logp):
+def row_log_softmax(L):
+    """Row-wise log-sum-exp and log-softmax of logits ``L`` (``-inf`` entries allowed).
+
+    Each row's largest finite logit is subtracted before exponentiating, so a row whose
+    gaps dwarf the kernel width still gets exact probabilities.
+
+    Parameters
+    ----------
+    L : ndarray of shape (n_rows, n_cols)
+        Logits; ``-inf`` marks an entry outside the row's set.
+
+    Returns
+    -------
+    lse : ndarray of shape (n_rows,)
+        ``log sum_c exp(L[r, c])``; ``-inf`` for a row without a finite logit.
+    logp : ndarray of shape (n_rows, n_cols)
+        ``L - lse`` (``-inf`` where ``L`` is, and on a row without a finite logit).
+    """
+    m = L.max(axis=1, initial=-np.inf)
+    finite = np.isfinite(m)
+    m_safe = np.where(finite, m, 0.0)
+    with np.errstate(under="ignore"):
+        lse = m_safe + np.log(np.exp(L - m_safe[:, None]).sum(axis=1))
+    lse = np.where(finite, lse, -np.inf)
+    logp = np.where(L > -np.inf, L - np.where(finite, lse, 0.0)[:, None], -np.inf)
+    return lse, logp
+
+
+def entropy_from_log(logp):
+    """Row-wise entropy ``-sum_c p log p`` of log-probabilities ``logp`` (``-inf``: probability 0).
+
+    Parameters
+    ----------
+    logp : ndarray of shape (n_rows, n_cols)
+        Log-probabilities of each row's distribution.
+
+    Returns
+    -------
+    entropy : ndarray of shape (n_rows,)
+        In nats.
+    """
     with np.errstate(invalid="ignore", under="ignore"):
         p = np.exp(logp)
         t = np.where(p > 0, p * logp, 0.0)

@@ -19,10 +19,12 @@ from ..engine import get_config, kernels, mixed_kernels
 from ..engine.neighbors import (
     coef_phi_rows,
     distance_chunks,
+    entropy_from_log,
     hard_margin_vectors,
     nearest_by_class,
     nearest_hits_misses,
     on_gpu,
+    row_log_softmax,
     soft_margins,
     weighted_distances,
 )
@@ -487,19 +489,6 @@ class ReliefF(ReliefTargetMixin, _ReliefBase):
         return self.scores_
 
 
-def _log_softmax_rows(L):
-    """Per row of logits ``L`` (``-inf`` allowed): the log-sum-exp ``lse`` (``-inf`` for a row
-    without a finite logit) and the softmax ``exp(L - lse)`` (zeros on such a row)."""
-    top = L.max(axis=1)
-    top = np.where(np.isfinite(top), top, 0.0)
-    P = np.exp(L - top[:, None])
-    mass = P.sum(axis=1)
-    with np.errstate(divide="ignore"):
-        lse = top + np.log(mass)
-    P /= np.where(mass > 0, mass, 1.0)[:, None]
-    return lse, P
-
-
 def _auto_sigma(data, w, n_sample=500):
     """I-RELIEF's ``sigma="auto"``: the median, over (up to ``n_sample`` evenly spaced) samples, of
     the distance to the nearest other sample at a positive distance, under the initial weights.
@@ -660,11 +649,10 @@ class IRelief(ReliefTargetMixin, _ReliefBase):
             with np.errstate(divide="ignore"):
                 Lm = A + np.log(G)
                 Lh = A + np.log1p(-G)
-            lm, Pm = _log_softmax_rows(Lm)
-            lh, Ph = _log_softmax_rows(Lh)
-            with np.errstate(invalid="ignore"):
-                ent_h[s:e] = -np.where(Ph > 0, Ph * (Lh - lh[:, None]), 0.0).sum(axis=1)
-            Pm -= Ph
+            lm, log_pm = row_log_softmax(Lm)
+            lh, log_ph = row_log_softmax(Lh)
+            ent_h[s:e] = entropy_from_log(log_ph)
+            Pm = np.exp(log_pm) - np.exp(log_ph)
             Pm *= self._inlier_probability(lh, lm)[:, None]
             z += data.coef_sum(rows, Pm)
         return z
