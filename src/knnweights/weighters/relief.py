@@ -515,7 +515,6 @@ def _auto_sigma(data, w, n_sample=500):
 
 
 @_doc
-@_doc
 class IRelief(ReliefTargetMixin, _ReliefBase):
     """I-RELIEF (Sun 2007): iterative Relief with kernel-soft neighbours and outliers.
 
@@ -721,7 +720,7 @@ class IRelief(ReliefTargetMixin, _ReliefBase):
             f"{type(self).__name__}: no feature has a positive mean margin under the current weights, so the "
             f"weights are all zero (sigma={sigma:.3g}, about {eff:.3g} effective hits per sample). If sigma is "
             "large for these distances every neighbour counts alike; try sigma='auto' or a smaller sigma, "
-            "or check that the features carry class information.", UserWarning, stacklevel=3)
+            "or check that the features carry information about y.", UserWarning, stacklevel=3)
 
 
 class MulRel(_ReliefBase):
