@@ -1,6 +1,7 @@
 """The same weights whether the kernels were compiled in this process or loaded from numba's cache, on 1 or 2
-threads: the engine's kernels sum every distance in one fixed order (no reassociation), so nothing a fit
-decides (an argmin, a tie, a threshold) depends on where or how its kernels were compiled."""
+threads, through a kernel's serial or its threaded compilation: the engine's kernels sum every distance in one
+fixed order (no reassociation), so nothing a fit decides (an argmin, a tie, a threshold) depends on where or how
+its kernels were compiled."""
 
 import json
 import os
@@ -15,6 +16,9 @@ pytestmark = pytest.mark.slow
 SCRIPT = r"""
 import json, sys
 import numpy as np
+if sys.argv[1:] == ["threaded"]:  # every kernel call takes the threaded compilation, however small
+    from knnweights.engine import jit
+    jit.SERIAL_WORK = 0
 from knnweights import IRelief, LHRelief, MultiSURF, ReliefF, SQPFW, Simba
 rng = np.random.RandomState(0)
 X = rng.randn(70, 12)
@@ -28,9 +32,9 @@ json.dump(out, sys.stdout)
 """
 
 
-def _weights(cache, threads):
+def _weights(cache, threads, *args):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS="1")
-    res = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=900)
+    res = subprocess.run([sys.executable, "-c", SCRIPT, *args], env=env, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
     return json.loads(res.stdout)
 
@@ -41,5 +45,7 @@ def test_compiled_in_process_or_loaded_from_cache_and_any_thread_count_give_the_
     assert any(cache.rglob("*.nbi")), "numba wrote no cache"
     loaded = _weights(cache, 2)  # every kernel loaded from the cache
     one_thread = _weights(cache, 1)
-    assert compiled == loaded == one_thread
+    threaded = _weights(cache, 2, "threaded")  # the kernels' threaded compilations, on two threads
+    assert compiled == loaded == one_thread == threaded
+    assert any(cache.rglob("*_serial-*.nbi")) and any(cache.rglob("*pairwise_phi_sym-*.nbi")), "both cached"
     assert all(np.isfinite([float.fromhex(v) for v in w]).all() for w in compiled.values())

@@ -50,7 +50,7 @@ def test_gflip_sorted_scan_equals_brute_force(utility, list_len, batch, monkeypa
     # batch=False: one candidate per compiled call (the path of large n)
     monkeypatch.setattr(simba_module, "_GFLIP_LIST", list_len)
     if not batch:
-        monkeypatch.setattr(simba_module._kernels, "SERIAL_WORK", 0)
+        monkeypatch.setattr(simba_module._jit, "SERIAL_WORK", 0)
     rng = np.random.RandomState(3)
     X = rng.normal(size=(40, 12))
     y = rng.randint(0, 3, 40)

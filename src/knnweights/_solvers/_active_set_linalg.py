@@ -146,7 +146,8 @@ def _eqp_multi(G, P, p, AT, DW, MU):
         if ok:
             x = _chol_solve(L, AT.T @ gp)
             for _ in range(2):
-                res[:] = gp
+                for q in range(p):  # a loop: a slice copy compiles numba's shape-mismatch error path
+                    res[q] = gp[q]
                 _acc_rows(AT, A, p, m, x, res, True)
                 x2 = _chol_solve(L, AT.T @ res)
                 for r in range(m):
@@ -350,7 +351,8 @@ def _factor_solve(g, P, p, B, U, fm, perm, fsc, dw, mu):
     x = _utu_solve(U, fm, _rows_dot(B, fm, p, gp))
     res = np.empty(p)
     for _ in range(3):
-        res[:] = gp
+        for q in range(p):
+            res[q] = gp[q]
         _sub_rows(B, fm, p, x, res)
         if _ == 2:
             break

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from ..engine.jit import njit
+from ..engine.jit import njit, size_dispatch
 
 __all__ = ["solve_simplex_qp", "simplex_least_squares", "hull_projections", "indexed_combination"]
 
@@ -325,47 +325,25 @@ def _combination_of_sample(XB, idx, A, P, s):
                 P[s, f] += a * XB[row, f]
 
 
-@njit(cache=True)
-def _indexed_gram_serial(X, XB, idx, w, Q):
-    for s in range(idx.shape[0]):
-        _gram_of_sample(X, XB, idx, w, Q, s)
-
-
-@njit(cache=True, parallel=True)
-def _indexed_gram_parallel(X, XB, idx, w, Q):
-    for s in numba.prange(idx.shape[0]):
-        _gram_of_sample(X, XB, idx, w, Q, s)
-
-
-@njit(cache=True)
-def _indexed_combination_serial(XB, idx, A, P):
-    for s in range(idx.shape[0]):
-        _combination_of_sample(XB, idx, A, P, s)
-
-
-@njit(cache=True, parallel=True)
-def _indexed_combination_parallel(XB, idx, A, P):
-    for s in numba.prange(idx.shape[0]):
-        _combination_of_sample(XB, idx, A, P, s)
-
-
-# below this many elements (samples x hull size x features) a call runs on one thread: a parallel
-# region costs more than it saves there, and far more on a loaded machine (LH-RELIEF on Colon,
-# 124 x 5 x 2000 per call: 0.38 s serial, 1.26 s with two threads at load 3)
-_PARALLEL_MIN_WORK = 10_000_000
-
-
+@njit(cache=True, parallel=True, nogil=True)
 def _indexed_gram(X, XB, idx, w, Q):
     """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``, without an (n, k, d) array
     (samples in parallel on large calls; the same bits either way)."""
-    big = idx.shape[0] * idx.shape[1] * X.shape[1] >= _PARALLEL_MIN_WORK
-    (_indexed_gram_parallel if big else _indexed_gram_serial)(X, XB, idx, w, Q)
+    for s in numba.prange(idx.shape[0]):
+        _gram_of_sample(X, XB, idx, w, Q, s)
 
 
+@njit(cache=True, parallel=True, nogil=True)
 def indexed_combination(XB, idx, A, P):
     """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel on large calls; the same bits)."""
-    big = idx.shape[0] * idx.shape[1] * XB.shape[1] >= _PARALLEL_MIN_WORK
-    (_indexed_combination_parallel if big else _indexed_combination_serial)(XB, idx, A, P)
+    for s in numba.prange(idx.shape[0]):
+        _combination_of_sample(XB, idx, A, P, s)
+
+
+# a hull's Gram costs about 2/5 of the common unit per (sample, hull member, feature): small calls (LH-RELIEF
+# on Colon, 124 x 5 x 2000) run on one thread, where a parallel region costs more than it saves
+_indexed_gram = size_dispatch(_indexed_gram, lambda X, XB, idx, *a: idx.size * X.shape[1] * 2 // 5)
+indexed_combination = size_dispatch(indexed_combination, lambda XB, idx, *a: idx.size * XB.shape[1] * 2 // 5)
 
 
 def hull_projections(X, XB, idx, w=None, tol=1e-12):

@@ -11,11 +11,10 @@ nothing in this module is public API.  Each kernel has a NumPy reference in
 ``phi`` codes: 0 = L1 (``|a|``), 1 = L2sq (``a**2``).
 """
 
-import numba
 import numpy as np
 from numba import prange
 
-from .jit import njit
+from .jit import njit, size_dispatch
 
 L1 = 0
 L2SQ = 1
@@ -957,46 +956,24 @@ def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
     return out
 
 
-# -- size dispatch ------------------------------------------------------------------------
-# Waking the thread pool costs more than a small block's work (far more on a busy machine):
-# below SERIAL_WORK element operations a
-# parallel kernel runs on the calling thread only.
-SERIAL_WORK = 4_000_000
-
-
-def _size_dispatch(kernel, work):
-    def call(*args):
-        prev = numba.get_num_threads()
-        if prev > 1 and work(*args) < SERIAL_WORK:
-            numba.set_num_threads(1)
-            try:
-                return kernel(*args)
-            finally:
-                numba.set_num_threads(prev)
-        return kernel(*args)
-
-    call.__name__ = kernel.py_func.__name__
-    call.__doc__ = kernel.py_func.__doc__
-    call.compiled = kernel
-    return call
-
-
-pairwise_phi = _size_dispatch(pairwise_phi, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
-pairwise_phi_sym = _size_dispatch(pairwise_phi_sym, lambda A, *a: A.shape[0] * A.shape[0] * max(1, A.shape[1]) // 2)
-coef_phi_rows = _size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
-index_phi_rows = _size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
-index_phi_dot = _size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
-select_neighbors = _size_dispatch(select_neighbors, lambda D, *a: D.size * 4)
-select_hits_misses = _size_dispatch(select_hits_misses, lambda D, *a: D.size * 4)
-gflip_margins = _size_dispatch(gflip_margins, lambda D, *a: D.size * 4)
-gflip_flip = _size_dispatch(gflip_flip, lambda D, *a: D.size)
-gflip_sorted_margins = _size_dispatch(gflip_sorted_margins, lambda D, col, s, c, order, *a: order.size * 4)
-gflip_sort_rows = _size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 4)
-soft_coefficients = _size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)
-soft_coefficient_counts = _size_dispatch(soft_coefficient_counts, lambda D, *a: D.size * 4)
-soft_coefficients_sparse = _size_dispatch(soft_coefficients_sparse, lambda D, *a: D.size * 4)
-radius_counts = _size_dispatch(radius_counts, lambda D, *a: D.size * 4)
-radius_coefficients = _size_dispatch(radius_coefficients, lambda D, *a: D.size * 4)
+# -- serial / threaded choice per call (see knnweights.engine.jit.size_dispatch) ---------------------------------
+pairwise_phi = size_dispatch(pairwise_phi, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
+pairwise_phi_sym = size_dispatch(pairwise_phi_sym, lambda A, *a: A.shape[0] * A.shape[0] * max(1, A.shape[1]) // 2)
+coef_phi_rows = size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
+index_phi_rows = size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
+index_phi_dot = size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
+select_neighbors = size_dispatch(select_neighbors, lambda D, *a: D.size * 4)
+select_hits_misses = size_dispatch(select_hits_misses, lambda D, *a: D.size * 4)
+gflip_margins = size_dispatch(gflip_margins, lambda D, *a: D.size * 4)
+gflip_flip = size_dispatch(gflip_flip, lambda D, *a: D.size)
+gflip_sorted_margins = size_dispatch(gflip_sorted_margins, lambda D, col, s, c, order, *a: order.size * 4)
+gflip_sort_rows = size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 4)
+soft_coefficients = size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)
+soft_coefficient_counts = size_dispatch(soft_coefficient_counts, lambda D, *a: D.size * 4)
+soft_coefficients_sparse = size_dispatch(soft_coefficients_sparse, lambda D, *a: D.size * 4)
+radius_counts = size_dispatch(radius_counts, lambda D, *a: D.size * 4)
+radius_coefficients = size_dispatch(radius_coefficients, lambda D, *a: D.size * 4)
+fold_pairs = size_dispatch(fold_pairs, lambda P, *a: P.size)
 
 
 # -- NCA (stochastic nearest neighbour) ------------------------------------------------------
@@ -1056,5 +1033,5 @@ def nca_coefficients(E, codes_rows, codes_cols, p):  # pragma: no cover - compil
     return E
 
 
-nca_shifted_logits = _size_dispatch(nca_shifted_logits, lambda G, *a: G.size * 4)
-nca_coefficients = _size_dispatch(nca_coefficients, lambda E, *a: E.size * 4)
+nca_shifted_logits = size_dispatch(nca_shifted_logits, lambda G, *a: G.size * 4)
+nca_coefficients = size_dispatch(nca_coefficients, lambda E, *a: E.size * 4)

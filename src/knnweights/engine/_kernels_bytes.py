@@ -28,7 +28,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._kernels import tile_box, upper_tiles
-from .jit import njit
+from .jit import array_work, njit, size_dispatch
 
 MISSING = 255
 MAX_VALUE = 15
@@ -499,3 +499,20 @@ def missing_index_add(raw, rows, codes, mptr, mind, Acorr, T2, idx, coef, n_chun
                     continue
                 _add_pair_terms(raw, i, j, codes[i], codes[j], c, mptr, mind, Acorr, T2, out[t])
     return out
+
+
+# -- serial / threaded choice per call (knnweights.engine.jit.size_dispatch) ----------------------------------------
+column_stats = size_dispatch(column_stats, array_work)
+class_histogram = size_dispatch(class_histogram, array_work)
+encode = size_dispatch(encode, array_work)
+pack_planes = size_dispatch(pack_planes, array_work)
+hamming_add = size_dispatch(hamming_add, array_work)
+hamming_add_sym = size_dispatch(hamming_add_sym, array_work)
+mirror_lower = size_dispatch(mirror_lower, array_work)
+l1_add_weighted = size_dispatch(l1_add_weighted, array_work)
+unpack_planes = size_dispatch(unpack_planes, array_work)
+nibble_planes = size_dispatch(nibble_planes, array_work)
+coef_margin = size_dispatch(coef_margin, array_work)
+index_margin = size_dispatch(index_margin, array_work)
+missing_distance_add = size_dispatch(missing_distance_add, array_work)
+missing_index_add = size_dispatch(missing_index_add, array_work)

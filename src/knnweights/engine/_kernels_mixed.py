@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse
 from numba import prange
 
-from .jit import njit
+from .jit import array_work, njit, size_dispatch
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
 
@@ -501,3 +501,10 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, class_coef, k, h
             else:
                 P[r, j] = 0.0
     return P
+
+
+# -- serial / threaded choice per call (knnweights.engine.jit.size_dispatch) ----------------------------------------
+_continuous_tables = size_dispatch(_continuous_tables, array_work)
+_masked_rowdot = size_dispatch(_masked_rowdot, array_work)
+index_margin_correction = size_dispatch(index_margin_correction, array_work)
+tie_coefficients = size_dispatch(tie_coefficients, array_work)

@@ -19,8 +19,7 @@ of all permutations.
 import numpy as np
 from numba import prange
 
-from ._kernels import _size_dispatch
-from .jit import njit
+from .jit import njit, size_dispatch
 
 
 @njit(inline="always")
@@ -201,7 +200,7 @@ def _work(E, ecol, plain, indptr, *args):
     return max(1, int(indptr[-1])) * max(1, E.shape[1])
 
 
-pair_sums = _size_dispatch(pair_sums, _work)
-c_powers = _size_dispatch(c_powers, _work)
-c_matvec = _size_dispatch(c_matvec, _work)
-c_triangles = _size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))
+pair_sums = size_dispatch(pair_sums, _work)
+c_powers = size_dispatch(c_powers, _work)
+c_matvec = size_dispatch(c_matvec, _work)
+c_triangles = size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))

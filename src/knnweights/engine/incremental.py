@@ -36,7 +36,7 @@ from numba import prange
 from . import _kernels
 from ._config import get_config
 from ._kernels import _tile_phi, insert_sorted
-from .jit import njit
+from .jit import njit, size_dispatch
 from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric
 
 __all__ = ["IncrementalHitMiss"]
@@ -274,3 +274,8 @@ class IncrementalHitMiss:
         self.stale = total > n * max(self._REBASE_SHARE * (n - 1), 4 * k)
         self.n_pruned += 1
         return hi, mi
+
+
+# -- serial / threaded choice per call (knnweights.engine.jit.size_dispatch) ----------------------------------------
+_bound_parts = size_dispatch(_bound_parts, lambda Xp, *a: Xp.size)
+_pruned_hits_misses = size_dispatch(_pruned_hits_misses, lambda X, A, w, D0, *a: D0.size * 4)

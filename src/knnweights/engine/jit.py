@@ -1,18 +1,34 @@
-"""The decorator of every compiled kernel: numba's ``njit``, one specialisation per argument type.
+"""The decorator of every compiled kernel, and the serial / parallel choice of the threaded ones.
 
-Inside compiled code numba types an integer or boolean constant argument as a literal
-(``Literal[int](0)``) and compiles the callee once more for it, so a helper called with ``0``
-in one place and a variable in another is compiled twice.  Kernels here never branch on a
-literal argument's value at typing time, so :func:`njit` resolves calls from compiled code on
-the plain types: each helper is compiled once per layout and dtype, which shortens the first
-call of a method on a fresh install.  The generated code computes the same values (no
-``fastmath``, so constant folding cannot change a floating-point result).
+:func:`njit` is numba's ``njit`` with one specialisation per argument type.  Inside compiled code
+numba types an integer or boolean constant argument as a literal (``Literal[int](0)``) and compiles
+the callee once more for it, so a helper called with ``0`` in one place and a variable in another
+is compiled twice.  Kernels here never branch on a literal argument's value at typing time, so
+:func:`njit` resolves calls from compiled code on the plain types: each helper is compiled once per
+layout and dtype, which shortens the first call of a method on a fresh install.  The generated code
+computes the same values (no ``fastmath``, so constant folding cannot change a floating-point
+result).
+
+:func:`size_dispatch` pairs a ``parallel=True`` kernel with a serial compilation of the same source
+and picks one per call from the call's work.  Compiling a kernel for threads (numba's parfor
+passes and the outlined task function) costs several times its serial compilation, and on small
+inputs the threads save less than they cost to wake, so a small call runs the serial compilation
+and the threaded one is compiled only when a call is large enough to use it.  Every threaded
+kernel of the library writes each output element from one task in a fixed order (no reduction
+across tasks), so both compilations give the same bits.
 """
 
+import types as pytypes
+
 import numba
+import numpy as np
 from numba.core import types
 
-__all__ = ["njit"]
+__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK"]
+
+#: calls of a :class:`SizedKernel` counted below this many element operations run its serial
+#: compilation (as do all calls when numba runs one thread)
+SERIAL_WORK = 4_000_000
 
 
 def _plain(args, kws):
@@ -46,3 +62,88 @@ def njit(func=None, **options):
         return dispatcher
 
     return wrap if func is None else wrap(func)
+
+
+def _renamed(f, suffix):
+    """A copy of function ``f`` under another qualified name (numba names its cache files by it)."""
+    g = pytypes.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    g.__qualname__ = f"{f.__qualname__}{suffix}"
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    return g
+
+
+class SizedKernel:
+    """A threaded kernel and its serial compilation, chosen per call by the call's work.
+
+    Parameters
+    ----------
+    kernel : numba.core.registry.CPUDispatcher
+        A ``parallel=True`` dispatcher; compiled only when a call takes it.
+    work : callable
+        ``work(*args)``: the call's element operations, compared with :data:`SERIAL_WORK`.
+    cache : bool, default=True
+        Cache the serial compilation on disk (as the library's kernels do).
+
+    Attributes
+    ----------
+    compiled : numba.core.registry.CPUDispatcher
+        The threaded dispatcher (``kernel``).
+    serial : numba.core.registry.CPUDispatcher
+        The same source compiled without threads (``prange`` runs as ``range``).
+    """
+
+    def __init__(self, kernel, work, cache=True):
+        self.compiled = kernel
+        self.work = work
+        self.serial = njit(cache=cache, nogil=True)(_renamed(kernel.py_func, "_serial"))
+        self.__name__ = kernel.py_func.__name__
+        self.__qualname__ = kernel.py_func.__qualname__
+        self.__doc__ = kernel.py_func.__doc__
+        self.__module__ = kernel.py_func.__module__
+
+    def __call__(self, *args):
+        if self.work(*args) >= SERIAL_WORK and numba.get_num_threads() > 1:
+            return self.compiled(*args)
+        return self.serial(*args)
+
+    def __repr__(self):
+        return f"<SizedKernel {self.__module__}.{self.__qualname__}>"
+
+
+def size_dispatch(kernel, work, cache=True):
+    """Wrap a ``parallel=True`` kernel as a :class:`SizedKernel` (see the module docstring).
+
+    Parameters
+    ----------
+    kernel : numba.core.registry.CPUDispatcher
+        The threaded kernel.
+    work : callable
+        ``work(*args)``: element operations of a call with these arguments.
+    cache : bool, default=True
+        Cache the serial compilation on disk.
+
+    Returns
+    -------
+    SizedKernel
+        Callable like ``kernel``.
+    """
+    return SizedKernel(kernel, work, cache)
+
+
+def array_work(*args):
+    """The elements of a call's array arguments: the work estimate of a kernel that touches each a
+    bounded number of times.
+
+    Parameters
+    ----------
+    *args
+        A kernel call's arguments; those that are not arrays count nothing.
+
+    Returns
+    -------
+    int
+        The summed sizes of the array arguments.
+    """
+    return sum(a.size for a in args if isinstance(a, np.ndarray))

@@ -6,6 +6,7 @@ import time
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..engine import jit as _jit
 from ..engine import kernels as _kernels
 from ..engine.neighbors import nearest_hits_misses
 from ..utils import Interval, StrOptions
@@ -191,7 +192,7 @@ class GFlip(BaseWeighter):
         scan_time, rebuild_time = 0.0, np.inf
         # small rows: whole runs of candidates in one compiled call (no per-candidate
         # overhead); large ones: one candidate a call, its rows in parallel
-        batch = n * max(K, 1) * 4 < _kernels.SERIAL_WORK
+        batch = n * max(K, 1) * 4 < _jit.SERIAL_WORK
 
         def next_flip(perm, q):
             # (position of the next accepted candidate or of the next to try, its value or nan)
