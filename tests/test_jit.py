@@ -105,3 +105,24 @@ def test_serial_and_threaded_kernels_give_the_same_weights(monkeypatch):
         numba.set_num_threads(before)
     for name in serial:
         np.testing.assert_array_equal(serial[name], threaded[name], err_msg=name)
+
+
+@pytest.mark.slow
+def test_the_library_runs_uncompiled_under_numba_disable_jit():
+    """``NUMBA_DISABLE_JIT=1`` (numba's switch for debugging kernels in Python) gives the compiled weights."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = ("import json, numpy as np; from knnweights import ReliefF; rng = np.random.RandomState(0); "
+              "X = rng.randn(30, 4); y = (X[:, 0] > 0).astype(int); "
+              "print(json.dumps(ReliefF(n_neighbors=3).fit(X, y).feature_importances_.tolist()))")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 4)
+    y = (X[:, 0] > 0).astype(int)
+    expected = knnweights.ReliefF(n_neighbors=3).fit(X, y).feature_importances_
+    np.testing.assert_allclose(json.loads(res.stdout), expected, rtol=1e-12, atol=1e-15)

@@ -53,6 +53,8 @@ def njit(func=None, **options):
 
     def wrap(f):
         dispatcher = numba.njit(**options)(f)
+        if not hasattr(dispatcher, "get_call_template"):  # NUMBA_DISABLE_JIT=1: the plain function
+            return dispatcher
         resolve = dispatcher.get_call_template
 
         def get_call_template(args, kws):
@@ -97,11 +99,12 @@ class SizedKernel:
     def __init__(self, kernel, work, cache=True):
         self.compiled = kernel
         self.work = work
-        self.serial = njit(cache=cache, nogil=True)(_renamed(kernel.py_func, "_serial"))
-        self.__name__ = kernel.py_func.__name__
-        self.__qualname__ = kernel.py_func.__qualname__
-        self.__doc__ = kernel.py_func.__doc__
-        self.__module__ = kernel.py_func.__module__
+        f = getattr(kernel, "py_func", kernel)  # a plain function under NUMBA_DISABLE_JIT=1
+        self.serial = njit(cache=cache, nogil=True)(_renamed(f, "_serial")) if f is not kernel else kernel
+        self.__name__ = f.__name__
+        self.__qualname__ = f.__qualname__
+        self.__doc__ = f.__doc__
+        self.__module__ = f.__module__
 
     def __call__(self, *args):
         if self.work(*args) >= SERIAL_WORK and numba.get_num_threads() > 1:
