@@ -258,14 +258,14 @@ def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
 @njit(cache=True, nogil=True)
 def _use_pair_matrix(n, K, p, gemm_min_p):
     """The all-pairs product pays off when the lists hold about half the samples or more and ``p`` is large."""
-    return gemm_min_p >= 0 and p >= gemm_min_p and 2 * K >= n
+    return p >= gemm_min_p and 2 * K >= n
 
 
 @njit(cache=True, nogil=True)
 def _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p, gemm_min_p):
     """Lemma 5 over both sides: ``(t_hit, i, k, t_miss, i, k)`` with ``Rh``/``Rm`` filled."""
     n = X.shape[0]
-    if _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
+    if gemm_min_p is not None and _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
         Rn = np.empty((n, n))
         _pair_matrix(X, dw, nzP, p, Rn)
         rh = _gather_pairs(Rn, hc, Rh)
@@ -284,7 +284,7 @@ def _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p):
     n, d = X.shape
     nz = np.empty(d, np.int64)
     p = _support(w, nz)
-    if _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
+    if gemm_min_p is not None and _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
         Rn = np.empty((n, n))
         _pair_matrix(X, w, nz, p, Rn)
         _gather_pairs(Rn, hc, Dh)
@@ -469,7 +469,7 @@ def _step_work(p, m, maint, nK, pdw):
 
 @njit(cache=True, nogil=True)
 def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, it, max_iter,
-              refresh_every, use_ws, resume, hist, last, gemm_min_p, maint_min_p=-1, work=None):
+              refresh_every, use_ws, resume, hist, last, gemm_min_p, maint_min_p=None, work=None):
     """Steps of Algorithm 1 at fixed ``theta``; returns ``(status, it, n_steps)``.
 
     ``dinfo = [cache valid, updates since recompute]`` of ``Dh`` / ``Dm``; ``hist``
@@ -477,8 +477,10 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     objective before the first). ``max_iter < 0`` is
     no limit. With ``use_ws`` the loop returns ``REFRESH`` before every
     ``refresh_every``-th step (``resume=True`` continues with that step). With at least
-    ``maint_min_p >= 0`` positive features (and 16 constraint rows) the EQP goes through the
-    maintained Gram factor (:func:`_eqp_maint`), refactorised every ``_REFACTOR`` steps.
+    ``maint_min_p`` positive features (and 16 constraint rows) the EQP goes through the
+    maintained Gram factor (:func:`_eqp_maint`), refactorised every ``_REFACTOR`` steps;
+    ``gemm_min_p``: see :func:`_use_pair_matrix`.  ``None`` for either: never (numba prunes the
+    branches on a ``None`` argument, so that path is not compiled for such calls).
     ``work = [counted, budget]`` (GFLOP, see :func:`_step_work`): every step adds its count, and
     the loop returns ``MAX_WORK`` before a step once ``counted >= budget >= 0``.
     """
@@ -552,9 +554,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 p += 1
         mu = np.empty(mt + 1)
         done = False
-        maint = maint_min_p >= 0 and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p
-        work[0] += _step_work(p, mt + 1, maint, 0, 0)
-        if maint:
+        if maint_min_p is not None and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
+            work[0] += _step_work(p, mt + 1, True, 0, 0)
             if mt + 1 > fcap:
                 fcap = 2 * (mt + 1)
                 U = np.empty((fcap, fcap))
@@ -579,6 +580,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 else:
                     mpos[ii[r], tt[r]] = 0
         else:
+            work[0] += _step_work(p, mt + 1, False, 0, 0)
             fst[0] = 0
         if not done:
             AT = np.empty((p, mt + 1))
@@ -614,7 +616,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                     p += 1
             t, i0, k0, t2, i2, k2 = _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p,
                                                  gemm_min_p)
-            if _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
+            if gemm_min_p is not None and _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
                 work[0] += _step_work(0, 0, False, (2 * n * n) // (3 * _BLAS_SPEEDUP), p)
             else:
                 work[0] += _step_work(0, 0, False, nK, p)
@@ -669,8 +671,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if Z[j]:
                 Pcols[nzc] = j
                 nzc += 1
-        work[0] += _step_work(0, 0, False, mt, d if 2 * nzc > d and maint_min_p >= 0 and d >= maint_min_p else nzc)
-        if 2 * nzc > d and maint_min_p >= 0 and d >= maint_min_p:
+        if maint_min_p is not None and 2 * nzc > d and d >= maint_min_p:
+            work[0] += _step_work(0, 0, False, mt, d)
             # alpha_Z = -(g_Z + nu + E^T mu_E)_Z over all features (contiguous, SIMD), the
             # representatives' terms once per sample
             acc = np.empty(d)
@@ -682,6 +684,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
                 if v > amax:
                     amax = v
         elif nzc > 0:
+            work[0] += _step_work(0, 0, False, mt, nzc)
             # alpha_Z = -(g_Z + nu + E_Z^T mu_E), accumulated row by row (contiguous rows of X)
             acc = np.zeros(nzc)
             for r in range(mt):

@@ -90,6 +90,12 @@ GEMM_MIN_P = 64
 MAINT_MIN_P = 64
 
 
+def _min_p(threshold, d):
+    """A path threshold as the kernels take it: ``None`` where ``d`` features can never reach it (or it is
+    ``-1``); numba prunes the branches on a ``None`` argument, so such a path is not even compiled."""
+    return threshold if 0 <= threshold <= d else None
+
+
 def project_simplex(v):
     """Euclidean projection of ``v`` onto the probability simplex ``{w >= 0, sum w = 1}``."""
     v = np.asarray(v, dtype=np.float64)
@@ -266,7 +272,7 @@ class _Problem:
         th, ih, kh, tm, im, km = _k._both_ratios(
             self.X, self.hit.cand, self.hit.state, self.hit.reps().astype(np.int64), Dh, self._R["hit"],
             self.miss.cand, self.miss.state, self.miss.reps().astype(np.int64), Dm, self._R["miss"], dw, nz,
-            nz.size, GEMM_MIN_P)
+            nz.size, _min_p(GEMM_MIN_P, self.X.shape[1]))
         for name, t, i, k in (("hit", th, ih, kh), ("miss", tm, im, km)):
             if i >= 0 and (t < best - tie * best if kind is not None else t < best):
                 best, kind, where = t, name, (i, k)
@@ -344,7 +350,8 @@ class _Problem:
                 status, it, nh = _k.run_steps(
                     self.X, self.w, self.Z, self.w_bar, self.hit.cand, self.hit.state, self.miss.cand,
                     self.miss.state, self.kappa, self.lambda_, float(theta), self.Dh, self.Dm, self.dinfo, it, mi,
-                    refresh_every, use_ws, resume, buf, history[-1], GEMM_MIN_P, MAINT_MIN_P, self.work)
+                    refresh_every, use_ws, resume, buf, history[-1], _min_p(GEMM_MIN_P, self.X.shape[1]),
+                    _min_p(MAINT_MIN_P, self.X.shape[1]), self.work)
                 history.extend(buf[:nh].tolist())
                 resume = False
                 if verbose and (verbose > 1 or it >= next_report
