@@ -9,6 +9,12 @@ from knnweights.engine.incremental import IncrementalHitMiss, _pruned_hits_misse
 from knnweights.engine.neighbors import metric_code, nearest_hits_misses, scale_for_metric
 
 
+@pytest.fixture(autouse=True)
+def _search_small_problems(monkeypatch):
+    """These problems are below the size where the search is used by default (IncrementalHitMiss._MIN_WORK)."""
+    monkeypatch.setattr(IncrementalHitMiss, "_MIN_WORK", 0)
+
+
 def _reference(X, codes, w, k, metric):
     support = w > 0
     Xs = X if support.all() else np.ascontiguousarray(X[:, support])
@@ -137,3 +143,19 @@ def test_lhrelief_weights_are_those_of_the_plain_search(update, monkeypatch):
     w_plain = LHRelief(n_neighbors=5, update=update, max_iter=60).fit(X, y).feature_importances_
     assert counts and counts[-1] == est.n_iter_
     np.testing.assert_array_equal(w_inc, w_plain)
+
+
+def test_small_problems_take_the_plain_search(monkeypatch):
+    """Below ``_MIN_WORK`` operations a pass (milliseconds) every call is nearest_hits_misses; above, the search."""
+    monkeypatch.setattr(IncrementalHitMiss, "_MIN_WORK", 2**22)
+    rng = np.random.RandomState(2)
+    for (n, d), used in [((100, 10), False), ((300, 100), True)]:
+        X = rng.randn(n, d)
+        codes = rng.randint(0, 2, n)
+        search = IncrementalHitMiss(X, codes)
+        w = rng.rand(d)
+        hi, mi = search(w, 3)
+        assert (search.n_full + search.n_pruned > 0) == used
+        ref = _reference(X, codes, w, 3, "manhattan")
+        np.testing.assert_array_equal(hi, ref.hit_idx)
+        np.testing.assert_array_equal(mi, ref.miss_idx)

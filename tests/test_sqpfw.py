@@ -362,7 +362,7 @@ def test_eqp_semi_normal_equations_match_least_squares():
         if rank_loss:  # a tie row in the span of two others (a redundant TN equality)
             AT[:, -1] = AT[:, 1] - 2 * AT[:, 2]
         dw, mu = np.zeros(d), np.empty(m)
-        k._eqp_at(g, P, p, np.ascontiguousarray(AT), dw, mu)
+        k._eqp_multi(g[None], P, p, np.ascontiguousarray(AT), dw[None], mu[None])
         ref_mu = np.linalg.lstsq(AT, -g[P], rcond=3e-7)[0]
         ref_dw = np.zeros(d)
         ref_dw[P] = -(g[P] + AT @ ref_mu)
@@ -506,7 +506,7 @@ def test_maintained_gram_factor_follows_insertions_and_deletions():
     dw, mu = np.zeros(d), np.empty(fm)
     k._factor_solve(g, P, P.size, B, U2, fm, perm, np.ones(cap), dw, mu)
     ref_dw, ref_mu = np.zeros(d), np.empty(fm)
-    k._eqp_at(g, P, P.size, AT, ref_dw, ref_mu)
+    k._eqp_multi(g[None], P, P.size, AT, ref_dw[None], ref_mu[None])
     np.testing.assert_allclose(mu, ref_mu, rtol=0, atol=1e-10 * (1 + np.abs(ref_mu).max()))
     np.testing.assert_allclose(dw, ref_dw, rtol=0, atol=1e-12)
 

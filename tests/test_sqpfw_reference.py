@@ -88,7 +88,7 @@ def test_equilibrated_eqp_is_the_least_squares_projection():
     g = rng.randn(p)
     P = np.arange(p, dtype=np.int64)
     dw, mu = np.zeros(p), np.empty(m)
-    k._eqp_at(g, P, p, np.ascontiguousarray(AT), dw, mu)
+    k._eqp_multi(g[None], P, p, np.ascontiguousarray(AT), dw[None], mu[None])
     s = 1.0 / np.linalg.norm(AT, axis=0)
     x = np.linalg.lstsq(AT * s, -g, rcond=None)[0]
     ref = -(g + (AT * s) @ x)

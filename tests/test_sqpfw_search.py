@@ -8,6 +8,12 @@ from knnweights.engine.incremental import IncrementalHitMiss
 from knnweights.engine.neighbors import nearest_hits_misses
 
 
+@pytest.fixture(autouse=True)
+def _search_small_problems(monkeypatch):
+    """These problems are below the size where the search is used by default (IncrementalHitMiss._MIN_WORK)."""
+    monkeypatch.setattr(IncrementalHitMiss, "_MIN_WORK", 0)
+
+
 @pytest.mark.parametrize("n, d, n_classes, decimals", [(300, 18, 7, None), (400, 5, 3, 1), (320, 57, 2, None)])
 def test_pruned_search_equals_the_full_one(n, d, n_classes, decimals):
     rng = np.random.RandomState(n + d)

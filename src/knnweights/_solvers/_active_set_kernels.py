@@ -50,7 +50,7 @@ from ._active_set_linalg import (
     _chol_append,
     _chol_delete,
     _chol_rank1,
-    _eqp_at,
+    _eqp_multi,
     _equilibrate,
     _factor_solve,
 )
@@ -492,8 +492,10 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     hrep = np.empty(n, np.int64)
     mrep = np.empty(n, np.int64)
     c = np.empty(d)
-    g = np.empty(d)
-    dw = np.empty(d)
+    g2 = np.empty((1, d))  # g, dw, mu: the first rows of the EQP's one-right-hand-side arrays (no reshape)
+    dw2 = np.empty((1, d))
+    g = g2[0]
+    dw = dw2[0]
     Rh = np.empty(hc.shape)
     Rm = np.empty(mc.shape)
     nzP = np.empty(d, np.int64)
@@ -552,7 +554,8 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             if not Z[j]:
                 Pcols[p] = j
                 p += 1
-        mu = np.empty(mt + 1)
+        mu2 = np.empty((1, mt + 1))
+        mu = mu2[0]
         done = False
         if maint_min_p is not None and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
             work[0] += _step_work(p, mt + 1, True, 0, 0)
@@ -586,7 +589,7 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
             AT = np.empty((p, mt + 1))
             _fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
             _fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
-            _eqp_at(g, Pcols, p, AT, dw, mu)
+            _eqp_multi(g2, Pcols, p, AT, dw2, mu2)
         dmax = 0.0
         for j in range(d):
             if abs(dw[j]) > dmax:

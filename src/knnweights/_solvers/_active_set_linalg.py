@@ -1,7 +1,7 @@
 """Dense linear algebra of the SQP-FW active-set steps: the equality QP's semi-normal equations.
 
-The Cholesky factor of the constraint rows' Gram matrix, built fresh (:func:`_eqp_at`,
-:func:`_eqp_multi`, with equilibration and an SVD fallback) or maintained between steps by
+The Cholesky factor of the constraint rows' Gram matrix, built fresh (:func:`_eqp_multi`,
+with equilibration and an SVD fallback) or maintained between steps by
 column appends and deletions and rank-one up- and downdates (:func:`_factor_solve`), and the
 refinement passes; every sum runs in a fixed order (no ``fastmath``).
 """
@@ -57,20 +57,6 @@ def _chol_solve(L, b):
 
 
 @njit(cache=True, nogil=True)
-def _eqp_at(g, P, p, AT, dw, mu):
-    """EQP (4) from its constraint matrix ``AT = [1, E_P^T]`` (``p x m``, rows = positive features ``P``).
-
-    ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``.
-    Full column rank (the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max
-    L_ii``; ``L_ii = |R_ii|`` of the thin QR that this replaces, so the rank test is the
-    same): semi-normal equations ``L L^T mu = -AT^T g_P`` with two refinement passes
-    (each ``O(p m)``), the Gram matrix by one BLAS product. Otherwise the minimum-norm
-    solution from an SVD (cut-off ``_RCOND``) with one refinement pass.
-    """
-    _eqp_multi(g.reshape(1, g.size), P, p, AT, dw.reshape(1, dw.size), mu.reshape(1, mu.size))
-
-
-@njit(cache=True, nogil=True)
 def _acc_rows(AT, A, p, m, x, t, subtract):
     """``t[q] -= AT[q, r] x[r]`` (``subtract``) or ``t[q] += AT[q, r] x[r]`` for ``r = 0, ..., m - 1``
     in that order, every ``q < p``.  With ``A = AT^T`` (contiguous rows; empty for small
@@ -100,7 +86,16 @@ def _acc_rows(AT, A, p, m, x, t, subtract):
 
 @njit(cache=True, nogil=True)
 def _eqp_multi(G, P, p, AT, DW, MU):
-    """:func:`_eqp_at` for the rows of ``G`` (one factorisation for every right-hand side)."""
+    """EQP (4) from its constraint matrix ``AT = [1, E_P^T]`` (``p x m``, rows = positive features ``P``),
+    for every row ``g`` of ``G`` (one factorisation for all; ``DW``, ``MU`` row by row).
+
+    ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``.
+    Full column rank (the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max
+    L_ii``; ``L_ii = |R_ii|`` of the thin QR that this replaces, so the rank test is the
+    same): semi-normal equations ``L L^T mu = -AT^T g_P`` with two refinement passes
+    (each ``O(p m)``), the Gram matrix by one BLAS product. Otherwise the minimum-norm
+    solution from an SVD (cut-off ``_RCOND``) with one refinement pass.
+    """
     m = AT.shape[1]
     nr = G.shape[0]
     DW[:] = 0.0
@@ -123,7 +118,11 @@ def _eqp_multi(G, P, p, AT, DW, MU):
         # rows of very different scale (raw data: tie rows ~1e8 against the all-ones row) fail
         # the rank test and would make the SVD drop the sum constraint: solve with unit-RMS rows
         # (the same least-squares problem; mu scaled back below)
-        AT = AT * sc.reshape(1, m)
+        ATs = np.empty((AT.shape[0], m))  # AT * sc column by column (loops: no broadcasting compiled)
+        for q in range(AT.shape[0]):
+            for r in range(m):
+                ATs[q, r] = AT[q, r] * sc[r]
+        AT = ATs
         if m <= p:
             M = AT.T @ AT
             L = np.zeros((m, m))
@@ -205,7 +204,9 @@ def _svd_solve(U, sv, Vt, rank, b):
         y[r] = t / sv[r]
     x = np.zeros(Vt.shape[1])
     for r in range(rank):
-        x += y[r] * Vt[r]
+        yr = y[r]
+        for c in range(x.size):
+            x[c] += yr * Vt[r, c]
     return x
 
 

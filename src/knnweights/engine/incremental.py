@@ -27,7 +27,8 @@ the next call runs the full pass, which becomes the new ``D0``.  When the pruned
 a full one has more candidates than a quarter of the pairs a full pass computes (the weights move
 too much per call for the bound), pruning backs off for 1, 2, 4 ... calls.  ``D0`` is ``n x n``
 float64: the search is used up to the smaller of 256 MiB and the ``working_memory`` budget, on the
-CPU; beyond, every call is a plain :func:`nearest_hits_misses`.
+CPU, and from ``n^2 d / 2 = 2^22`` element operations a pass (below, a pass takes milliseconds);
+elsewhere every call is a plain :func:`nearest_hits_misses`.
 """
 
 import numpy as np
@@ -185,6 +186,9 @@ class IncrementalHitMiss:
     _REBASE_SHARE = 0.02
     _FAIL_SHARE = 0.125  # a quarter of the pairs a full (symmetric) pass computes
     _MAX_BYTES = 2**28
+    #: a full pass of fewer element operations (``n^2 d / 2``) takes a few milliseconds: the search would save
+    #: less over a fit than compiling its pruned pass costs, so every call is a plain search there
+    _MIN_WORK = 2**22
 
     def __init__(self, X, codes, metric="manhattan"):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
@@ -203,9 +207,10 @@ class IncrementalHitMiss:
         self.n_full = self.n_pruned = 0
 
     def _usable(self):
-        n = self.X.shape[0]
+        n, d = self.X.shape
         budget = min(self._MAX_BYTES, get_config()["working_memory"] * 2**20)
-        return n >= 64 and 8 * n * n <= budget and get_config()["device"] == "cpu"
+        return (n >= 64 and n * n * d // 2 >= self._MIN_WORK and 8 * n * n <= budget
+                and get_config()["device"] == "cpu")
 
     def _scaled(self, w):
         support = w > 0
