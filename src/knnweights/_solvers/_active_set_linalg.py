@@ -91,10 +91,10 @@ def _eqp_multi(G, P, p, AT, DW, MU):
 
     ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``.
     Full column rank (the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max
-    L_ii``; ``L_ii = |R_ii|`` of the thin QR that this replaces, so the rank test is the
-    same): semi-normal equations ``L L^T mu = -AT^T g_P`` with two refinement passes
-    (each ``O(p m)``), the Gram matrix by one BLAS product. Otherwise the minimum-norm
-    solution from an SVD (cut-off ``_RCOND``) with one refinement pass.
+    L_ii``; ``L_ii = |R_ii|`` of a thin QR of ``AT``, so this is a QR's rank test): semi-normal
+    equations ``L L^T mu = -AT^T g_P`` with two refinement passes (each ``O(p m)``), the Gram
+    matrix by one BLAS product. Otherwise the minimum-norm solution from an SVD (cut-off
+    ``_RCOND``) with one refinement pass.
     """
     m = AT.shape[1]
     nr = G.shape[0]
