@@ -126,3 +126,18 @@ def test_the_library_runs_uncompiled_under_numba_disable_jit():
     y = (X[:, 0] > 0).astype(int)
     expected = knnweights.ReliefF(n_neighbors=3).fit(X, y).feature_importances_
     np.testing.assert_allclose(json.loads(res.stdout), expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype, value", [(np.float64, -np.inf), (np.float64, 0.0), (np.int64, -1), (np.bool_, True)])
+def test_full_helpers_equal_numpy_full(dtype, value):
+    """The allocation helpers of compiled code return NumPy's ``full`` (shape, dtype and values)."""
+
+    @jit.njit
+    def both(n, r, c, value, dtype):
+        return jit.full_1d(n, value, dtype), jit.full_2d(r, c, value, dtype)
+
+    a, b = both(5, 3, 4, value, dtype)
+    for got, want in ((a, np.full(5, value, dtype)), (b, np.full((3, 4), value, dtype))):
+        assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+    assert both(0, 0, 3, value, dtype)[0].shape == (0,)

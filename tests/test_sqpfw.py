@@ -6,6 +6,7 @@ from scipy.optimize import minimize
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sqpfwhelpers import assert_descent_to_local_minimum
 
+from knnweights._solvers import _active_set_linalg
 from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective, sqpfw_path
 from knnweights.engine.neighbors import indexed_distances, nearest_hits_misses, weighted_distances
 from knnweights.weighters.sqpfw import SQPFW
@@ -349,9 +350,42 @@ def test_a_stalled_solve_stops_with_a_warning(monkeypatch):
     assert np.isclose(res.x.sum(), 1.0) and (res.x >= 0).all()
 
 
+def test_step_loop_reaches_the_svd_path_only_for_rank_deficient_eqps(monkeypatch):
+    """The step loop solves EQP (4) by the Cholesky path and calls the SVD path (compiled on its
+    first call) only when the Cholesky rank test fails: never on well-conditioned data, and on data
+    whose tie rows are rank deficient (duplicated samples) with the same result as the combined
+    compiled solve."""
+    import knnweights._solvers._active_set_linalg as kl
+
+    calls = []
+    svd = kl._eqp_svd
+
+    def counted(*args):
+        calls.append(args[3].shape)
+        return svd(*args)
+
+    monkeypatch.setattr(kl, "_eqp_svd", counted)
+    rng = np.random.RandomState(21)
+    X = rng.randn(60, 8)
+    y = (X[:, 0] + 0.3 * rng.randn(60) > 0).astype(np.int64)
+    res = sqpfw_active_set(X, y, 2.0)
+    assert res.status == 0 and res.nit > 10 and calls == []
+    G = rng.randn(2, 8)
+    P = np.arange(8, dtype=np.int64)
+    AT = np.column_stack([np.ones(8), rng.randn(8, 3)])
+    AT[:, 3] = AT[:, 1] + AT[:, 2]  # a tie row in the span of two others
+    AT = np.ascontiguousarray(AT)
+    dw, mu, ref_dw, ref_mu = np.zeros((2, 8)), np.empty((2, 4)), np.zeros((2, 8)), np.empty((2, 4))
+    kl.solve_eqp(G, P, 8, AT, dw, mu)
+    assert calls == [(8, 4)]
+    kl._eqp_multi(G, P, 8, AT, ref_dw, ref_mu)
+    np.testing.assert_array_equal(dw, ref_dw)
+    np.testing.assert_array_equal(mu, ref_mu)
+    assert np.abs(AT.T @ dw.T).max() < 1e-12  # a feasible direction
+
+
 def test_eqp_semi_normal_equations_match_least_squares():
     """EQP (4) from the Cholesky factor of the Gram matrix (+ refinement) equals an SVD least-squares solve."""
-    from knnweights._solvers import _active_set_kernels as k
 
     rng = np.random.RandomState(13)
     d = 40
@@ -362,7 +396,7 @@ def test_eqp_semi_normal_equations_match_least_squares():
         if rank_loss:  # a tie row in the span of two others (a redundant TN equality)
             AT[:, -1] = AT[:, 1] - 2 * AT[:, 2]
         dw, mu = np.zeros(d), np.empty(m)
-        k._eqp_multi(g[None], P, p, np.ascontiguousarray(AT), dw[None], mu[None])
+        _active_set_linalg._eqp_multi(g[None], P, p, np.ascontiguousarray(AT), dw[None], mu[None])
         ref_mu = np.linalg.lstsq(AT, -g[P], rcond=3e-7)[0]
         ref_dw = np.zeros(d)
         ref_dw[P] = -(g[P] + AT @ ref_mu)
@@ -506,7 +540,7 @@ def test_maintained_gram_factor_follows_insertions_and_deletions():
     dw, mu = np.zeros(d), np.empty(fm)
     k._factor_solve(g, P, P.size, B, U2, fm, perm, np.ones(cap), dw, mu)
     ref_dw, ref_mu = np.zeros(d), np.empty(fm)
-    k._eqp_multi(g[None], P, P.size, AT, ref_dw[None], ref_mu[None])
+    _active_set_linalg._eqp_multi(g[None], P, P.size, AT, ref_dw[None], ref_mu[None])
     np.testing.assert_allclose(mu, ref_mu, rtol=0, atol=1e-10 * (1 + np.abs(ref_mu).max()))
     np.testing.assert_allclose(dw, ref_dw, rtol=0, atol=1e-12)
 

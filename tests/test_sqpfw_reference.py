@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from sqpfwhelpers import assert_descent_to_local_minimum
 
+from knnweights._solvers import _active_set_linalg
 from knnweights._solvers.active_set import sqpfw_active_set
 from knnweights.engine.neighbors import nearest_hits_misses
 
@@ -78,7 +79,6 @@ def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p):
 def test_equilibrated_eqp_is_the_least_squares_projection():
     """EQP (4) with constraint rows of scales 1 ... 1e8: the fresh solve returns the projection of -g
     onto the null space of the rows (sum(dw) = 0 included), as a column-scaled lstsq gives it."""
-    from knnweights._solvers import _active_set_kernels as k
 
     rng = np.random.RandomState(3)
     p, m = 60, 20
@@ -88,7 +88,7 @@ def test_equilibrated_eqp_is_the_least_squares_projection():
     g = rng.randn(p)
     P = np.arange(p, dtype=np.int64)
     dw, mu = np.zeros(p), np.empty(m)
-    k._eqp_multi(g[None], P, p, np.ascontiguousarray(AT), dw[None], mu[None])
+    _active_set_linalg._eqp_multi(g[None], P, p, np.ascontiguousarray(AT), dw[None], mu[None])
     s = 1.0 / np.linalg.norm(AT, axis=0)
     x = np.linalg.lstsq(AT * s, -g, rcond=None)[0]
     ref = -(g + (AT * s) @ x)

@@ -1,68 +1,36 @@
-"""Compiled step loop of the SQP-FW active-set method (Algorithm 1 of Takeuchi & Sugiyama, 2011).
+"""Compiled kernels of the SQP-FW active-set steps (Algorithm 1 of Takeuchi & Sugiyama, 2011).
 
-All state lives in arrays (see :mod:`knnweights._solvers.active_set` for the
-representation): weights ``w``, the zero set ``Z``, the candidate hits / misses of every
-sample with their ``-1/0/+1`` (``[<]/[=]/[>]``) states, and the cached candidate
-distances ``D = eps . w``.  One call of :func:`run_steps` performs steps of Algorithm 1
-until the local minimum of Theorem 7, the iteration limit, a working-set refresh or a
-full history buffer, with the same pivot rules as the NumPy reference it replaced:
-
-* EQP (4) in null-space form: the multipliers ``(nu, mu_E)`` are the least-squares
-  solution of ``A^T mu = -g_P``, ``A = [1; E_P]`` with one tie row
-  ``eps_{i,j} - eps_{i,rep}`` per non-representative ``[=]`` member, built on the positive
-  features only: semi-normal equations (the ``m x m`` Gram matrix ``A_P A_P^T`` by one BLAS
-  product, its Cholesky factor, two ``O(p m)`` refinement passes) when the factor shows
-  full rank (``min L_ii > 1e-4 max L_ii``, the thin-QR test it replaces: ``L_ii = |R_ii|``),
-  else the minimum-norm solution of an SVD (relative cut-off ``3e-7``); with
-  ``|P| >= maint_min_p`` (microarrays) the Cholesky factor is maintained instead of rebuilt:
-  column deletions / appends as tie rows leave / join (``O(m^2)`` / ``O(p m)``), rank-one
-  updates / downdates as features leave / enter ``Z`` (``O(m^2)``), the constraint rows
-  kept over the positive features between steps, a fresh factor every ``_REFACTOR`` steps
-  and whenever a downdate loses definiteness or ``min U_ii <= 1e-3 max U_ii`` (then the
-  fresh path above, SVD included); the same two refinement passes follow, so the solution
-  equals the fresh one to rounding;
-* ``c`` (the TN gradient) updated by ``O(d)`` per changed representative, recomputed every
-  ``_STALE_C`` steps;
-* Lemma 5: one fused pass over the working set computes the directional distances
-  ``eps . dw`` (over the positive features only) and the min-ratio test; when the lists
-  hold about half the samples and ``dw`` has many non-zeros (microarrays) the directional
-  distances of all pairs come from one matrix product (:func:`_pair_matrix`); slopes below
-  ``_RT`` times the largest are rounding noise (rows in the span of the active ones) and
-  never block;
-* ``alpha_Z`` (zero steps, ``d >= maint_min_p``, ``|Z| > d / 2``): one dense pass over the features per tie
-  and one per representative;
-* Lemma 6 / Theorem 7: the releasable constraint with the largest multiplier is
-  released (first maximum in the order ``Z``, hits ``[=]->[<]``, hits ``[=]->[>]``,
-  misses ``[=]->[<]``, misses ``[=]->[>]``; rows in sample order).
-
-Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the small
-``gelsd`` solves oversubscribe two cores otherwise).  The equality QP's linear algebra
-(fresh and maintained Cholesky factors, equilibration, the SVD fallback) lives in
-:mod:`._active_set_linalg`; the path's breakpoint kernels in :mod:`._active_set_path`.
+The step loop (:mod:`._active_set_steps`) calls these on the array state of
+:mod:`knnweights._solvers.active_set`: the representatives and ties of the candidate lists,
+the TN gradient ``c`` (fresh or updated per changed representative), the tie rows of EQP (4)
+over the positive features, the cached candidate distances ``D = eps . w``, Lemma 5's
+directional distances ``eps . dw`` with the min-ratio test (a fused pass over the lists, or
+one all-pairs matrix product when the lists hold about half the samples and ``dw`` has many
+non-zeros), the objective, Lemma 6's multipliers ``alpha_Z`` and the releases, and the
+maintained Cholesky factor of the EQP's Gram matrix (``|P| >= maint_min_p``).  Ties between
+blocking steps and between release multipliers go to the first sample, then the smallest
+candidate index (``_TIE`` relative), so the pivots do not depend on the order of the lists.
+The dense linear algebra of the EQP lives in :mod:`._active_set_linalg`; the path's
+breakpoint kernels in :mod:`._active_set_path`.
 """
 
 import numpy as np
 
-from ..engine.jit import njit
+from ..engine.jit import full_1d, full_2d, njit
 from ._active_set_linalg import (
     _QR_COND,
     _chol,
     _chol_append,
     _chol_delete,
     _chol_rank1,
-    _eqp_multi,
     _equilibrate,
     _factor_solve,
 )
 
-__all__ = ["run_steps", "candidate_distances"]
-
-# status codes of run_steps
-CONVERGED, MAX_ITER, REFRESH, BUFFER_FULL, MAX_WORK = 0, 1, 2, 3, 4
 _TIE = 1e-9  # relative: blocking steps / release multipliers this close count as equal
 _RT = 1e-9  # relative to max |eps . dw|: smaller slopes are EQP rounding noise (rows in the active span)
-_STALE_C = 100  # c is updated per representative change and recomputed after this many steps
 _STALE = 50  # the cached distances are recomputed after this many incremental updates
+_STALE_C = 100  # c is updated per representative change and recomputed after this many steps
 
 
 @njit(cache=True, nogil=True)
@@ -98,7 +66,7 @@ def _pair_dots(X, cand, v, nz, p, out):
     return rmax
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _support(v, nz):
     p = 0
     for j in range(v.size):
@@ -108,14 +76,7 @@ def _support(v, nz):
     return p
 
 
-@njit(cache=True, nogil=True)
-def candidate_distances(X, cand, v, out):
-    """``out[i, k] = sum_j (X[i, j] - X[cand[i, k], j])**2 v[j]`` (0 where ``cand < 0``)."""
-    nz = np.empty(X.shape[1], np.int64)
-    _pair_dots(X, cand, v, nz, _support(v, nz), out)
-
-
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _reps(state, rep):
     n, K = state.shape
     for i in range(n):
@@ -127,7 +88,7 @@ def _reps(state, rep):
         rep[i] = r
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _n_ties(state):
     m = 0
     n, K = state.shape
@@ -165,7 +126,7 @@ def _fill_ties_at(X, cand, state, rep, P, p, AT, ii, tt, off):
     return off
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _c_vector(X, hc, hrep, mc, mrep, c):
     n, d = X.shape
     c[:] = 0.0
@@ -178,7 +139,7 @@ def _c_vector(X, hc, hrep, mc, mrep, c):
             c[j] += a * a - b * b
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _c_update(X, cand, rep, samp, sign, c):
     """``c += sign (eps_{i,new} - eps_{i,old})`` for every sample whose representative changed."""
     n, d = X.shape
@@ -214,9 +175,9 @@ def _pair_matrix(X, v, nz, p, out):
     when the candidate lists hold most samples and ``p`` is large (microarrays).
     """
     n = X.shape[0]
-    XP = np.empty((n, p))
-    XV = np.empty((n, p))
-    a = np.zeros(n)
+    XP = np.empty((n, p), np.float64)
+    XV = np.empty((n, p), np.float64)
+    a = full_1d(n, 0.0, np.float64)
     for i in range(n):
         s = 0.0
         for q in range(p):
@@ -248,14 +209,14 @@ def _gather_pairs(Rn, cand, R):
     return rmax
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _side_ratio(X, cand, state, rep, D, R, dw, nzP, p):
     """Directional distances ``R = eps . dw`` and the min-ratio test of one side (Lemma 5)."""
     rmax = _pair_dots(X, cand, dw, nzP, p, R)
     return _ratio_from(cand, state, rep, D, R, rmax)
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _use_pair_matrix(n, K, p, gemm_min_p):
     """The all-pairs product pays off when the lists hold about half the samples or more and ``p`` is large."""
     return p >= gemm_min_p and 2 * K >= n
@@ -266,7 +227,7 @@ def _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p, gemm
     """Lemma 5 over both sides: ``(t_hit, i, k, t_miss, i, k)`` with ``Rh``/``Rm`` filled."""
     n = X.shape[0]
     if gemm_min_p is not None and _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
-        Rn = np.empty((n, n))
+        Rn = np.empty((n, n), np.float64)
         _pair_matrix(X, dw, nzP, p, Rn)
         rh = _gather_pairs(Rn, hc, Rh)
         rm = _gather_pairs(Rn, mc, Rm)
@@ -285,7 +246,7 @@ def _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p):
     nz = np.empty(d, np.int64)
     p = _support(w, nz)
     if gemm_min_p is not None and _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
-        Rn = np.empty((n, n))
+        Rn = np.empty((n, n), np.float64)
         _pair_matrix(X, w, nz, p, Rn)
         _gather_pairs(Rn, hc, Dh)
         _gather_pairs(Rn, mc, Dm)
@@ -300,7 +261,7 @@ def _ratio_from(cand, state, rep, D, R, rmax):
     n, K = cand.shape
     rt = _RT * (rmax + 1e-300)
     best = np.inf
-    tmin = np.empty(n)  # each sample's smallest blocking step
+    tmin = np.empty(n, np.float64)  # each sample's smallest blocking step
     for i in range(n):
         r0 = rep[i]
         s0 = D[i, r0]
@@ -340,7 +301,7 @@ def _ratio_from(cand, state, rep, D, R, rmax):
     return best, -1, -1
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _objective(Dh, hrep, Dm, mrep, w, w_bar, theta, n):
     s = 0.0
     for i in range(Dh.shape[0]):
@@ -358,14 +319,14 @@ def _best_release_side(cand, state, rep, mult_ties, ii, tt, lo, hi, k_rank, tota
     bv = best
     # multipliers of the non-representative members, then of the representatives
     # (theta/n minus the others' sum for hits, -theta/n minus it for misses)
-    M = np.zeros((n, K))
-    repsum = np.zeros(n)
+    M = full_2d(n, K, 0.0, np.float64)
+    repsum = full_1d(n, 0.0, np.float64)
     for r in range(lo, hi):
         M[ii[r], tt[r]] = mult_ties[r]
         repsum[ii[r]] += mult_ties[r]
     for i in range(n):
         M[i, rep[i]] = total - repsum[i]
-    ok = np.zeros(n, np.bool_)
+    ok = full_1d(n, False, np.bool_)
     for i in range(n):
         nl = 0
         ne = 0
@@ -404,11 +365,11 @@ def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
     pass over ``acc`` per four rows).  Only the choice of the released constraint reads
     ``alpha`` (the largest, within ``_TIE``), never the weights."""
     n, d = X.shape
-    S = np.zeros((2, n))
+    S = full_2d(2, n, 0.0, np.float64)
     nr = mt + 2 * n
     ri = np.empty(nr, np.int64)
     rc = np.empty(nr, np.int64)
-    rw = np.empty(nr)
+    rw = np.empty(nr, np.float64)
     for r in range(mt):
         i = ii[r]
         side = 0 if r < mth else 1
@@ -448,295 +409,208 @@ def _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc):
 
 
 @njit(cache=True, nogil=True)
-def _step_work(p, m, maint, nK, pdw):
-    """Work of one step counted for ``max_work`` (GFLOP of compiled loops).
-
-    EQP (4) with ``p`` positive features and ``m`` constraint rows: ``O(m^2 + p m)`` through the
-    maintained factor plus its refactorisation every ``_REFACTOR`` steps (``p m^2 / _REFACTOR``),
-    ``O(p m^2)`` for a fresh one; the ratio test of a move: the directional distances of the
-    ``nK`` candidate pairs over the ``pdw`` non-zeros of the step (3 operations a term; the
-    all-pairs matrix product counts its ``2 n^2 pdw`` at ``1 / _BLAS_SPEEDUP``, its speed
-    against the loops); the multipliers of a zero step: ``m`` tie rows over the features in
-    ``Z`` (or all of them), passed as ``nK = m``.  A count of the dominant terms, so that it depends only on the sets
-    the steps visit, never on the machine; benchmarks/bench_sqpfw.md relates it to seconds.
-    """
-    if maint:
-        eqp = 2.0 * m * (m + p) + 2.0 * p * m * m / _REFACTOR
+def _step_start(X, hc, hs, mc, ms, hrep, mrep, hsamp, msamp, c, c_age, ton, w, w_bar, g, Z, Pcols):
+    """The start of a step: representatives, ``c`` (fresh every ``_STALE_C`` steps, else updated
+    per changed representative: ``O(d)`` per change), the gradient ``g`` and the positive
+    features ``Pcols[:p]``; returns ``(c_age, max |g|, hit ties, all ties, p)``."""
+    n, d = X.shape
+    _reps(hs, hrep)
+    _reps(ms, mrep)
+    if c_age >= _STALE_C:
+        _c_vector(X, hc, hrep, mc, mrep, c)
+        for i in range(n):
+            hsamp[i] = hc[i, hrep[i]]
+            msamp[i] = mc[i, mrep[i]]
+        c_age = 0
     else:
-        eqp = 2.0 * p * m * m + 2.0 * m * (m + p)
-    return 1e-9 * (eqp + 3.0 * float(nK) * pdw)
+        _c_update(X, hc, hrep, hsamp, 1.0, c)
+        _c_update(X, mc, mrep, msamp, -1.0, c)
+        c_age += 1
+    gmax = 0.0
+    for j in range(d):
+        g[j] = ton * c[j] + w[j] - w_bar[j]
+        if abs(g[j]) > gmax:
+            gmax = abs(g[j])
+    p = 0
+    for j in range(d):
+        if not Z[j]:
+            Pcols[p] = j
+            p += 1
+    mth = _n_ties(hs)
+    return c_age, gmax, mth, mth + _n_ties(ms), p
 
 
 @njit(cache=True, nogil=True)
-def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, it, max_iter,
-              refresh_every, use_ws, resume, hist, last, gemm_min_p, maint_min_p=None, work=None):
-    """Steps of Algorithm 1 at fixed ``theta``; returns ``(status, it, n_steps)``.
+def _maint_eqp(X, g, Z, Pcols, p, hc, hs, hrep, hpos, mc, ms, mrep, mpos, U, fkey, fst, perm, fsc, B, Pb, posP,
+               ii, tt, mth, mt, dw, mu):
+    """EQP (4) through the maintained factor (:func:`_eqp_maint`) with this step's tie keys; False:
+    solve it afresh."""
+    skey = full_2d(mt + 1, 4, 0, np.int64)
+    _tie_keys(hs, hrep, 1, skey, ii, tt, 0)
+    _tie_keys(ms, mrep, 2, skey, ii, tt, mth)
+    for r in range(mt):
+        if r < mth:
+            hpos[ii[r], tt[r]] = r + 1
+        else:
+            mpos[ii[r], tt[r]] = r + 1
+    done = _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, fsc,
+                      B, Pb, posP, dw, mu)
+    for r in range(mt):
+        if r < mth:
+            hpos[ii[r], tt[r]] = 0
+        else:
+            mpos[ii[r], tt[r]] = 0
+    return done
 
-    ``dinfo = [cache valid, updates since recompute]`` of ``Dh`` / ``Dm``; ``hist``
-    receives the objective after every step (``n_steps`` entries; ``last`` is the
-    objective before the first). ``max_iter < 0`` is
-    no limit. With ``use_ws`` the loop returns ``REFRESH`` before every
-    ``refresh_every``-th step (``resume=True`` continues with that step). With at least
-    ``maint_min_p`` positive features (and 16 constraint rows) the EQP goes through the
-    maintained Gram factor (:func:`_eqp_maint`), refactorised every ``_REFACTOR`` steps;
-    ``gemm_min_p``: see :func:`_use_pair_matrix`.  ``None`` for either: never (numba prunes the
-    branches on a ``None`` argument, so that path is not compiled for such calls).
-    ``work = [counted, budget]`` (GFLOP, see :func:`_step_work`): every step adds its count, and
-    the loop returns ``MAX_WORK`` before a step once ``counted >= budget >= 0``.
-    """
+
+@njit(cache=True, nogil=True)
+def _feature_block(w, Z, dw, gmax, nzP):
+    """Whether ``dw`` moves (``max |dw| > 1e-10 max(1, max |g|)``), and Lemma 5's blocking feature:
+    ``(moves, step, kind, j, |supp dw|)`` with ``kind = 1`` when a weight reaches 0 before a
+    full step (``step`` its length, ``j`` the first such feature), the support in ``nzP``."""
+    d = w.size
+    dmax = 0.0
+    for j in range(d):
+        if abs(dw[j]) > dmax:
+            dmax = abs(dw[j])
+    if not dmax > 1e-10 * max(1.0, gmax):
+        return False, 1.0, 0, -1, 0
+    best, kind, wj = 1.0, 0, -1
+    tmin, jmin = np.inf, -1
+    for j in range(d):
+        if not Z[j] and dw[j] < 0:
+            t = -w[j] / dw[j]
+            if t < tmin:
+                tmin = t
+    for j in range(d):
+        if not Z[j] and dw[j] < 0 and -w[j] / dw[j] <= tmin + _TIE * tmin:
+            jmin = j
+            break
+    if jmin >= 0 and tmin < best:
+        best, kind, wj = max(tmin, 0.0), 1, jmin
+    p = 0
+    for j in range(d):
+        if dw[j] != 0.0:
+            nzP[p] = j
+            p += 1
+    return True, best, kind, wj, p
+
+
+@njit(cache=True, nogil=True)
+def _apply_move(X, w, Z, w_bar, dw, tau, kind, wj, wi, wk, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dinfo,
+                theta, gemm_min_p):
+    """The move ``w += tau dw`` (the cached distances along), the blocking constraint made
+    active (``kind`` 1: weight ``wj``; 2 / 3: hit / miss ``(wi, wk)`` into ``[=]``); returns the
+    objective after it."""
     n, d = X.shape
-    if work is None:
-        work = np.array([0.0, -1.0])
-    nK = n * (hc.shape[1] + mc.shape[1])
-    ton = theta / n
-    hrep = np.empty(n, np.int64)
-    mrep = np.empty(n, np.int64)
-    c = np.empty(d)
-    g2 = np.empty((1, d))  # g, dw, mu: the first rows of the EQP's one-right-hand-side arrays (no reshape)
-    dw2 = np.empty((1, d))
-    g = g2[0]
-    dw = dw2[0]
-    Rh = np.empty(hc.shape)
-    Rm = np.empty(mc.shape)
-    nzP = np.empty(d, np.int64)
-    Pcols = np.empty(d, np.int64)
-    hsamp = np.empty(n, np.int64)
-    msamp = np.empty(n, np.int64)
-    c_age = _STALE_C
-    nh = 0
-    fcap = 0
-    U = np.empty((0, 0))
-    B = np.empty((0, 0))
-    fkey = np.empty((0, 4), np.int64)
-    perm = np.empty(0, np.int64)
-    fst = np.zeros(4, np.int64)
-    fsc = np.empty(0)
-    Pb = np.empty(d, np.int64)
-    posP = np.full(d, -1, np.int64)
-    hpos = np.zeros(hc.shape, np.int64)
-    mpos = np.zeros(mc.shape, np.int64)
-    while True:
-        if not resume:
-            if max_iter >= 0 and it >= max_iter:
-                return MAX_ITER, it, nh
-            if work[1] >= 0.0 and work[0] >= work[1]:
-                return MAX_WORK, it, nh
-            if nh >= hist.size:
-                return BUFFER_FULL, it, nh
-            it += 1
-            if use_ws and it % refresh_every == 0:
-                return REFRESH, it, nh
-        resume = False
-        _reps(hs, hrep)
-        _reps(ms, mrep)
-        if c_age >= _STALE_C:
-            _c_vector(X, hc, hrep, mc, mrep, c)
-            for i in range(n):
-                hsamp[i] = hc[i, hrep[i]]
-                msamp[i] = mc[i, mrep[i]]
-            c_age = 0
-        else:  # c changes only where a representative changed: O(d) per change
-            _c_update(X, hc, hrep, hsamp, 1.0, c)
-            _c_update(X, mc, mrep, msamp, -1.0, c)
-            c_age += 1
-        gmax = 0.0
+    neg = False
+    for j in range(d):
+        w[j] = w[j] + tau * dw[j]
+        if w[j] < 0:
+            neg = True
+    for i in range(n):
+        for k in range(hc.shape[1]):
+            Dh[i, k] = Dh[i, k] + tau * Rh[i, k]
+        for k in range(mc.shape[1]):
+            Dm[i, k] = Dm[i, k] + tau * Rm[i, k]
+    dinfo[1] += 1
+    if neg:
         for j in range(d):
-            g[j] = ton * c[j] + w[j] - w_bar[j]
-            if abs(g[j]) > gmax:
-                gmax = abs(g[j])
-        mth = _n_ties(hs)
-        mtm = _n_ties(ms)
-        mt = mth + mtm
-        ii = np.empty(mt, np.int64)
-        tt = np.empty(mt, np.int64)
-        p = 0
-        for j in range(d):
-            if not Z[j]:
-                Pcols[p] = j
-                p += 1
-        mu2 = np.empty((1, mt + 1))
-        mu = mu2[0]
-        done = False
-        if maint_min_p is not None and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
-            work[0] += _step_work(p, mt + 1, True, 0, 0)
-            if mt + 1 > fcap:
-                fcap = 2 * (mt + 1)
-                U = np.empty((fcap, fcap))
-                B = np.empty((fcap, d))
-                fkey = np.empty((fcap, 4), np.int64)
-                perm = np.empty(fcap, np.int64)
-                fsc = np.ones(fcap)
-                fst[0] = 0
-            skey = np.zeros((mt + 1, 4), np.int64)
-            _tie_keys(hs, hrep, 1, skey, ii, tt, 0)
-            _tie_keys(ms, mrep, 2, skey, ii, tt, mth)
-            for r in range(mt):
-                if r < mth:
-                    hpos[ii[r], tt[r]] = r + 1
-                else:
-                    mpos[ii[r], tt[r]] = r + 1
-            done = _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey, fst, perm, fsc,
-                              B, Pb, posP, dw, mu)
-            for r in range(mt):
-                if r < mth:
-                    hpos[ii[r], tt[r]] = 0
-                else:
-                    mpos[ii[r], tt[r]] = 0
-        else:
-            work[0] += _step_work(p, mt + 1, False, 0, 0)
-            fst[0] = 0
-        if not done:
-            AT = np.empty((p, mt + 1))
-            _fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
-            _fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
-            _eqp_multi(g2, Pcols, p, AT, dw2, mu2)
-        dmax = 0.0
-        for j in range(d):
-            if abs(dw[j]) > dmax:
-                dmax = abs(dw[j])
-        if dmax > 1e-10 * max(1.0, gmax):
-            # -- Lemma 5: longest TN-consistent feasible step ---------------------------
-            best, kind, wj, wi, wk = 1.0, 0, -1, -1, -1
-            tmin, jmin = np.inf, -1
-            for j in range(d):
-                if not Z[j] and dw[j] < 0:
-                    t = -w[j] / dw[j]
-                    if t < tmin:
-                        tmin = t
-            for j in range(d):
-                if not Z[j] and dw[j] < 0 and -w[j] / dw[j] <= tmin + _TIE * tmin:
-                    jmin = j
-                    break
-            if jmin >= 0 and tmin < best:
-                best, kind, wj = max(tmin, 0.0), 1, jmin
-            if dinfo[0] == 0 or dinfo[1] >= _STALE:
-                _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p)
-                dinfo[0], dinfo[1] = 1, 0
-            p = 0
-            for j in range(d):
-                if dw[j] != 0.0:
-                    nzP[p] = j
-                    p += 1
-            t, i0, k0, t2, i2, k2 = _both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, p,
-                                                 gemm_min_p)
-            if gemm_min_p is not None and _use_pair_matrix(n, hc.shape[1] + mc.shape[1], p, gemm_min_p):
-                work[0] += _step_work(0, 0, False, (2 * n * n) // (3 * _BLAS_SPEEDUP), p)
+            if w[j] < 0:
+                w[j] = 0.0
+        dinfo[0] = 0
+    for j in range(d):
+        if Z[j]:
+            w[j] = 0.0
+    if kind == 1:
+        w[wj] = 0.0
+        Z[wj] = True
+    elif kind == 2:
+        hs[wi, wk] = 0
+    elif kind == 3:
+        ms[wi, wk] = 0
+    if dinfo[0] == 0 or dinfo[1] >= _STALE:
+        _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p)
+        dinfo[0], dinfo[1] = 1, 0
+    _reps(hs, hrep)
+    _reps(ms, mrep)
+    return _objective(Dh, hrep, Dm, mrep, w, w_bar, theta, n)
+
+
+@njit(cache=True, nogil=True)
+def _zero_step(X, g, Z, hc, hs, hrep, mc, ms, mrep, ii, tt, mth, mt, mu, kappa, lam, ton, gmax,
+               maint_min_p):
+    """A zero step: the multipliers of Lemma 6 and the release with the largest one (Theorem 7:
+    none positive is the local minimum).  ``alpha_Z = -(g_Z + nu + E_Z^T mu_E)``: with
+    ``d >= maint_min_p`` and ``|Z| > d / 2`` one dense pass over the features per tie and one per
+    representative (:func:`_tie_combination`), else accumulated tie row by tie row over ``Z``.
+    Returns ``(kind, j, i, k, target, columns)``: kind 0 (none), 1 (feature ``j`` leaves ``Z``),
+    2 / 3 (hit / miss ``(i, k)`` leaves ``[=]`` for ``target``); ``columns`` the features that
+    ``alpha_Z`` summed over (its work)."""
+    n, d = X.shape
+    mtol = 1e-10 * max(1.0, ton, gmax)
+    bv, bkind, bj, bi, bk, btarget = mtol, 0, -1, -1, -1, 0
+    nu = mu[0]
+    amax, ja = -np.inf, -1
+    alpha = full_1d(d, -np.inf, np.float64)
+    cols = np.empty(d, np.int64)
+    nzc = 0
+    counted = 0
+    for j in range(d):
+        if Z[j]:
+            cols[nzc] = j
+            nzc += 1
+    if maint_min_p is not None and 2 * nzc > d and d >= maint_min_p:
+        counted = d
+        acc = np.empty(d, np.float64)
+        _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc)
+        for q in range(nzc):
+            j = cols[q]
+            v = -(g[j] + nu + acc[j])
+            alpha[j] = v
+            if v > amax:
+                amax = v
+    elif nzc > 0:
+        counted = nzc
+        acc = full_1d(nzc, 0.0, np.float64)
+        for r in range(mt):
+            i = ii[r]
+            if r < mth:
+                cc, cr = hc[i, tt[r]], hc[i, hrep[i]]
             else:
-                work[0] += _step_work(0, 0, False, nK, p)
-            if t < best - _TIE * best:
-                best, kind, wi, wk = t, 2, i0, k0
-            if t2 < best - _TIE * best:
-                best, kind, wi, wk = t2, 3, i2, k2
-            tau = best
-            neg = False
-            for j in range(d):
-                w[j] = w[j] + tau * dw[j]
-                if w[j] < 0:
-                    neg = True
-            for i in range(n):
-                for k in range(hc.shape[1]):
-                    Dh[i, k] = Dh[i, k] + tau * Rh[i, k]
-                for k in range(mc.shape[1]):
-                    Dm[i, k] = Dm[i, k] + tau * Rm[i, k]
-            dinfo[1] += 1
-            if neg:
-                for j in range(d):
-                    if w[j] < 0:
-                        w[j] = 0.0
-                dinfo[0] = 0
-            for j in range(d):
-                if Z[j]:
-                    w[j] = 0.0
-            if kind == 1:
-                w[wj] = 0.0
-                Z[wj] = True
-            elif kind == 2:
-                hs[wi, wk] = 0
-            elif kind == 3:
-                ms[wi, wk] = 0
-            if dinfo[0] == 0 or dinfo[1] >= _STALE:
-                _both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p)
-                dinfo[0], dinfo[1] = 1, 0
-            _reps(hs, hrep)
-            _reps(ms, mrep)
-            last = _objective(Dh, hrep, Dm, mrep, w, w_bar, theta, n)
-            hist[nh] = last
-            nh += 1
-            continue
-        # -- zero step: multipliers (Lemma 6) and the release with the largest one --------
-        mtol = 1e-10 * max(1.0, ton, gmax)
-        bv, bkind, bj, bi, bk, btarget = mtol, 0, -1, -1, -1, 0
-        nu = mu[0]
-        amax, ja = -np.inf, -1
-        alpha = np.full(d, -np.inf)
-        nzc = 0
-        for j in range(d):
-            if Z[j]:
-                Pcols[nzc] = j
-                nzc += 1
-        if maint_min_p is not None and 2 * nzc > d and d >= maint_min_p:
-            work[0] += _step_work(0, 0, False, mt, d)
-            # alpha_Z = -(g_Z + nu + E^T mu_E)_Z over all features (contiguous, SIMD), the
-            # representatives' terms once per sample
-            acc = np.empty(d)
-            _tie_combination(X, hc, hrep, mc, mrep, ii, tt, mth, mt, mu, acc)
+                cc, cr = mc[i, tt[r]], mc[i, mrep[i]]
+            mr = mu[r + 1]
+            xi, xc, xr = X[i], X[cc], X[cr]
             for q in range(nzc):
-                j = Pcols[q]
-                v = -(g[j] + nu + acc[j])
-                alpha[j] = v
-                if v > amax:
-                    amax = v
-        elif nzc > 0:
-            work[0] += _step_work(0, 0, False, mt, nzc)
-            # alpha_Z = -(g_Z + nu + E_Z^T mu_E), accumulated row by row (contiguous rows of X)
-            acc = np.zeros(nzc)
-            for r in range(mt):
-                i = ii[r]
-                if r < mth:
-                    cc, cr = hc[i, tt[r]], hc[i, hrep[i]]
-                else:
-                    cc, cr = mc[i, tt[r]], mc[i, mrep[i]]
-                mr = mu[r + 1]
-                xi, xc, xr = X[i], X[cc], X[cr]
-                for q in range(nzc):
-                    j = Pcols[q]
-                    a = xi[j] - xc[j]
-                    b = xi[j] - xr[j]
-                    acc[q] += (a * a - b * b) * mr
-            for q in range(nzc):
-                j = Pcols[q]
-                v = -(g[j] + nu + acc[q])
-                alpha[j] = v
-                if v > amax:
-                    amax = v
-        for j in range(d):
-            if alpha[j] >= amax - _TIE * abs(amax):
-                ja = j
-                break
-        if ja >= 0 and amax > bv:
-            bv, bkind, bj = amax, 1, ja
-        muE = mu[1:]
-        for target in (-1, 1):  # hits: [=] -> [<], then [=] -> [>]
-            v, i0, k0 = _best_release_side(hc, hs, hrep, muE, ii, tt, 0, mth, kappa, ton, float(target), target, bv)
-            if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
-                bv, bkind, bi, bk, btarget = v, 2, i0, k0, target
-        for target in (-1, 1):  # misses
-            v, i0, k0 = _best_release_side(mc, ms, mrep, muE, ii, tt, mth, mt, lam, -ton, float(target), target, bv)
-            if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
-                bv, bkind, bi, bk, btarget = v, 3, i0, k0, target
-        if bkind == 0:
-            return CONVERGED, it, nh
-        if bkind == 1:
-            Z[bj] = False
-        elif bkind == 2:
-            hs[bi, bk] = btarget
-        else:
-            ms[bi, bk] = btarget
-        hist[nh] = last
-        nh += 1
+                j = cols[q]
+                a = xi[j] - xc[j]
+                b = xi[j] - xr[j]
+                acc[q] += (a * a - b * b) * mr
+        for q in range(nzc):
+            j = cols[q]
+            v = -(g[j] + nu + acc[q])
+            alpha[j] = v
+            if v > amax:
+                amax = v
+    for j in range(d):
+        if alpha[j] >= amax - _TIE * abs(amax):
+            ja = j
+            break
+    if ja >= 0 and amax > bv:
+        bv, bkind, bj = amax, 1, ja
+    muE = mu[1:]
+    for target in (-1, 1):  # hits: [=] -> [<], then [=] -> [>]
+        v, i0, k0 = _best_release_side(hc, hs, hrep, muE, ii, tt, 0, mth, kappa, ton, float(target), target, bv)
+        if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
+            bv, bkind, bi, bk, btarget = v, 2, i0, k0, target
+    for target in (-1, 1):  # misses
+        v, i0, k0 = _best_release_side(mc, ms, mrep, muE, ii, tt, mth, mt, lam, -ton, float(target), target, bv)
+        if i0 >= 0 and (bkind == 0 or v > bv + _TIE * abs(bv)):
+            bv, bkind, bi, bk, btarget = v, 3, i0, k0, target
+    return bkind, bj, bi, bk, btarget, counted
 
 
-# -- maintained factor of the EQP Gram matrix (run_steps, |P| >= maint_min_p) --------------------
+# -- maintained factor of the EQP Gram matrix (the steps with |P| >= maint_min_p) --------------------
 # ``U`` (upper, row-major, leading ``fm x fm`` block) with ``U^T U = B B^T``, ``B`` the constraint
 # rows (``1`` and the tie rows) restricted to the positive features, in the factor's own column
 # order; ``fkey[f] = (side, i, k, rep k)`` names column ``f`` (side 0: the all-ones row, 1: hit
@@ -744,7 +618,6 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
 # the active set by column deletions (``O(m^2)``), appends (``O(p m)``) and rank-one updates /
 # downdates for features leaving / entering ``Z`` (``O(m^2)``).
 
-_BLAS_SPEEDUP = 4  # the all-pairs product's speed against the compiled loops (_step_work)
 _REFACTOR = 100  # steps between fresh factorisations of the maintained Gram factor
 _MAINT_COND = 1e-3  # the updated factor is used when min U_ii > this * max U_ii (margin over _QR_COND)
 
@@ -819,7 +692,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
     fm, age, pb = fst[0], fst[1], fst[2]
     ok = fm > 0 and age < _REFACTOR
     if ok:
-        used = np.zeros(m, np.bool_)
+        used = full_1d(m, False, np.bool_)
         for f in range(fm):  # match the factor's columns to the current ones
             s = -1
             side = fkey[f, 0]
@@ -844,7 +717,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                     for q in range(pb):
                         B[t, q] = B[t + 1, q]
                 fm -= 1
-        x = np.empty(fm)
+        x = np.empty(fm, np.float64)
         for j in range(d):  # features that entered Z (downdate) or left it (update)
             qj = posP[j]
             if qj >= 0 and Z[j]:
@@ -870,7 +743,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                 pb += 1
                 _chol_rank1(U, 0, fm, x, 1.0)
         if ok:
-            b = np.empty(m)
+            b = np.empty(m, np.float64)
             for s in range(m):  # columns that joined
                 if used[s]:
                     continue
@@ -912,7 +785,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
             Pb[q] = Pcols[q]
             posP[Pcols[q]] = q
         pb = p
-        full = np.empty(d) if 4 * pb > d else np.empty(0)
+        full = np.empty(d, np.float64) if 4 * pb > d else np.empty(0, np.float64)
         for r in range(m):
             if 4 * pb > d and skey[r, 0] != 0:  # most features: the whole row (contiguous), then gathered
                 _key_row_full(X, hc, mc, skey[r], full)
@@ -926,7 +799,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                 fkey[r, c] = skey[r, c]
         Bc = np.ascontiguousarray(B[:m, :p])
         M = Bc @ Bc.T
-        L = np.zeros((m, m))
+        L = full_2d(m, m, 0.0, np.float64)
         fsc[:m] = 1.0
         fst[3] = 0
         good = _chol(M, L) > _QR_COND
@@ -936,7 +809,7 @@ def _eqp_maint(X, g, Z, Pcols, p, skey, hc, hrep, hpos, mc, mrep, mpos, U, fkey,
                     B[r, q] *= fsc[r]
             Bc = np.ascontiguousarray(B[:m, :p])
             M = Bc @ Bc.T
-            L = np.zeros((m, m))
+            L = full_2d(m, m, 0.0, np.float64)
             good = _chol(M, L) > _QR_COND
             fst[3] = 1
         if good:

@@ -8,7 +8,7 @@ refinement passes; every sum runs in a fixed order (no ``fastmath``).
 
 import numpy as np
 
-from ..engine.jit import njit
+from ..engine.jit import full_1d, full_2d, njit
 
 _RCOND = 3e-7
 _QR_COND = 1e-4  # full rank (Cholesky, = |R_ii| of a thin QR) when min L_ii > this * max L_ii (else SVD)
@@ -16,7 +16,7 @@ _SCALE_RANGE = 1e3  # constraint rows whose norms span more than this are equili
 _DOWN_TOL = 1e-12  # a downdate pivot U_kk^2 - x_k^2 below this * U_kk^2 counts as lost definiteness
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _chol(M, L):
     """Cholesky ``M = L L^T`` (lower); returns ``min L_ii / max L_ii`` (0 when a pivot is not positive)."""
     m = M.shape[0]
@@ -39,10 +39,10 @@ def _chol(M, L):
     return dmin / dmax
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _chol_solve(L, b):
     m = b.size
-    y = np.empty(m)
+    y = np.empty(m, np.float64)
     for r in range(m):
         s = b[r]
         for k in range(r):
@@ -56,7 +56,7 @@ def _chol_solve(L, b):
     return y
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _acc_rows(AT, A, p, m, x, t, subtract):
     """``t[q] -= AT[q, r] x[r]`` (``subtract``) or ``t[q] += AT[q, r] x[r]`` for ``r = 0, ..., m - 1``
     in that order, every ``q < p``.  With ``A = AT^T`` (contiguous rows; empty for small
@@ -89,17 +89,39 @@ def _eqp_multi(G, P, p, AT, DW, MU):
     """EQP (4) from its constraint matrix ``AT = [1, E_P^T]`` (``p x m``, rows = positive features ``P``),
     for every row ``g`` of ``G`` (one factorisation for all; ``DW``, ``MU`` row by row).
 
-    ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``.
-    Full column rank (the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max
-    L_ii``; ``L_ii = |R_ii|`` of a thin QR of ``AT``, so this is a QR's rank test): semi-normal
-    equations ``L L^T mu = -AT^T g_P`` with two refinement passes (each ``O(p m)``), the Gram
-    matrix by one BLAS product. Otherwise the minimum-norm solution from an SVD (cut-off
-    ``_RCOND``) with one refinement pass.
+    ``mu`` is the least-squares solution of ``AT mu = -g_P`` and ``dw_P = -(g_P + AT mu)``:
+    :func:`_eqp_chol` when the constraint rows have full rank, else :func:`_eqp_svd`.  Called
+    from compiled code; the step loop calls :func:`solve_eqp`, which compiles the SVD path
+    only when a problem needs it.
+    """
+    sc = full_1d(AT.shape[1], 1.0, np.float64)
+    if not _eqp_chol(G, P, p, AT, DW, MU, sc):
+        _eqp_svd(G, P, p, AT, DW, MU, sc)
+
+
+def solve_eqp(G, P, p, AT, DW, MU):
+    """:func:`_eqp_multi` from Python: the SVD path is compiled on its first use."""
+    sc = np.ones(AT.shape[1])
+    if not _eqp_chol(G, P, p, AT, DW, MU, sc):
+        _eqp_svd(G, P, p, AT, DW, MU, sc)
+
+
+@njit(cache=True, nogil=True)
+def _eqp_chol(G, P, p, AT, DW, MU, sc):
+    """EQP (4) by semi-normal equations when the constraint rows have full column rank; False
+    (nothing written, ``sc`` the rows' equilibration scales, ones if none) otherwise.
+
+    Full rank: the Cholesky factor ``L`` of ``AT^T AT`` has ``min L_ii > _QR_COND max L_ii``
+    (``L_ii = |R_ii|`` of a thin QR of ``AT``, so this is a QR's rank test); then
+    ``L L^T mu = -AT^T g_P`` with two refinement passes (each ``O(p m)``), the Gram matrix by
+    one BLAS product.  Rows of very different scale (raw data: tie rows ~1e8 against the
+    all-ones row) fail the test and would make the SVD drop the sum constraint, so they are
+    tried again at unit RMS (the same least-squares problem; ``mu`` scaled back).
     """
     m = AT.shape[1]
     nr = G.shape[0]
-    DW[:] = 0.0
     if m == 1:
+        DW[:] = 0.0
         for h in range(nr):
             s = 0.0
             for q in range(p):
@@ -107,72 +129,104 @@ def _eqp_multi(G, P, p, AT, DW, MU):
             MU[h, 0] = -(s / p)
             for q in range(p):
                 DW[h, P[q]] = -(G[h, P[q]] + MU[h, 0])
-        return
+        return True
     ok = False
-    L = np.zeros((m, m))
-    if m <= p:
-        M = AT.T @ AT
-        ok = _chol(M, L) > _QR_COND
-    sc = np.ones(m)
-    if not ok and _equilibrate(AT, p, m, sc):
-        # rows of very different scale (raw data: tie rows ~1e8 against the all-ones row) fail
-        # the rank test and would make the SVD drop the sum constraint: solve with unit-RMS rows
-        # (the same least-squares problem; mu scaled back below)
-        ATs = np.empty((AT.shape[0], m))  # AT * sc column by column (loops: no broadcasting compiled)
-        for q in range(AT.shape[0]):
-            for r in range(m):
-                ATs[q, r] = AT[q, r] * sc[r]
-        AT = ATs
+    L = full_2d(m, m, 0.0, np.float64)
+    for attempt in range(2):  # as given, then at unit RMS when the rows' scales span _SCALE_RANGE
+        if attempt == 1:
+            if not _equilibrate(AT, p, m, sc):
+                break
+            AT = _scaled_columns(AT, sc)
         if m <= p:
             M = AT.T @ AT
-            L = np.zeros((m, m))
+            L[:] = 0.0
             ok = _chol(M, L) > _QR_COND
-    if ok:
-        U, sv, Vt, rank = np.zeros((1, 1)), np.zeros(1), np.zeros((1, 1)), 0
-    else:
-        U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
-        rank = 0
-        for r in range(sv.size):
-            if sv[r] > _RCOND * sv[0]:
-                rank += 1
-    gp = np.empty(p)
-    res = np.empty(p)
-    # the residual passes run along the rows of AT^T for larger systems
-    A = np.ascontiguousarray(AT.T) if p * m >= 1024 else np.empty((0, 0))
+            if ok:
+                break
+    if not ok:
+        return False
+    DW[:] = 0.0
+    gp = np.empty(p, np.float64)
+    res = np.empty(p, np.float64)
+    x = np.empty(m, np.float64)
+    A = _rows_of(AT, p, m)
     for h in range(nr):
         for q in range(p):
             gp[q] = -G[h, P[q]]
-        if ok:
-            x = _chol_solve(L, AT.T @ gp)
-            for _ in range(2):
-                for q in range(p):  # a loop: a slice copy compiles numba's shape-mismatch error path
-                    res[q] = gp[q]
+        for it in range(3):  # the solve, then two refinement passes on the residual
+            for q in range(p):  # a loop: a slice copy compiles numba's shape-mismatch error path
+                res[q] = gp[q]
+            if it > 0:
                 _acc_rows(AT, A, p, m, x, res, True)
-                x2 = _chol_solve(L, AT.T @ res)
-                for r in range(m):
-                    x[r] += x2[r]
+            x2 = _chol_solve(L, AT.T @ res)
             for r in range(m):
-                MU[h, r] = x[r]
-        else:
-            x = _svd_solve(U, sv, Vt, rank, gp)
-            for q in range(p):
-                res[q] = G[h, P[q]]
-            _acc_rows(AT, A, p, m, x, res, False)
-            for q in range(p):
-                res[q] = -res[q]
-            x2 = _svd_solve(U, sv, Vt, rank, res)
-            for r in range(m):
-                MU[h, r] = x[r] + x2[r]
-        for q in range(p):
-            res[q] = G[h, P[q]]
-        _acc_rows(AT, A, p, m, MU[h], res, False)
-        for q in range(p):
-            DW[h, P[q]] = -res[q]
+                x[r] = x2[r] if it == 0 else x[r] + x2[r]
         for r in range(m):
-            MU[h, r] *= sc[r]
+            MU[h, r] = x[r]
+        _dw_from_mu(G, h, P, p, AT, A, DW, MU, sc, res)
+    return True
 
 
 @njit(cache=True, nogil=True)
+def _eqp_svd(G, P, p, AT, DW, MU, sc):
+    """EQP (4) for rank-deficient constraint rows (scaled by ``sc``): the minimum-norm solution
+    of an SVD (cut-off ``_RCOND``) with one refinement pass."""
+    m = AT.shape[1]
+    AT = _scaled_columns(AT, sc)
+    U, sv, Vt = np.linalg.svd(AT, full_matrices=False)
+    rank = 0
+    for r in range(sv.size):
+        if sv[r] > _RCOND * sv[0]:
+            rank += 1
+    DW[:] = 0.0
+    gp = np.empty(p, np.float64)
+    res = np.empty(p, np.float64)
+    A = _rows_of(AT, p, m)
+    for h in range(G.shape[0]):
+        for q in range(p):
+            gp[q] = -G[h, P[q]]
+        x = _svd_solve(U, sv, Vt, rank, gp)
+        for q in range(p):
+            res[q] = G[h, P[q]]
+        _acc_rows(AT, A, p, m, x, res, False)
+        for q in range(p):
+            res[q] = -res[q]
+        x2 = _svd_solve(U, sv, Vt, rank, res)
+        for r in range(m):
+            MU[h, r] = x[r] + x2[r]
+        _dw_from_mu(G, h, P, p, AT, A, DW, MU, sc, res)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _scaled_columns(AT, sc):
+    """``AT * sc`` column by column (loops: no broadcasting compiled)."""
+    out = np.empty(AT.shape, np.float64)
+    for q in range(AT.shape[0]):
+        for r in range(AT.shape[1]):
+            out[q, r] = AT[q, r] * sc[r]
+    return out
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _rows_of(AT, p, m):
+    """``AT^T`` with contiguous rows for the residual passes of larger systems (empty: by rows of ``AT``)."""
+    return np.ascontiguousarray(AT.T) if p * m >= 1024 else np.empty((0, 0), np.float64)
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _dw_from_mu(G, h, P, p, AT, A, DW, MU, sc, res):
+    """``dw_P = -(g_P + AT mu)`` for row ``h``, then ``mu`` scaled back by ``sc``."""
+    m = AT.shape[1]
+    for q in range(p):
+        res[q] = G[h, P[q]]
+    _acc_rows(AT, A, p, m, MU[h], res, False)
+    for q in range(p):
+        DW[h, P[q]] = -res[q]
+    for r in range(m):
+        MU[h, r] *= sc[r]
+
+
+@njit(inline="always", cache=True, nogil=True)
 def _equilibrate(AT, p, m, sc):
     """Unit-RMS scales ``sc`` of the columns of ``AT`` (``p x m``) when their norms span more than
     ``_SCALE_RANGE`` (then True; ``sc`` stays 1 otherwise)."""
@@ -196,13 +250,13 @@ def _equilibrate(AT, p, m, sc):
 @njit(cache=True, nogil=True)
 def _svd_solve(U, sv, Vt, rank, b):
     """``V_r diag(1/s_r) U_r^T b``: the minimum-norm least-squares solution at rank ``rank``."""
-    y = np.empty(rank)
+    y = np.empty(rank, np.float64)
     for r in range(rank):
         t = 0.0
         for i in range(b.shape[0]):  # a column of U: strided, summed in order
             t += U[i, r] * b[i]
         y[r] = t / sv[r]
-    x = np.zeros(Vt.shape[1])
+    x = full_1d(Vt.shape[1], 0.0, np.float64)
     for r in range(rank):
         yr = y[r]
         for c in range(x.size):
@@ -332,7 +386,7 @@ def _utu_solve(U, fm, b):
 
 @njit(cache=True, nogil=True)
 def _rows_dot(B, fm, p, v):
-    out = np.empty(fm)
+    out = np.empty(fm, np.float64)
     for f in range(fm):
         t = 0.0
         for q in range(p):
@@ -346,11 +400,11 @@ def _factor_solve(g, P, p, B, U, fm, perm, fsc, dw, mu):
     """EQP (4) through the factor ``U^T U = B B^T`` (``B``: ``fm x p``, column ``f`` of the
     factor is column ``perm[f]`` of ``[1, E_P^T]``): the semi-normal equations with the same
     two ``O(p m)`` refinement passes as :func:`_eqp_multi`."""
-    gp = np.empty(p)
+    gp = np.empty(p, np.float64)
     for q in range(p):
         gp[q] = -g[P[q]]
     x = _utu_solve(U, fm, _rows_dot(B, fm, p, gp))
-    res = np.empty(p)
+    res = np.empty(p, np.float64)
     for _ in range(3):
         for q in range(p):
             res[q] = gp[q]

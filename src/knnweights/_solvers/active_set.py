@@ -30,7 +30,7 @@ representative's: ``beta_{i,r} = theta/n - sum_other beta_ih``, ``gamma_{i,s} =
 -theta/n - sum_other gamma_im``.  Memory is ``O(n K)`` for the candidate lists plus
 ``O(#ties d)``; no ``n x n x d`` array is formed.
 
-Cost.  The steps run in the compiled loop of :mod:`._active_set_kernels` (array state,
+Cost.  The steps run in :mod:`._active_set_steps` over compiled kernels (array state,
 one fused pass for ``eps . dw`` and the min-ratio test over the candidate lists,
 ``O(n K |P|)``, or one ``n x |P| x n`` matrix product for all pairs when the lists hold
 most samples and ``|P| >= GEMM_MIN_P``; the least-squares solve by semi-normal equations
@@ -64,6 +64,7 @@ from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import indexed_distances, nearest_hits_misses
 from . import _active_set_kernels as _k
 from . import _active_set_path as _kp
+from . import _active_set_steps as _s
 
 __all__ = ["project_simplex", "sqpfw_active_set", "sqpfw_path", "sqpfw_objective"]
 
@@ -287,8 +288,7 @@ class _Problem:
     def cand_dist(self, name):
         """Cached ``eps_{i,cand} . w`` (updated along steps, recomputed after 50 updates)."""
         if not self.dinfo[0] or self.dinfo[1] >= _k._STALE:
-            _k.candidate_distances(self.X, self.hit.cand, self.w, self.Dh)
-            _k.candidate_distances(self.X, self.miss.cand, self.w, self.Dm)
+            _k._both_distances(self.X, self.hit.cand, self.miss.cand, self.w, self.Dh, self.Dm, None)
             self.dinfo[:] = (1, 0)
         return self.Dh if name == "hit" else self.Dm
 
@@ -330,11 +330,11 @@ class _Problem:
     def solve(self, theta, max_iter, refresh_every, history, verbose=0, max_work=None):
         """Algorithm 1 from the current state at fixed theta; returns (status, n_kept_steps).
 
-        The steps run in :func:`._active_set_kernels.run_steps`; this driver refreshes
+        The steps run in :func:`._active_set_steps.run_steps`; this driver refreshes
         the working set every ``refresh_every`` steps and at the end, and goes back to
         the last checkpoint with a doubled working set when a refresh finds TN
         consistency broken (the discarded steps leave ``history``).  ``max_work`` (GFLOP,
-        counted by :func:`._active_set_kernels._step_work` over every solve of this problem,
+        counted by :func:`._active_set_steps.step_work` over every solve of this problem,
         rolled-back steps included) stops with status 3.
         """
         use_ws = self.n_candidates is not None and not self.full_lists()
@@ -347,7 +347,7 @@ class _Problem:
         next_report = 1000
         with single_thread_blas():
             while True:
-                status, it, nh = _k.run_steps(
+                status, it, nh = _s.run_steps(
                     self.X, self.w, self.Z, self.w_bar, self.hit.cand, self.hit.state, self.miss.cand,
                     self.miss.state, self.kappa, self.lambda_, float(theta), self.Dh, self.Dm, self.dinfo, it, mi,
                     refresh_every, use_ws, resume, buf, history[-1], _min_p(GEMM_MIN_P, self.X.shape[1]),
@@ -355,27 +355,27 @@ class _Problem:
                 history.extend(buf[:nh].tolist())
                 resume = False
                 if verbose and (verbose > 1 or it >= next_report
-                                or status in (_k.CONVERGED, _k.MAX_ITER, _k.MAX_WORK)):
+                                or status in (_s.CONVERGED, _s.MAX_ITER, _s.MAX_WORK)):
                     next_report = (it // 1000 + 1) * 1000
                     print(f"[SQPFW] theta={theta:.4g} step {it:7d}  kept {len(history) - h0:7d}  "
                           f"|P|={int((~self.Z).sum()):5d}  ties={self.n_ties():5d}  objective={history[-1]:.10g}  "
                           f"work={self.work[0]:.4g} GFLOP")
-                if status in (_k.BUFFER_FULL, _k.REFRESH) and self._stalled(history, h0):
+                if status in (_s.BUFFER_FULL, _s.REFRESH) and self._stalled(history, h0):
                     warnings.warn(
                         f"SQP-FW: the objective has not decreased over the last {self._stall_window()} steps at "
                         f"theta={theta:.6g} (the active set cycles at a degenerate point, e.g. tied distances); "
                         "stopping there. Set max_iter to bound the steps.", ConvergenceWarning, stacklevel=4)
                     return 2, len(history) - h0
-                if status == _k.BUFFER_FULL:
+                if status == _s.BUFFER_FULL:
                     continue
-                if status in (_k.MAX_ITER, _k.MAX_WORK):
+                if status in (_s.MAX_ITER, _s.MAX_WORK):
                     # a stop between refreshes: the iterate is checked against the full lists; one
                     # that lost TN consistency outside the working set gives way to the last
                     # checked one (its steps leave the history)
                     if use_ws and not self.refresh():
                         self.restore(cp, history)
-                    return (1 if status == _k.MAX_ITER else 3), len(history) - h0
-                if status == _k.REFRESH:
+                    return (1 if status == _s.MAX_ITER else 3), len(history) - h0
+                if status == _s.REFRESH:
                     if self.refresh():
                         cp = self.checkpoint(history)
                     else:
@@ -457,7 +457,7 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
         Progress lines (steps, ``|P|``, ties, objective) every 1000 steps (every
         chunk if ``> 1``).
     max_work : float or None, default=None
-        Budget of counted floating-point work (GFLOP, :func:`._active_set_kernels._step_work`:
+        Budget of counted floating-point work (GFLOP, :func:`._active_set_steps.step_work`:
         a count of the EQP and ratio-test operations of the steps taken, the same on every
         machine); ``None``: no budget.
 

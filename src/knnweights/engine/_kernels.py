@@ -14,7 +14,7 @@ nothing in this module is public API.  Each kernel has a NumPy reference in
 import numpy as np
 from numba import prange
 
-from .jit import njit, size_dispatch
+from .jit import full_1d, full_2d, njit, size_dispatch
 
 L1 = 0
 L2SQ = 1
@@ -91,7 +91,7 @@ def _tile_phi(A, B, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
     return acc
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc):  # pragma: no cover - compiled
     """acc[i - i0, j - j0] += sum_k phi(A[i, k] - BT[k, j]), each sum in the order k = 0, 1, ...
 
@@ -157,7 +157,7 @@ def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
     n_tj = (nb + _TILE_J - 1) // _TILE_J
     for t in prange(((na + _TILE_I - 1) // _TILE_I) * n_tj):
         i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
-        acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
+        acc = full_2d(i1 - i0, j1 - j0, 0.0, out.dtype)
         _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(j0, j1):
@@ -165,7 +165,7 @@ def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def upper_tiles(n, tile_i, tile_j):  # pragma: no cover - compiled
     """``(ti, tj)`` of the ``tile_i x tile_j`` output tiles of an ``n x n`` matrix that touch its
     upper triangle (diagonal included), row-major."""
@@ -200,7 +200,7 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
         i1 = min(i0 + _TILE_I, n)
         j0 = tiles[t, 1] * _TILE_J
         j1 = min(j0 + _TILE_J, n)
-        acc = np.zeros((i1 - i0, j1 - j0), dtype=out.dtype)
+        acc = full_2d(i1 - i0, j1 - j0, 0.0, out.dtype)
         _tile_phi_t(A, AT, i0, i1, j0, j1, phi, acc)
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
@@ -220,7 +220,7 @@ _COEF_ROWS = 8
 _COEF_K = 512
 
 
-@njit(cache=True, nogil=True)
+@njit(inline="always", cache=True, nogil=True)
 def _coef_slab(a, B, p, cols, k0, k1, phi, o):  # pragma: no cover - compiled
     """o = sum_t p[cols[t]] * phi(a - B[cols[t], k0:k1]) over the listed columns, in their order."""
     w = k1 - k0
@@ -776,7 +776,7 @@ def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, u
     n = D.shape[0]
     lo = col.min()
     hi = col.max()
-    visited = np.zeros(n, np.int64)
+    visited = full_1d(n, 0, np.int64)
     for i in prange(n):
         out[i], visited[i] = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility,
                                         beta, True)
@@ -920,7 +920,7 @@ def gflip_sort_rows(D, order, list_d, sorted_d0, slack):  # pragma: no cover - c
             if row[j] == kth and j != i:
                 cand[m] = j
                 m += 1
-        vals = np.empty(K)
+        vals = np.empty(K, np.float64)
         for r in range(K):
             vals[r] = row[cand[r]]
         idx = np.argsort(vals, kind="mergesort")

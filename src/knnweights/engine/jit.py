@@ -16,6 +16,14 @@ inputs the threads save less than they cost to wake, so a small call runs the se
 and the threaded one is compiled only when a call is large enough to use it.  Every threaded
 kernel of the library writes each output element from one task in a fixed order (no reduction
 across tasks), so both compilations give the same bits.
+
+Allocation.  numba compiles ``np.empty`` once for every combination of shape and dtype argument
+types it meets (``n`` or ``(n,)``, ``np.float64`` or an omitted dtype or ``X.dtype``), and
+``np.zeros`` / ``np.full`` / ``np.ones`` each add their own compilations on top.  Kernels therefore
+allocate with ``np.empty(n, np.float64)`` / ``np.empty((r, c), np.int64)`` (an int or a pair, the
+dtype a NumPy scalar class) and fill through :func:`full_1d` / :func:`full_2d`, which are inlined
+loops over such an ``np.empty``: a first fit compiles a handful of allocation variants instead of
+twenty.
 """
 
 import types as pytypes
@@ -24,7 +32,7 @@ import numba
 import numpy as np
 from numba.core import types
 
-__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK"]
+__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", "full_1d", "full_2d"]
 
 #: calls of a :class:`SizedKernel` counted below this many element operations run its serial
 #: compilation (as do all calls when numba runs one thread)
@@ -150,3 +158,51 @@ def array_work(*args):
         The summed sizes of the array arguments.
     """
     return sum(a.size for a in args if isinstance(a, np.ndarray))
+
+
+@njit(inline="always", cache=True, nogil=True)
+def full_1d(n, value, dtype):  # pragma: no cover - compiled
+    """``np.full(n, value, dtype)`` for compiled code, through ``np.empty(n, dtype)`` (see the
+    module docstring).
+
+    Parameters
+    ----------
+    n : int
+        Length.
+    value : scalar
+        Fill value (cast to ``dtype``).
+    dtype : type
+        A NumPy scalar class (``np.float64``, ``np.int64``, ``np.bool_``).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    a = np.empty(n, dtype)
+    for i in range(n):
+        a[i] = value
+    return a
+
+
+@njit(inline="always", cache=True, nogil=True)
+def full_2d(r, c, value, dtype):  # pragma: no cover - compiled
+    """``np.full((r, c), value, dtype)`` for compiled code, through ``np.empty((r, c), dtype)``.
+
+    Parameters
+    ----------
+    r, c : int
+        Shape.
+    value : scalar
+        Fill value (cast to ``dtype``).
+    dtype : type
+        A NumPy scalar class.
+
+    Returns
+    -------
+    ndarray of shape (r, c)
+    """
+    a = np.empty((r, c), dtype)
+    for i in range(r):
+        for j in range(c):
+            a[i, j] = value
+    return a
