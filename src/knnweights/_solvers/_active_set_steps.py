@@ -138,66 +138,75 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     c_age = _k._STALE_C
     nh = 0
     factor = _Factor(X, hc, mc) if maint_min_p is not None else None
+    start, feature_block, both_ratios, apply_move, zero_step = (
+        _k._step_start, _k._feature_block, _k._both_ratios, _k._apply_move, _k._zero_step)
+    fill, tie, stale = _k._fill_ties_at, _k._TIE, _k._STALE
+    counted, budget = float(work[0]), float(work[1])  # work[0] is written back on return
     while True:
         if not resume:
+            status = None
             if max_iter >= 0 and it >= max_iter:
-                return MAX_ITER, it, nh
-            if work[1] >= 0.0 and work[0] >= work[1]:
-                return MAX_WORK, it, nh
-            if nh >= hist.size:
-                return BUFFER_FULL, it, nh
-            it += 1
-            if use_ws and it % refresh_every == 0:
-                return REFRESH, it, nh
+                status = MAX_ITER
+            elif budget >= 0.0 and counted >= budget:
+                status = MAX_WORK
+            elif nh >= hist.size:
+                status = BUFFER_FULL
+            else:
+                it += 1
+                if use_ws and it % refresh_every == 0:
+                    status = REFRESH
+            if status is not None:
+                work[0] = counted
+                return status, it, nh
         resume = False
-        c_age, gmax, mth, mt, p = _k._step_start(X, hc, hs, mc, ms, hrep, mrep, hsamp, msamp, c, c_age, ton, w,
-                                                 w_bar, g, Z, Pcols)
+        c_age, gmax, mth, mt, p = start(X, hc, hs, mc, ms, hrep, mrep, hsamp, msamp, c, c_age, ton, w, w_bar, g, Z,
+                                        Pcols)
         ii = np.empty(mt, np.int64)
         tt = np.empty(mt, np.int64)
         mu2 = np.empty((1, mt + 1))
         mu = mu2[0]
         done = False
         if maint_min_p is not None and p >= maint_min_p and mt + 1 >= 16 and mt + 1 <= p:
-            work[0] += step_work(p, mt + 1, True, 0, 0)
+            counted += step_work(p, mt + 1, True, 0, 0)
             f = factor
             f.reserve(mt + 1, d)
             done = _k._maint_eqp(X, g, Z, Pcols, p, hc, hs, hrep, f.hpos, mc, ms, mrep, f.mpos, f.U, f.fkey, f.fst,
                                  f.perm, f.fsc, f.B, f.Pb, f.posP, ii, tt, mth, mt, dw, mu)
         else:
-            work[0] += step_work(p, mt + 1, False, 0, 0)
+            counted += step_work(p, mt + 1, False, 0, 0)
             if factor is not None:
                 factor.fst[0] = 0
         if not done:
             AT = np.empty((p, mt + 1))
-            _k._fill_ties_at(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
-            _k._fill_ties_at(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
+            fill(X, hc, hs, hrep, Pcols, p, AT, ii, tt, 0)
+            fill(X, mc, ms, mrep, Pcols, p, AT, ii, tt, mth)
             solve_eqp(g2, Pcols, p, AT, dw2, mu2)
-        moves, best, kind, wj, pdw = _k._feature_block(w, Z, dw, gmax, nzP)
+        moves, best, kind, wj, pdw = feature_block(w, Z, dw, gmax, nzP)
         if moves:  # Lemma 5: the longest TN-consistent feasible step
             wi = wk = -1
-            if dinfo[0] == 0 or dinfo[1] >= _k._STALE:
+            if dinfo[0] == 0 or dinfo[1] >= stale:
                 _k._both_distances(X, hc, mc, w, Dh, Dm, gemm_min_p)
                 dinfo[0], dinfo[1] = 1, 0
-            t, i0, k0, t2, i2, k2 = _k._both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, pdw,
-                                                    gemm_min_p)
+            t, i0, k0, t2, i2, k2 = both_ratios(X, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm, dw, nzP, pdw, gemm_min_p)
             if gemm_min_p is not None and pdw >= gemm_min_p and 2 * K >= n:  # _use_pair_matrix
-                work[0] += step_work(0, 0, False, (2 * n * n) // (3 * _BLAS_SPEEDUP), pdw)
+                counted += step_work(0, 0, False, (2 * n * n) // (3 * _BLAS_SPEEDUP), pdw)
             else:
-                work[0] += step_work(0, 0, False, n * K, pdw)
-            if t < best - _k._TIE * best:
+                counted += step_work(0, 0, False, n * K, pdw)
+            if t < best - tie * best:
                 best, kind, wi, wk = t, 2, i0, k0
-            if t2 < best - _k._TIE * best:
+            if t2 < best - tie * best:
                 best, kind, wi, wk = t2, 3, i2, k2
-            last = _k._apply_move(X, w, Z, w_bar, dw, best, kind, wj, wi, wk, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm,
-                                  Rm, dinfo, theta, gemm_min_p)
+            last = apply_move(X, w, Z, w_bar, dw, best, kind, wj, wi, wk, hc, hs, hrep, Dh, Rh, mc, ms, mrep, Dm, Rm,
+                              dinfo, theta, gemm_min_p)
             hist[nh] = last
             nh += 1
             continue
-        kind, j, i, k, target, cols = _k._zero_step(X, g, Z, hc, hs, hrep, mc, ms, mrep, ii, tt, mth, mt, mu, kappa,
-                                                    lam, ton, gmax, maint_min_p)
+        kind, j, i, k, target, cols = zero_step(X, g, Z, hc, hs, hrep, mc, ms, mrep, ii, tt, mth, mt, mu, kappa, lam,
+                                                ton, gmax, maint_min_p)
         if cols:
-            work[0] += step_work(0, 0, False, mt, cols)
+            counted += step_work(0, 0, False, mt, cols)
         if kind == 0:
+            work[0] = counted
             return CONVERGED, it, nh
         if kind == 1:
             Z[j] = False
