@@ -34,14 +34,16 @@ full history buffer:
   released (first maximum in the order ``Z``, hits ``[=]->[<]``, hits ``[=]->[>]``,
   misses ``[=]->[<]``, misses ``[=]->[>]``; rows in sample order).
 
-The loop itself is Python: each step calls a few compiled kernels of
-:mod:`._active_set_kernels` and :mod:`._active_set_linalg` (the work that grows with ``n``,
-the lists or the ties) and does its ``O(d)`` bookkeeping with NumPy.  A kernel is compiled
-the first time a step needs it, so a problem that never meets a rank-deficient EQP never
-compiles the SVD path, and narrow data never compile the maintained factor.  Every
-floating-point operation is the one a compiled loop would do, element by element and in
-the same order.  Callers run it under :func:`knnweights.engine.linalg.single_thread_blas`
-(the small solves oversubscribe two cores otherwise).
+The loop itself is Python and calls a few compiled kernels a step (the start of a step, the
+EQP, the move or the zero step: :mod:`._active_set_kernels`, :mod:`._active_set_linalg`).  Each
+kernel is compiled the first time a step needs it, so a problem that never meets a
+rank-deficient EQP never compiles the SVD path, and narrow data never compile the maintained
+factor; and no compiled function contains the whole solver, whose compilation would optimise
+every kernel's code once more.  The price is the interpreter between the kernels, a fixed cost per
+step (measured in benchmarks/first_fits.md).  The kernels do the same floating-point operations in the same
+order as one compiled loop would.  Callers run it under
+:func:`knnweights.engine.linalg.single_thread_blas` (the small solves oversubscribe two cores
+otherwise).
 """
 
 import numpy as np
