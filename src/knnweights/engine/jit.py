@@ -22,8 +22,8 @@ types it meets (``n`` or ``(n,)``, ``np.float64`` or an omitted dtype or ``X.dty
 ``np.zeros`` / ``np.full`` / ``np.ones`` each add their own compilations on top.  Kernels therefore
 allocate with ``np.empty(n, np.float64)`` / ``np.empty((r, c), np.int64)`` (an int or a pair, the
 dtype a NumPy scalar class) and fill through :func:`full_1d` / :func:`full_2d`, which are inlined
-loops over such an ``np.empty``: a first fit compiles a handful of allocation variants instead of
-twenty.
+loops over such an ``np.empty``: a first fit compiles one allocation variant per dtype and rank
+instead of one per spelling.
 """
 
 import types as pytypes
