@@ -356,3 +356,169 @@ def test_evaluate_continuous_target(tmp_path, capsys):
     pairs = pd.read_csv(out / "pairwise.csv")
     assert pairs.loc[0, "method"] == "ReliefF" and pairs.loc[0, "rmse_diff"] < 0
     assert "RMSE" in cap.out and (out / "report.md").exists()
+
+
+# -- every column of the files beside its own feature: the file against the library, by name ---------------------------
+def _unsorted_table(path, continuous=False, n=60, d=20, seed=3):
+    """A table whose feature names are in no sorted order (random letters), so that a table sorted by rank and a
+    column joined by position disagree; three informative columns of graded strength at scattered positions."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 20.0, d)  # unequal scales: the scaling matters
+    names = ["".join(rng.choice(list("acgt"), 5)) + f"_{j}" for j in rng.permutation(d)]
+    assert names != sorted(names)
+    s = X / X.std(axis=0)
+    if continuous:
+        y = 1.5 * s[:, 13] + s[:, 4] * s[:, 9] + 0.2 * rng.normal(size=n)
+    else:
+        y = np.where(1.5 * s[:, 13] + s[:, 4] - 0.7 * s[:, 9] + 0.3 * rng.normal(size=n) > 0, "case", "ctrl")
+    df = pd.DataFrame(X, columns=names)
+    df.insert(d // 2, "label", y)  # the target among the features
+    df.to_csv(path, index=False)
+    X = df.drop(columns="label")
+    return X, df["label"].to_numpy()
+
+
+def _same_by_name(file_table, lib_table):
+    """Every column of ``file_table`` equals ``lib_table``'s for the same feature (rows joined by name)."""
+    assert list(file_table.columns) == list(lib_table.columns)
+    a = file_table.set_index("feature")
+    b = lib_table.set_index("feature").loc[a.index]
+    for col in a.columns:
+        np.testing.assert_allclose(a[col].to_numpy(float), b[col].to_numpy(float), rtol=1e-12, atol=1e-15,
+                                   err_msg=col)
+
+
+@pytest.mark.parametrize("continuous", [False, True], ids=["classes", "continuous"])
+def test_rank_file_matches_the_library_feature_by_feature(continuous, tmp_path, capsys):
+    from sklearn.preprocessing import StandardScaler
+
+    from knnweights import MLKRDiagonal, MultiSURF, ReliefF, Simba, permutation_pvalues, rank_table
+    from knnweights.significance import bh_qvalues, univariate_tests
+
+    path, out = tmp_path / "expr.csv", tmp_path / "ranks.csv"
+    X, y = _unsorted_table(path, continuous)
+    tt = "continuous" if continuous else "classes"
+    own = {"ReliefF": ReliefF(pvalues=True, target_type=tt, random_state=0)}  # the methods' own pair tests
+    if continuous:
+        perm = {"MLKRDiagonal": MLKRDiagonal(random_state=0)}  # permutation p-values
+    else:
+        own["MultiSURF"] = MultiSURF(pvalues=True, target_type=tt, random_state=0)
+        perm = {"Simba": Simba(random_state=0)}
+    methods = [*own, *perm]
+    rc = main(["rank", str(path), "--target", "label", "--methods", ",".join(methods), "--pvalues",
+               "--permutations", "9", "--out", str(out), "--top", "0"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    t = pd.read_csv(out)
+    names = list(X.columns)
+    assert sorted(t["feature"]) == sorted(names) and t["feature"].tolist() != names
+    by = t.set_index("feature").loc[names]  # the file's rows in the library's feature order, joined by name
+    A = StandardScaler().fit_transform(X.to_numpy(np.float64))
+    fits = {m: est.fit(A, y) for m, est in {**own, **perm}.items()}
+    for m, est in fits.items():
+        np.testing.assert_allclose(by[f"{m}_weight"], est.feature_importances_, rtol=1e-12, atol=1e-15, err_msg=m)
+        np.testing.assert_allclose(by[f"{m}_score"], est.scores_, rtol=1e-12, atol=1e-15, err_msg=m)
+        np.testing.assert_array_equal(by[f"{m}_rank"], est.ranking_, err_msg=m)
+    for m in own:
+        np.testing.assert_allclose(by[f"{m}_p"], fits[m].pvalues_, rtol=1e-12, atol=1e-300, err_msg=m)
+        np.testing.assert_allclose(by[f"{m}_q"], fits[m].qvalues_, rtol=1e-12, atol=1e-300, err_msg=m)
+    for m, est in perm.items():
+        res = permutation_pvalues(est, A, y, n_permutations=9, random_state=0)
+        np.testing.assert_allclose(by[f"{m}_p"], res.pvalues, rtol=1e-12, err_msg=m)
+        np.testing.assert_allclose(by[f"{m}_q"], res.qvalues, rtol=1e-12, err_msg=m)
+    tests = univariate_tests(A, y, continuous=continuous)
+    assert set(tests) == ({"pearson", "spearman"} if continuous else {"t"})
+    for key, (stat, p) in tests.items():
+        b = {"t": "t_test", "pearson": "pearson", "spearman": "spearman"}[key]
+        np.testing.assert_allclose(by[f"{b}_stat"], stat, rtol=1e-12, atol=1e-15, err_msg=b)
+        np.testing.assert_allclose(by[f"{b}_p"], p, rtol=1e-12, atol=1e-300, err_msg=b)
+        np.testing.assert_allclose(by[f"{b}_q"], bh_qvalues(p), rtol=1e-12, atol=1e-300, err_msg=b)
+        r = by[f"{b}_rank"].to_numpy()
+        assert sorted(r) == list(range(1, len(names) + 1)) and np.all(np.diff(p[np.argsort(r)]) >= 0), b
+    np.testing.assert_allclose(by["mean_rank"], np.mean([fits[m].ranking_ for m in methods], axis=0), rtol=1e-12)
+    assert t["mean_rank"].is_monotonic_increasing
+    # the library's table is the file's, column for column and row for row
+    lib = rank_table(methods, X, y, pvalues=True, baselines=True, sort_by="mean_rank", scale="standard",
+                     target_type=tt, n_permutations=9, random_state=0)
+    _same_by_name(t, lib)
+    assert lib["feature"].tolist() == t["feature"].tolist()
+
+
+@pytest.mark.parametrize("continuous", [False, True], ids=["classes", "continuous"])
+def test_evaluate_files_match_the_library_by_name(continuous, tmp_path, capsys):
+    from knnweights import ReliefF, Simba, rank_table
+    from knnweights.evaluation.compare import compare_methods, pairwise_tests
+    from knnweights.evaluation.regression import compare_regression, regression_tests
+    from knnweights.evaluation.runner import summarize
+
+    path, out = tmp_path / "expr.csv", tmp_path / "ev"
+    X, y = _unsorted_table(path, continuous)
+    tt = "continuous" if continuous else "classes"
+    methods = ["ReliefF"] if continuous else ["ReliefF", "Simba"]
+    rc = main(["evaluate", str(path), "--target", "label", "--methods", ",".join(methods), "--cv", "2x2",
+               "--out", str(out), "--no-progress"])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    ranks = pd.read_csv(out / "ranks.csv")
+    assert ranks["feature"].tolist() != list(X.columns)
+    _same_by_name(ranks, rank_table(methods, X, y, baselines=True, sort_by="mean_rank", scale="standard",
+                                    target_type=tt, random_state=0))
+    # the cross-validation tables, row by row keyed by method (and pair of methods)
+    summary = pd.read_csv(out / "summary.csv").set_index("method")
+    pairs = pd.read_csv(out / "pairwise.csv").set_index(["method", "other"])
+    if continuous:
+        rows = compare_regression(X.to_numpy(), y.astype(float), {"ReliefF": ReliefF(target_type=tt, random_state=0)},
+                                  name="expr", cv=(2, 2), n_neighbors=5, scale="standard", random_state=0)
+        frame = pd.DataFrame(rows).groupby("method")
+        np.testing.assert_allclose(summary.loc[frame.rmse.mean().index, "rmse"], frame.rmse.mean(), rtol=1e-12)
+        np.testing.assert_allclose(summary.loc[frame.r2.mean().index, "r2"], frame.r2.mean(), rtol=1e-12)
+        lib_pairs, diff = regression_tests(rows), "rmse_diff"
+    else:
+        ests = {"ReliefF": ReliefF(random_state=0), "Simba": Simba(random_state=0)}
+        rows = compare_methods(X.to_numpy(), y, ests, name="expr", cv=(2, 2), n_neighbors=5, scale="standard",
+                               random_state=0, progress=False)
+        for s in summarize(rows):
+            np.testing.assert_allclose(summary.loc[s["method"], ["mean", "std"]].to_numpy(float),
+                                       [s["mean"], s["std"]], rtol=1e-12, err_msg=s["method"])
+            assert summary.loc[s["method"], "n"] == s["n"] == 4
+        lib_pairs, diff = pairwise_tests(rows, methods=["kNN", *methods]), "diff"
+        res = pd.read_csv(out / "results.csv").set_index(["method", "repeat", "fold"])
+        lib_rows = rows.set_index(["method", "repeat", "fold"]).loc[res.index]
+        np.testing.assert_allclose(res["accuracy"], lib_rows["accuracy"], rtol=1e-12)
+    assert len(pairs) == len(lib_pairs)
+    for p in lib_pairs:
+        got = pairs.loc[(p["method"], p["other"])]
+        np.testing.assert_allclose([got[diff], got["p"]], [p[diff], p["p"]], rtol=1e-12)
+        assert got["outcome"] == p["outcome"]
+
+
+def test_rank_bed_file_matches_the_library_snp_by_snp(tmp_path, capsys):
+    bed_reader = pytest.importorskip("bed_reader")
+    from knnweights import MultiSURF, ReliefF
+    from knnweights.io import read_plink
+
+    rng = np.random.default_rng(11)
+    n, d = 90, 30
+    G = rng.integers(0, 3, (n, d)).astype(np.float32)
+    G[rng.random((n, d)) < 0.03] = np.nan
+    y = (np.nan_to_num(G[:, 5]) + np.nan_to_num(G[:, 22]) + rng.integers(0, 2, n) >= 3) + 1
+    snps = [f"rs{v}" for v in rng.choice(10**6, d, replace=False)]  # in no sorted order
+    assert snps != sorted(snps)
+    path = tmp_path / "study.bed"
+    bed_reader.to_bed(path, G, properties={"sid": snps, "pheno": [str(v) for v in y]})
+    out = tmp_path / "snps.csv"
+    assert main(["rank", str(path), "--methods", "MultiSURF,ReliefF", "--out", str(out), "--top", "0"]) == 0, \
+        capsys.readouterr().err
+    t = pd.read_csv(out)
+    assert t["feature"].tolist() != snps and t["mean_rank"].is_monotonic_increasing
+    by = t.set_index("feature").loc[snps]
+    data = read_plink(path)
+    fits = {m: cls(missing="diff", random_state=0).fit(data.X, data.y)
+            for m, cls in (("MultiSURF", MultiSURF), ("ReliefF", ReliefF))}
+    for m, est in fits.items():
+        np.testing.assert_allclose(by[f"{m}_weight"], est.feature_importances_, rtol=1e-12, atol=1e-15, err_msg=m)
+        np.testing.assert_allclose(by[f"{m}_score"], est.scores_, rtol=1e-12, atol=1e-15, err_msg=m)
+        np.testing.assert_array_equal(by[f"{m}_rank"], est.ranking_, err_msg=m)
+    np.testing.assert_allclose(by["mean_rank"], (fits["MultiSURF"].ranking_ + fits["ReliefF"].ranking_) / 2)
+    assert list(t.columns) == ["feature", "MultiSURF_weight", "MultiSURF_score", "MultiSURF_rank", "ReliefF_weight",
+                               "ReliefF_score", "ReliefF_rank", "mean_rank"]

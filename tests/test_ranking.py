@@ -1,6 +1,7 @@
 """Complete rankings: ``scores_`` and ``ranking_`` of every weighter, and ``rank_table``."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import fast_weighter, informative_problem
 
@@ -80,7 +81,6 @@ def test_feature_ranking_rules():
 
 
 def test_rank_table_with_names_fitted_and_unfitted_weighters():
-    pd = pytest.importorskip("pandas")
     X, y = informative_problem(n=80, n_informative=2, n_noise=8, random_state=2)
     df = pd.DataFrame(X, columns=[f"gene_{j}" for j in range(10)])
     fitted = ReliefF(n_neighbors=3).fit(X[:40], y[:40])  # used as it is: not refitted on all rows
@@ -140,3 +140,77 @@ def test_ties_without_scores_are_broken_by_the_margin_gain():
                                _brute_margin_gain(X, y, est.feature_importances_, cols), rtol=1e-10, atol=1e-12)
     gain = _brute_margin_gain(X, y, est.feature_importances_, cols)
     np.testing.assert_array_equal(np.argsort(est.ranking_[1:]), np.lexsort((cols, -gain)))
+
+
+def test_rank_table_p_q_baselines_and_mean_rank_sit_beside_their_feature():
+    from sklearn.preprocessing import MinMaxScaler
+
+    from knnweights import permutation_pvalues
+    from knnweights.selection import fit_rank_table
+    from knnweights.significance import bh_qvalues, univariate_tests
+
+    X, y = informative_problem(n=70, n_informative=3, n_noise=9, random_state=5)
+    rng = np.random.default_rng(5)
+    names = [f"{w}_{j}" for j, w in enumerate(rng.choice(["zeta", "alpha", "mu", "beta"], 12))]
+    cols = rng.permutation(12)  # the informative features land at scattered columns
+    df = pd.DataFrame(X[:, cols] * rng.uniform(1, 50, 12), columns=names)
+    ranked = rank_table({"rf": ReliefF(n_neighbors=5), "simba": "Simba"}, df, y, pvalues=True, baselines=True,
+                        sort_by="mean_rank", scale="minmax", n_permutations=9, random_state=0)
+    assert list(ranked.columns) == ["feature", *[f"{m}_{c}" for m in ("rf", "simba")
+                                                  for c in ("weight", "score", "rank", "p", "q")],
+                                    "mean_rank", "t_test_stat", "t_test_p", "t_test_q", "t_test_rank"]
+    assert ranked["mean_rank"].is_monotonic_increasing and ranked["feature"].tolist() != names
+    by = ranked.set_index("feature").loc[names]
+    A = MinMaxScaler().fit_transform(df.to_numpy())
+    rf = ReliefF(n_neighbors=5, pvalues=True, random_state=0).fit(A, y)  # pvalues=True: its own pair test
+    simba = Simba(random_state=0).fit(A, y)
+    perm = permutation_pvalues(Simba(random_state=0), A, y, n_permutations=9, random_state=0)
+    for col, want in (("rf_score", rf.scores_), ("rf_p", rf.pvalues_), ("rf_q", rf.qvalues_),
+                      ("simba_weight", simba.feature_importances_), ("simba_p", perm.pvalues),
+                      ("simba_q", perm.qvalues), ("mean_rank", (rf.ranking_ + simba.ranking_) / 2)):
+        np.testing.assert_allclose(by[col], want, rtol=1e-12, atol=1e-300, err_msg=col)
+    stat, p = univariate_tests(A, y)["t"]
+    np.testing.assert_allclose(by["t_test_stat"], stat, rtol=1e-12)
+    np.testing.assert_allclose(by["t_test_q"], bh_qvalues(p), rtol=1e-12)
+    assert np.all(np.diff(p[np.argsort(by["t_test_rank"].to_numpy())]) >= 0)
+    # the planted features on top, most with small q-values
+    top = set(ranked["feature"].head(3))
+    assert top == {names[j] for j in np.flatnonzero(cols < 3)} and (by.loc[list(top), "rf_q"] < 0.05).sum() >= 2
+    # fit_rank_table: the same table, with the fitted weighters and where the p-values came from
+    res = fit_rank_table({"rf": ReliefF(n_neighbors=5), "simba": "Simba"}, df, y, pvalues=True, baselines=True,
+                         sort_by="mean_rank", scale="minmax", n_permutations=9, random_state=0)
+    pd.testing.assert_frame_equal(res.table, ranked)
+    assert res.pvalue_source == {"rf": "pvalues_", "simba": 9} and list(res.fitted) == ["rf", "simba"]
+
+
+def test_rank_table_takes_a_fitted_weighters_arrays_by_feature_name():
+    X, y = informative_problem(n=60, n_informative=2, n_noise=6, random_state=7)
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(8)])
+    order = [5, 0, 7, 2, 1, 6, 3, 4]
+    est = ReliefF(n_neighbors=5, pvalues=True).fit(df.iloc[:, order], y)  # knows its features in another order
+    t = rank_table({"rf": est}, df, y, pvalues=True).set_index("feature")
+    own = pd.Series(est.scores_, index=est.feature_names_in_)
+    np.testing.assert_array_equal(t["rf_score"], own.loc[t.index])
+    np.testing.assert_array_equal(t["rf_p"], pd.Series(est.pvalues_, index=est.feature_names_in_).loc[t.index])
+    assert set(t.index[t["rf_rank"] <= 2]) == {"f0", "f1"}
+    with pytest.raises(ValueError, match="fitted on other features"):
+        rank_table({"rf": est}, df.rename(columns={"f0": "g0"}), y)
+    # a weighter fitted here on the DataFrame takes the names given, in the columns' order
+    renamed = rank_table(ReliefF(n_neighbors=5), df, y, feature_names=[f"g{j}" for j in range(8)])
+    np.testing.assert_array_equal(renamed["ReliefF_score"], ReliefF(n_neighbors=5).fit(X, y).scores_)
+    assert renamed["feature"].tolist() == [f"g{j}" for j in range(8)]
+
+
+def test_fit_rank_table_skips_a_failing_weighter_and_refuses_clashing_columns():
+    from knnweights.selection import fit_rank_table
+
+    X, y = informative_problem(n=40, n_informative=2, n_noise=3, random_state=0)
+    events = []
+    res = fit_rank_table({"ok": ReliefF(n_neighbors=3), "bad": ReliefF(n_neighbors=-1)}, X, y, on_error="skip",
+                         progress=lambda event, label, **info: events.append((event, label)))
+    assert list(res.fitted) == ["ok"] and "bad" in res.failed and "bad_rank" not in res.table
+    assert events == [("fit", "ok"), ("fitted", "ok"), ("fit", "bad"), ("failed", "bad")]
+    with pytest.raises(ValueError, match="n_neighbors"):
+        fit_rank_table({"bad": ReliefF(n_neighbors=-1)}, X, y)
+    with pytest.raises(ValueError, match="two columns named 't_test_rank'"):
+        rank_table({"t_test": ReliefF(n_neighbors=3)}, X, y, baselines=True)

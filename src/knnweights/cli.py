@@ -135,13 +135,18 @@ def _short(exc, limit=160):
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
+#: the extra that installs an optional package a command needs
+_EXTRAS = {"matplotlib": "plot"}
+
+
 def _require(*modules):
     """A one-line error naming the optional packages a command needs and lacks."""
     import importlib.util
 
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise UsageError(f"this command needs {' and '.join(missing)}: pip install 'knnweights[files]' "
+        extras = ",".join(dict.fromkeys(_EXTRAS.get(m, "files") for m in missing))
+        raise UsageError(f"this command needs {' and '.join(missing)}: pip install 'knnweights[{extras}]' "
                          f"(or pip install {' '.join(missing)}).")
 
 
@@ -189,15 +194,13 @@ def parse_methods(text, default=None, continuous=False):
     return list(dict.fromkeys(out))
 
 
-def _make(name, random_state, continuous=False, pvalues=False):
+def _make(name, random_state, continuous=False):
     est = _all_weighters()[name]()
     params = est.get_params()
     if "random_state" in params:
         est.set_params(random_state=random_state)
     if continuous and "target_type" in params:
         est.set_params(target_type="continuous")
-    if pvalues and "pvalues" in params:
-        est.set_params(pvalues=True)
     return est
 
 
@@ -266,98 +269,58 @@ def _fit_context(name):
     return _ticker(f"  {name}: fitting,")
 
 
-def _rank_table(names, X, y, args, continuous=False):
-    """Fit each method on all rows; the table, fitted weighters and the methods that could run.
+def _rank_table(names, X, y, args, continuous=False, *, scale=None, baselines=True, feature_names=None,
+                weighter_params=None):
+    """The rank table of the methods fitted on all rows (:func:`knnweights.selection.fit_rank_table`),
+    with a status line per fit; the table, the fitted weighters, the methods that ran, the warnings.
 
-    With ``--pvalues`` (rank) each method gets ``<name>_p`` and ``<name>_q`` columns: its own
-    ``pvalues_`` where it has them (the Relief family), else a permutation test.  The
-    univariate baselines are added after the methods (:func:`_add_baselines`).
+    With ``--pvalues`` (rank) each method gets ``<name>_p`` and ``<name>_q`` columns; the
+    univariate baselines follow the methods.  A method whose fit fails is left out, said in
+    one line.
     """
-    from .evaluation.compare import rank_methods, sort_by_mean_rank
+    from .selection import fit_rank_table
 
-    pvalues = bool(getattr(args, "pvalues", False))
-    weighters, table, fitted, seconds, warn = {}, None, {}, {}, []
-    for name in names:
-        weighters[name] = _make(name, args.random_state, continuous, pvalues)
-    kept = {}
-    for i, (name, est) in enumerate(weighters.items(), start=1):
-        _say(f"[{i}/{len(weighters)}] {name}: fitting on {X.shape[0]} x {X.shape[1]} ...")
-        try:
-            with _fit_context(name):
-                t, f, caught, sec = rank_methods({name: est}, X, np.asarray(y), feature_names=list(X.columns),
-                                                 scale=args.scale, random_state=args.random_state)
-        except NotImplementedError as exc:
-            _say(f"[{i}/{len(weighters)}] {name}: skipped, not implemented ({_short(exc)})")
-            continue
-        except Exception as exc:  # noqa: BLE001 - one method failing must not hide the others
-            _say(f"[{i}/{len(weighters)}] {name}: failed ({type(exc).__name__}: {' '.join(str(exc).split())})")
-            continue
-        _say(f"[{i}/{len(weighters)}] {name}: done in {sec[name]:.1f} s")
-        kept[name] = est
-        fitted.update(f)
-        seconds.update(sec)
-        warn.extend(f"{name}: {text} ({count}x)" if count > 1 else f"{name}: {text}"
-                    for _, text, count in caught[name])
-        cols = t[["feature", f"{name}_weight", f"{name}_score", f"{name}_rank"]]
-        if pvalues:
-            cols = cols.copy()
-            p, q, how = _method_pvalues(name, f[name], X, y, args, continuous)
-            _say(f"    {name}: p-values by {how}; {int(np.sum(q <= 0.05))} feature(s) at q <= 0.05")
-            cols[f"{name}_p"], cols[f"{name}_q"] = p, q
-        table = cols if table is None else table.merge(cols, on="feature", how="left", sort=False)
-    if table is None:
+    ticker = contextlib.ExitStack()
+
+    def progress(event, label, index, total, **info):
+        tag = f"[{index}/{total}] {label}"
+        if event == "fit":
+            _say(f"{tag}: fitting on {info['shape'][0]} x {info['shape'][1]} ...")
+            ticker.enter_context(_fit_context(label))
+        elif event == "fitted":
+            ticker.close()
+            _say(f"{tag}: done in {info['seconds']:.1f} s")
+        elif event == "failed":
+            ticker.close()
+            exc = info["error"]
+            if isinstance(exc, NotImplementedError):
+                _say(f"{tag}: skipped, not implemented ({_short(exc)})")
+            else:
+                _say(f"{tag}: failed ({type(exc).__name__}: {' '.join(str(exc).split())})")
+        elif event == "pvalues":
+            B = info["source"]
+            how = ("its pair test (pvalues_)" if B == "pvalues_"
+                   else f"{B} permutations (smallest possible p: {1 / (B + 1):.3g})")
+            _say(f"    {label}: p-values by {how}; {int(np.sum(info['qvalues'] <= 0.05))} feature(s) at q <= 0.05")
+
+    with ticker:
+        res = fit_rank_table(names, X, np.asarray(y), feature_names, pvalues=bool(getattr(args, "pvalues", False)),
+                             baselines=baselines, sort_by="mean_rank", scale=args.scale if scale is None else scale,
+                             target_type="continuous" if continuous else "classes",
+                             n_permutations=getattr(args, "permutations", 199), n_jobs=getattr(args, "n_jobs", None),
+                             random_state=args.random_state, weighter_params=weighter_params, on_error="skip",
+                             record_warnings=True, progress=progress)
+    if res.table is None:
         raise UsageError("no method could be fitted (see the lines above).")
-    table = _add_baselines(sort_by_mean_rank(table, kept), X, y, args, continuous)
-    return table, fitted, kept, warn
-
-
-def _scaled(X, args):
-    from .evaluation.compare import make_scaler
-
-    A = np.asarray(X, dtype=np.float64)
-    sc = make_scaler(args.scale)
-    return A if sc is None else sc.fit_transform(A)
-
-
-def _method_pvalues(name, est, X, y, args, continuous):
-    """``(p, q, how)`` of a fitted method: its ``pvalues_``, else a permutation test on the same data."""
-    from .significance import bh_qvalues, permutation_pvalues
-
-    if hasattr(est, "pvalues_"):
-        return est.pvalues_, bh_qvalues(est.pvalues_), "its pair test (pvalues_)"
-    B = int(args.permutations)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        res = permutation_pvalues(_make(name, args.random_state, continuous), _scaled(X, args), np.asarray(y),
-                                  n_permutations=B, random_state=args.random_state, n_jobs=args.n_jobs,
-                                  progress=True)
-    return res.pvalues, res.qvalues, f"{B} permutations (smallest possible p: {1 / (B + 1):.3g})"
-
-
-#: the univariate baselines' column prefixes and the statistic's name
-_BASELINES = {"t": ("t_test", "Welch t"), "F": ("anova", "ANOVA F"), "pearson": ("pearson", "Pearson r"),
-              "spearman": ("spearman", "Spearman rho")}
-
-
-def _add_baselines(table, X, y, args, continuous):
-    """The univariate baselines as columns ``<b>_stat``, ``<b>_p``, ``<b>_q``, ``<b>_rank`` (1 = smallest p)."""
-    from .significance import bh_qvalues, univariate_tests
-
-    res = univariate_tests(_scaled(X, args), np.asarray(y), continuous=continuous)
-    pos = {f: i for i, f in enumerate(str(c) for c in X.columns)}
-    idx = np.array([pos[str(f)] for f in table["feature"]])
-    for key, (stat, p) in res.items():
-        b = _BASELINES[key][0]
-        order = np.lexsort((np.arange(p.size), -np.abs(stat), p))
-        rank = np.empty(p.size, np.int64)
-        rank[order] = np.arange(1, p.size + 1)
-        table[f"{b}_stat"], table[f"{b}_p"] = stat[idx], p[idx]
-        table[f"{b}_q"], table[f"{b}_rank"] = bh_qvalues(p)[idx], rank[idx]
-    return table
+    warn = [f"{name}: {text} ({count}x)" if count > 1 else f"{name}: {text}"
+            for name in res.fitted for _, text, count in res.warnings[name]]
+    return res.table, res.fitted, list(res.fitted), warn
 
 
 def _baseline_names(table):
-    return [b for b, _ in _BASELINES.values() if f"{b}_rank" in table]
+    from .selection import BASELINES
+
+    return [b for b in BASELINES.values() if f"{b}_rank" in table]
 
 
 def _write_table(table, path):
@@ -406,7 +369,6 @@ def _describe_target(data):
 
 def _cmd_rank(args):
     """Rank the features of a user's file by each weighter (fit on all rows)."""
-    _require("pandas")
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
     if str(args.file).lower().endswith(".bed"):
@@ -436,11 +398,8 @@ PLINK_METHODS = ("MultiSURF", "ReliefF")
 
 def _cmd_rank_plink(args):
     """Rank the SNPs of a PLINK fileset by the byte-capable Relief weighters (no float copy)."""
-    import pandas as pd
-
     from . import WEIGHTERS
     from .engine import config_context
-    from .evaluation.compare import sort_by_mean_rank
     from .evaluation.distributed import scheduler_address
     from .io import read_plink
 
@@ -466,28 +425,13 @@ def _cmd_rank_plink(args):
     n, d = data.X.shape
     _say(f"{data.name}: {n} samples x {d} SNPs, {len(np.unique(data.y.astype(str)))} classes"
          + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
-    table = pd.DataFrame({"feature": data.snps})
-    kept, warn = [], []
     with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
-        for i, name in enumerate(names, start=1):
-            est = _make(name, args.random_state)
-            if "missing" in est.get_params():
-                est.set_params(missing="diff")  # unknown genotypes: Relief's unknown-value diff
-            _say(f"[{i}/{len(names)}] {name}: fitting on {n} x {d} ...")
-            t0 = time.perf_counter()
-            with _fit_context(name), warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                est.fit(data.X, data.y)
-            _say(f"[{i}/{len(names)}] {name}: done in {time.perf_counter() - t0:.1f} s")
-            warn.extend(f"{name}: {w.message}" for w in caught)
-            table[f"{name}_weight"] = est.feature_importances_
-            table[f"{name}_score"] = est.scores_
-            table[f"{name}_rank"] = est.ranking_
-            kept.append(name)
-    table = sort_by_mean_rank(table, kept)
+        # unknown genotypes (-127): Relief's unknown-value diff
+        table, _, kept, warn = _rank_table(names, data.X, data.y, args, scale="none", baselines=False,
+                                           feature_names=data.snps, weighter_params={"missing": "diff"})
     out = args.out or f"{data.name}_ranks.csv"
     _write_table(table, out)
-    _print_warnings(sorted(set(warn)))
+    _print_warnings(warn)
     _print_top(table, kept, args.top)
     print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) (weight, signed score, rank)")
     return 0
@@ -495,13 +439,14 @@ def _cmd_rank_plink(args):
 
 def _cmd_evaluate(args):
     """Repeated CV of weighted kNN (each method) against plain kNN on a user's file; report and CSVs."""
-    _require("pandas", "matplotlib")
+    _require("matplotlib")
     import pandas as pd
 
     from .evaluation import write_csv
     from .evaluation.compare import PLAIN, compare_methods, pairwise_tests, top_curves, warning_summary
     from .evaluation.distributed import use_scheduler
     from .evaluation.runner import summarize
+    from .io import fill_median
     from .plotting.report import write_user_report
 
     k, r = parse_cv(args.cv)
@@ -528,8 +473,7 @@ def _cmd_evaluate(args):
         if client is not None:
             _say(f"running the cells on the dask scheduler at {client.scheduler.address}")
         # 1. one fit per method on all rows: the rank table, the weight profiles, and which methods run
-        Xfull = X.fillna(X.median()) if X.isna().to_numpy().any() else X
-        table, fitted, kept, warn_full = _rank_table(names, Xfull, y, args)
+        table, fitted, kept, warn_full = _rank_table(names, fill_median(X), y, args)
         _write_table(table, os.path.join(out, "ranks.csv"))
 
         # 2. repeated CV, resumable, on this machine or the cluster
@@ -579,6 +523,7 @@ def _evaluate_continuous(args, data, names, k, r):
 
     from .evaluation.compare import PLAIN, warning_summary
     from .evaluation.regression import compare_regression, regression_tests
+    from .io import fill_median
 
     X, y = data.X, data.y
     if X.shape[0] < 2 * k:
@@ -587,8 +532,7 @@ def _evaluate_continuous(args, data, names, k, r):
     os.makedirs(out, exist_ok=True)
     _say(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {_describe_target(data)}; "
          f"{k}-fold CV x {r} repeats, {len(names)} method(s) + plain kNN regression")
-    Xfull = X.fillna(X.median()) if X.isna().to_numpy().any() else X
-    table, fitted, kept, warn_full = _rank_table(names, Xfull, y, args, continuous=True)
+    table, fitted, kept, warn_full = _rank_table(names, fill_median(X), y, args, continuous=True)
     _write_table(table, os.path.join(out, "ranks.csv"))
     weighters = {n: _make(n, args.random_state, continuous=True) for n in kept}
     _say(f"cross-validating {len(weighters) + 1} methods x {k * r} cells ...")

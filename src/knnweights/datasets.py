@@ -145,7 +145,7 @@ def load(name, return_X_y=False, missing="keep", as_frame=False):
         Return the data as a pandas DataFrame with the feature names as columns
         and the target as a Series named ``"label"`` (as scikit-learn's loaders);
         the Bunch then also has ``frame`` (the features and ``label`` in one
-        DataFrame).  Needs pandas.
+        DataFrame).
 
     Returns
     -------
@@ -174,10 +174,8 @@ def load(name, return_X_y=False, missing="keep", as_frame=False):
         X, names = X[:, keep], [nm for nm, k in zip(names, keep, strict=True) if k]
     frame = None
     if as_frame:
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - pandas is an optional dependency
-            raise ImportError("load(..., as_frame=True) needs pandas: pip install pandas") from exc
+        import pandas as pd
+
         X = pd.DataFrame(X, columns=list(names))
         y = pd.Series(y, name="label")
         frame = pd.concat([X, y], axis=1)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .utils import format_label
 
-__all__ = ["DataError", "UserData", "PlinkData", "read_table", "load_table", "read_plink", "IMPUTE"]
+__all__ = ["DataError", "UserData", "PlinkData", "read_table", "load_table", "fill_median", "read_plink", "IMPUTE"]
 
 #: the imputation choices of :func:`load_table` (``"keep"`` leaves NaN for a pipeline to fill)
 IMPUTE = ("median", "drop-features", "none")
@@ -127,7 +127,7 @@ def read_table(path, sheet=None, sep=None):
     except ImportError as exc:
         pkg = "pyarrow" if ext in _PARQUET else "openpyxl"
         raise DataError(f"{path}: reading {ext} files needs an extra package ({exc}); "
-                        f"try: pip install {pkg}") from None
+                        f"try: pip install 'knnweights[files]' (or pip install {pkg})") from None
     except (UnicodeDecodeError, ValueError, OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         raise DataError(f"{path}: cannot read it as a {ext.lstrip('.') or 'text'} table ({msg}).") from None
@@ -169,6 +169,22 @@ def _numeric(series):
     if conv.notna().sum() == series.notna().sum():
         return conv.astype(np.float64)
     return None
+
+
+def fill_median(X):
+    """``X`` with each column's missing values set to that column's median.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame
+        Numeric features.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``X`` itself when nothing is missing, else a filled copy.
+    """
+    return X.fillna(X.median()) if X.isna().to_numpy().any() else X
 
 
 def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="median", min_class_size=2,
@@ -289,7 +305,7 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
             msgs.append(f"dropped {len(cols)} feature(s) with missing values ({_names(cols, 5)})")
         elif impute == "median" and len(cols):
             n_missing = int(X[cols].isna().to_numpy().sum())
-            X[cols] = X[cols].fillna(X[cols].median())
+            X[cols] = fill_median(X[cols])
             msgs.append(f"filled {n_missing} missing value(s) in {len(cols)} column(s) with the column median")
         elif impute == "keep" and len(cols):
             n_missing = int(X[cols].isna().to_numpy().sum())

@@ -3,7 +3,8 @@
 The pieces behind ``knnweights rank`` and ``knnweights evaluate``:
 
 * :func:`rank_methods` fits each weighter once on all rows and returns the feature
-  table (weight, signed score, rank per method) with the fitted weighters;
+  table (weight, signed score, rank per method; :func:`knnweights.selection.fit_rank_table`
+  builds it) with the fitted weighters;
 * :class:`KNNCell` is one cross-validation cell (impute and scale on the training part
   only, fit the weighter, score the weighted kNN on the test part, and the accuracy of
   plain kNN on the top ``m`` features of the fold's ranking); it records the warnings
@@ -16,7 +17,6 @@ The pieces behind ``knnweights rank`` and ``knnweights evaluate``:
 """
 
 import re
-import time
 import warnings
 from collections import Counter
 
@@ -227,49 +227,19 @@ def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_s
     seconds : dict
         Name -> fit time.
     """
-    from ..selection import rank_table
+    from ..selection import fit_rank_table
 
-    if feature_names is None:
-        feature_names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-    A = np.asarray(X, dtype=np.float64)
-    if feature_names is None:
-        feature_names = [f"x{j}" for j in range(A.shape[1])]
-    sc = make_scaler(scale)
-    if sc is not None:
-        A = sc.fit_transform(A)
-    fitted, caught, seconds = {}, {}, {}
-    n = len(weighters)
-    for i, (name, w) in enumerate(weighters.items(), start=1):
-        est = set_random_states(clone(w), random_state)
-        if log:
-            log(f"[{i}/{n}] {name}: fitting on {A.shape[0]} x {A.shape[1]} ...")
-        t0 = time.perf_counter()
-        with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
-            warnings.simplefilter("always")
-            est.fit(A, y)
-        seconds[name] = time.perf_counter() - t0
-        caught[name] = collect_warnings(record)
-        if log:
-            log(f"[{i}/{n}] {name}: done in {seconds[name]:.1f} s")
-        fitted[name] = est
-    # the fitted weighters are used as they are: weight, signed score and ranking_ per method
-    df = rank_table(fitted, A, y, feature_names=feature_names)
-    return sort_by_mean_rank(df, weighters), fitted, caught, seconds
+    ests = {name: set_random_states(clone(w), random_state) for name, w in weighters.items()}
 
+    def progress(event, label, index, total, **info):
+        if event == "fit":
+            log(f"[{index}/{total}] {label}: fitting on {info['shape'][0]} x {info['shape'][1]} ...")
+        elif event == "fitted":
+            log(f"[{index}/{total}] {label}: done in {info['seconds']:.1f} s")
 
-def sort_by_mean_rank(table, methods):
-    """Order a ranking table (columns ``<method>_rank``) by the methods' mean rank.
-
-    With several methods a ``mean_rank`` column is added and ties are broken by the
-    first method's rank; with one, its rank alone orders the rows.
-    """
-    rank_cols = [f"{m}_rank" for m in methods]
-    if len(rank_cols) > 1:
-        table["mean_rank"] = table[rank_cols].mean(axis=1)
-        table = table.sort_values(["mean_rank", rank_cols[0]], kind="stable")
-    else:
-        table = table.sort_values(rank_cols[0], kind="stable")
-    return table.reset_index(drop=True)
+    res = fit_rank_table(ests, X, y, feature_names, scale=scale, sort_by="mean_rank", record_warnings=True,
+                         progress=progress if log else None)
+    return res.table, res.fitted, res.warnings, res.seconds
 
 
 def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5, scale="standard",
