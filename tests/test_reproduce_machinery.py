@@ -770,3 +770,72 @@ def test_added_parameters_at_their_defaults_leave_the_fingerprint_alone():
     assert joblib.hash(fingerprint_view(plain)) == joblib.hash(older)
     assert joblib.hash(fingerprint_view(ReliefF(n_neighbors=5, pvalues=True))) != joblib.hash(older)
     assert fingerprint_view(KNeighborsClassifier(1)).__class__ is KNeighborsClassifier
+
+
+def test_a_reproduction_cell_is_keyed_on_its_datas_identity_not_on_its_floats(tmp_path, monkeypatch):
+    """Standardised data one ulp off (another CPU's rounding) find the stored cells; other preparation does not,
+    and arrays given to run_grid directly are the input: one ulp makes them other data."""
+    from knnweights.reproduce import _common
+
+    def spec(**prep):
+        load = _common.loader("haberman", **prep)
+        return TableSpec("mdm", "toy", "toy", None, [DatasetSpec("HS", "haberman", load)],
+                         [MethodSpec("1nn", lambda cfg: KNeighborsClassifier(1))],
+                         protocol=lambda cfg: RepeatedCV(2, 1))
+
+    def cfg(compute=True):
+        return Config(mode="full", out=str(tmp_path), n_jobs=1, compute=compute)
+
+    assert run_table(spec(std=True), cfg()).cells_run == 2
+    real = _common.standardize
+    monkeypatch.setattr(_common, "standardize", lambda X: np.nextafter(real(X), np.inf))
+    assert not np.array_equal(spec(std=True).datasets[0].load(cfg())[0], real(_common._load_raw("haberman")[0]))
+    assert run_table(spec(std=True), cfg(compute=False)).cells_total == 2
+    with pytest.warns(RuntimeWarning, match="different configuration"):
+        assert run_table(spec(std=False), cfg(compute=False)).cells_total == 0
+    monkeypatch.undo()
+    X, y = spec(std=True).datasets[0].load(cfg())
+    kw = dict(protocol=RepeatedCV(2, 1), store=str(tmp_path / "arrays.jsonl"), as_frame=False, n_jobs=1)
+    assert len(run_grid({"1nn": KNeighborsClassifier(1)}, {"HS": (X, y)}, **kw)) == 2
+    assert len(run_grid({"1nn": KNeighborsClassifier(1)}, {"HS": (X, y)}, compute=False, **kw)) == 2
+    with pytest.warns(RuntimeWarning, match="different configuration"):
+        assert run_grid({"1nn": KNeighborsClassifier(1)}, {"HS": (np.nextafter(X, np.inf), y)}, compute=False,
+                        **kw) == []
+
+
+@pytest.mark.parametrize("mode", ["tiny", "quick", "full"])
+def test_no_computed_float_enters_a_reproduction_cells_fingerprint(mode, monkeypatch):
+    """Every table's cells are keyed on parameters and data identity only: with NumPy's transcendental functions
+    and the standardising one ulp off (another CPU's rounding), every fingerprint stays the same."""
+    from knnweights.evaluation import runner
+    from knnweights.reproduce import PAPERS, _common, _module
+
+    cfg = Config(mode=mode, out="unused")
+
+    def fingerprints():
+        out = {}
+        for p in PAPERS:
+            for spec in _module(p).tables():
+                protocol = spec.protocol(cfg)
+                data = {}
+                for ds in spec.datasets:
+                    if ds.load is not None:
+                        assert hasattr(ds.load, "identity"), (spec.name, ds.label)  # else its floats are hashed
+                        data[ds.key] = runner._data_key(None, None, ds.load.identity(cfg))
+                for m in spec.methods:
+                    try:
+                        obj = m.build(cfg) if m.build is not None else None
+                    except NotImplementedError:
+                        continue
+                    for key, dh in data.items():
+                        if obj is not None:
+                            out[(spec.name, m.label, key)] = runner._fingerprint(obj, dh, protocol, 0, "accuracy")
+        return out
+
+    plain = fingerprints()
+    for name in ("logspace", "linspace", "geomspace", "power", "exp", "log", "log10", "sqrt"):
+        real = getattr(np, name)
+        monkeypatch.setattr(np, name, lambda *a, _real=real, **k: np.nextafter(_real(*a, **k), np.inf))
+    real_std = _common.standardize
+    monkeypatch.setattr(_common, "standardize", lambda X: np.nextafter(real_std(X), np.inf))
+    assert fingerprints() == plain and len(plain) > 100

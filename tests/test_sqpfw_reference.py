@@ -3,9 +3,10 @@ badly scaled (raw) features.
 
 ``tests/data/sqpfw_reference_maint.npz`` holds recorded weights and objectives on four d >> n cases.
 The pivot sequence on such data is decided by rounding at degenerate points (it differs between
-AVX2 and AVX-512 CPUs), and so may the local minimum it ends in; the tests assert what the method
-guarantees: a feasible point, descent, local minimality, and an objective within 5 % of the recorded
-one.  Regenerate with ``python tests/test_sqpfw_reference.py``.
+AVX2 and AVX-512 CPUs, and between data one ulp apart), and so may the local minimum it ends in; the
+tests assert what the method guarantees: a feasible point, descent, local minimality, and at least half
+the recorded descent from the uniform start (a run that stops early fails; another local minimum does not).
+Regenerate with ``python tests/test_sqpfw_reference.py``.
 """
 
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from sqpfwhelpers import assert_descent_to_local_minimum
 
 from knnweights._solvers import _active_set_linalg
-from knnweights._solvers.active_set import sqpfw_active_set
+from knnweights._solvers.active_set import sqpfw_active_set, sqpfw_objective
 from knnweights.engine.neighbors import nearest_hits_misses
 
 REFERENCE = Path(__file__).parent / "data" / "sqpfw_reference_maint.npz"
@@ -47,8 +48,10 @@ def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k):
     assert r.status == 0
     assert r.x.min() >= 0 and r.x.sum() == pytest.approx(1.0, abs=1e-10)
     assert_descent_to_local_minimum(X, y, r, theta, history_tol=1e-9, move=1e-7, min_tol=("rel", 1e-9), seed=k)
-    # another local minimum than the recorded one is allowed, a much worse one is not
-    assert r.fun <= float(ref[f"fun{k}"]) + 0.05 * abs(float(ref[f"fun{k}"]))
+    # another local minimum than the recorded one is allowed, a much worse one is not: on cases 1 and 3, data one
+    # ulp apart end in local minima from 86 % to 118 % of the recorded descent from the uniform start
+    start = sqpfw_objective(X, y, np.full(d, 1.0 / d), theta)
+    assert r.fun - start <= 0.5 * (float(ref[f"fun{k}"]) - start)
 
 
 def _tn_consistent(X, y, w, state_hits, cand_hits):

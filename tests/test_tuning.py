@@ -60,3 +60,26 @@ def test_nested_fit_cache_restores_the_outer_size():
         with fit_cache(maxsize=2):  # an inner block never shrinks the outer cache
             assert _pipelines._local.maxsize == 4
     assert _pipelines._local.cache is None
+
+
+def test_log_grid_values_are_the_correctly_rounded_powers_of_ten(monkeypatch):
+    """Each value is the double nearest to ``10 ** e`` (``e``: np.linspace's exponent), whatever NumPy's
+    CPU-dispatched ``power`` / ``log10`` give (stood in for by ones off by one ulp): the same grid on every CPU."""
+    import decimal
+
+    from knnweights.evaluation import log_grid
+
+    for name in ("logspace", "power", "log10", "exp"):
+        real = getattr(np, name)
+        monkeypatch.setattr(np, name, lambda *a, _real=real, **k: np.nextafter(_real(*a, **k), np.inf))
+    grid = log_grid(1e-3, 1e2, 100)
+    monkeypatch.undo()
+    exps = np.linspace(-3.0, 2.0, 100)
+    assert len(grid) == 100 and grid[0] == 1e-3 and grid[-1] == 100.0
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        for e, v in zip(exps, grid, strict=True):
+            # 10 ** e lies between the midpoints of v and its two neighbours: log10 of them brackets e
+            below = (decimal.Decimal(v) + decimal.Decimal(np.nextafter(v, 0.0))) / 2
+            above = (decimal.Decimal(v) + decimal.Decimal(np.nextafter(v, np.inf))) / 2
+            assert below.log10() < decimal.Decimal(float(e)) < above.log10(), (e, v)

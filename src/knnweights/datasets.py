@@ -126,6 +126,18 @@ def _read(fname):
     return X, labels, header[:-1]
 
 
+def _content_digest(name):
+    """SHA-256 (hex) of a bundled dataset's CSV text: its identity, read before any parsing or arithmetic."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with resources.files("knnweights.data").joinpath(DATASETS[_resolve(name)][0]).open("rb") as fh:
+        with gzip.open(fh, "rb") as raw:
+            for block in iter(lambda: raw.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
 def load(name, return_X_y=False, missing="keep", as_frame=False):
     """Load a bundled dataset.
 

@@ -429,6 +429,15 @@ def _fingerprint(method, data_hash, protocol, root, scoring):
     return hashlib.sha256(repr((mh, data_hash, repr(protocol), root, scoring)).encode()).hexdigest()[:16]
 
 
+def _data_key(X, y, identity=None):
+    """The data's part of a cell's fingerprint: a hash of ``identity`` when given, else of the arrays."""
+    import joblib
+
+    if identity is None:
+        return joblib.hash((X, y))
+    return "identity:" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
+
+
 def _load_datasets(datasets):
     if isinstance(datasets, dict):
         items = datasets.items()
@@ -451,7 +460,7 @@ def _load_datasets(datasets):
 
 # -- the runner ------------------------------------------------------------------------
 def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, store=None, progress=None,
-             as_frame=None, scoring="accuracy", code_versions=None, compute=True, revalidate=0):
+             as_frame=None, scoring="accuracy", code_versions=None, compute=True, revalidate=0, data_identity=None):
     """Evaluate every method on every dataset under one protocol (repeats x folds).
 
     Parameters
@@ -505,6 +514,12 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         ``revalidated``: the old code and the number checked), else they are all
         recomputed.  A cheap way past a version bump that does not change these cells'
         numbers; it is evidence from a sample, not a proof, so it is off by default.
+    data_identity : dict, optional
+        Dataset name -> a JSON-able value that identifies its data (e.g. the bundled file's
+        digest and the preparation steps, as ``knnweights reproduce`` gives): a stored cell's
+        fingerprint is then keyed on it rather than on the arrays.  Data prepared by float
+        arithmetic (standardised) can differ in the last bit between CPUs; their identity does
+        not.  Datasets not named are identified by their arrays' bytes (they are the input).
 
     Returns
     -------
@@ -535,9 +550,10 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     if isinstance(store, (str, os.PathLike)):
         store = ResultStore(store)
 
-    import joblib
-
-    data_hash = {name: joblib.hash((X, y)) for name, (X, y) in data.items()}
+    data_identity = dict(data_identity or {})
+    if set(data_identity) - set(data):
+        raise ValueError(f"data_identity names datasets not given: {sorted(set(data_identity) - set(data))!r}.")
+    data_hash = {name: _data_key(X, y, data_identity.get(name)) for name, (X, y) in data.items()}
     fps = {(m, d): _fingerprint(spec, data_hash[d], protocol, root, scoring)
            for m, spec in methods.items() for d in data}
 

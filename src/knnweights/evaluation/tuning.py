@@ -203,6 +203,12 @@ def share_grid(step=0.01, stop=0.99):
 def log_grid(low=1e-3, high=1e2, num=100):
     """``num`` values evenly spaced in log scale from ``low`` to ``high`` (SQP-FW's theta grid).
 
+    The values of ``np.logspace(np.log10(low), np.log10(high), num)``, each correctly
+    rounded: the logarithms and powers are computed in exact decimal arithmetic, not by
+    NumPy's CPU-dispatched ``log10`` and ``power``, whose last bit differs between CPUs.
+    A grid is a parameter (it enters a stored cell's fingerprint), so it has the same
+    bits on every machine.
+
     Parameters
     ----------
     low : float, default=1e-3
@@ -217,4 +223,15 @@ def log_grid(low=1e-3, high=1e2, num=100):
     grid : list of float
         The values, from ``low`` to ``high`` inclusive.
     """
-    return list(np.logspace(np.log10(low), np.log10(high), num))
+    import decimal
+
+    num = int(num)
+    if not (low > 0 and high > 0) or num < 0:
+        raise ValueError(f"log_grid needs low > 0, high > 0 and num >= 0, got {low!r}, {high!r}, {num!r}.")
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50  # far beyond a double's 17 digits: rounding to float is then correct
+        start, stop = (float(decimal.Decimal(v).log10()) for v in (low, high))
+        # np.linspace's exponents: i * step + start, the last one stop (IEEE * and +: the same bits everywhere)
+        step = (stop - start) / (num - 1) if num > 1 else 0.0
+        exps = [i * step + start for i in range(num - 1)] + [stop] if num > 1 else [start] * num
+        return [float(decimal.Decimal(10) ** decimal.Decimal(e)) for e in exps]

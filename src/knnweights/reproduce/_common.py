@@ -41,12 +41,29 @@ def top_variance(X, k):
 SKLEARN_SETS = {"wdbc": ("load_breast_cancer", 569, 30)}
 
 
+#: the version of :func:`loader`'s preparation steps (part of a loaded dataset's identity): bump it when a step
+#: changes the data it gives
+PREPARATION_VERSION = 1
+_MISSING = "median"  # missing values in the bundled data (two sets have some): the feature median
+
+
+def _raw_digest(name):
+    """What identifies the raw data of ``name``: its file's digest, or a hash of scikit-learn's arrays as parsed."""
+    if name in SKLEARN_SETS:
+        import joblib
+        import sklearn.datasets
+
+        X, y = getattr(sklearn.datasets, SKLEARN_SETS[name][0])(return_X_y=True)
+        return joblib.hash((np.asarray(X), np.asarray(y)))
+    return _ds._content_digest(name)
+
+
 def _load_raw(name):
     if name in SKLEARN_SETS:
         import sklearn.datasets
 
         return getattr(sklearn.datasets, SKLEARN_SETS[name][0])(return_X_y=True)
-    return _ds.load(name, return_X_y=True, missing="median")
+    return _ds.load(name, return_X_y=True, missing=_MISSING)
 
 
 def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, max_rows=None, max_features=None,
@@ -57,6 +74,11 @@ def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, m
     table captions); ``rows``: keep the first ``rows`` samples (SQP-FW's 102 Prostate samples);
     ``two``: keep the two largest classes; ``groups``: ``{new label: [original labels]}``, pool
     classes into new ones and drop the samples of classes not named (instead of ``two``).
+
+    The callable's ``identity(cfg)`` says which data ``load(cfg)`` gives without computing
+    them: the dataset's name and content digest (of its file, before parsing), the preparation
+    steps with their parameters and :data:`PREPARATION_VERSION`.  A stored cell's fingerprint
+    is keyed on it, not on the prepared floats (standardising rounds differently on other CPUs).
     """
 
     def load(cfg):
@@ -82,6 +104,14 @@ def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, m
         X, y = subsample(X, y, (max_rows or {}).get(cfg.mode), seed=cfg.random_state)
         return X, y
 
+    def identity(cfg):
+        mr = (max_rows or {}).get(cfg.mode)
+        return {"dataset": name, "digest": _raw_digest(name), "missing": _MISSING, "rows": rows,
+                "groups": groups, "two": two, "min_class": min_class, "const": const,
+                "max_features": (max_features or {}).get(cfg.mode), "std": std, "max_rows": mr,
+                "subsample_seed": cfg.random_state if mr is not None else None, "preparation": PREPARATION_VERSION}
+
+    load.identity = identity
     load.bundled = name  # the name `knnweights datasets` prints (``reproduce --datasets`` accepts it)
     load.max_rows, load.max_features = dict(max_rows or {}), dict(max_features or {})
     return load

@@ -59,9 +59,11 @@ class DatasetSpec:
     """One dataset row of a paper table.
 
     ``label`` as the paper prints it; ``load``: ``callable(cfg) -> (X, y)`` or ``None``
-    with ``reason`` (not bundled); ``note``: preprocessing / subsampling said in the table;
-    ``unexplained``: what is known about misses on this set that no known cause explains
-    (said after "unexplained" in the reason column; the kind stays "unexplained").
+    with ``reason`` (not bundled), whose ``load.identity(cfg)`` (:func:`._common.loader`), when
+    it has one, keys the stored cells on what identifies the data rather than on their floats;
+    ``note``: preprocessing / subsampling said in the table; ``unexplained``: what is known
+    about misses on this set that no known cause explains (said after "unexplained" in the
+    reason column; the kind stays "unexplained").
     """
 
     label: str
@@ -252,13 +254,15 @@ class _CountingStore(ResultStore):
             self.bar.update(1)
 
 
-def _run_cells(method_objs, data, protocol, cfg, store):
+def _run_cells(method_objs, data, protocol, cfg, store, identity=None):
     """``{(method, dataset key): rows or exception}``: all cells in one parallel run, split on failure.
 
     One :func:`run_grid` call over every method and dataset keeps every core busy; when a
     cell raises, the run is split (per dataset, then per method) so the failing group gets
     its reason and the others their rows; finished cells are kept by the store.
+    ``identity``: dataset key -> what identifies its data (``run_grid``'s ``data_identity``).
     """
+    identity = identity or {}
     from ._versions import version_key
 
     code = {m: version_key(obj) for m, obj in method_objs.items()}
@@ -266,7 +270,8 @@ def _run_cells(method_objs, data, protocol, cfg, store):
     def grid(methods, datasets):
         return run_grid(methods, datasets, protocol=protocol, random_state=cfg.random_state, n_jobs=cfg.n_jobs,
                         store=store, progress=False, as_frame=False, code_versions={m: code[m] for m in methods},
-                        compute=getattr(cfg, "compute", True), revalidate=getattr(cfg, "revalidate", 0))
+                        compute=getattr(cfg, "compute", True), revalidate=getattr(cfg, "revalidate", 0),
+                        data_identity={d: identity[d] for d in datasets if d in identity})
 
     out = {}
     try:
@@ -328,7 +333,7 @@ def run_table(spec, cfg):
             method_objs[m.label] = m.build(cfg)
         except NotImplementedError as exc:
             status[m.label] = f"not implemented: {exc}"
-    data, labels = {}, {}
+    data, labels, identity = {}, {}, {}
     for ds in spec.datasets:
         if not _selected(cfg, ds) or ds.load is None:
             continue
@@ -339,6 +344,8 @@ def run_table(spec, cfg):
                 status[(ds.label, m.label)] = f"failed: loading the data: {type(exc).__name__}: {exc}"
             continue
         data[ds.key] = (X, y)
+        if hasattr(ds.load, "identity"):
+            identity[ds.key] = ds.load.identity(cfg)
         labels[ds.key] = ds.label
         reduced[ds.label] = reduction(ds.load, cfg.mode)
     path = os.path.join(cfg.out, "store", f"{spec.name}.jsonl")
@@ -359,7 +366,7 @@ def run_table(spec, cfg):
         bar = progress_bar(total, f"table {no[0]}/{no[1]} {spec.name}" if no else spec.name, initial=min(stored, total))
     store = _CountingStore(path, bar)
     try:
-        got = _run_cells(method_objs, data, protocol, cfg, store) if method_objs and data else {}
+        got = _run_cells(method_objs, data, protocol, cfg, store, identity) if method_objs and data else {}
     finally:
         if bar is not None:
             bar.close()
