@@ -60,6 +60,10 @@ __all__ = [
     "SoftMargins",
 ]
 
+#: the neighbour tie rule's version (1: equal computed floats by index; 2: equal within the rounding error of
+#: computing them, :func:`tie_tolerance`): stored results on data with many equal distances depend on it
+TIE_RULE_VERSION = 2
+
 METRICS = {"manhattan": _kernels.L1, "l1": _kernels.L1, "sqeuclidean": _kernels.L2SQ, "l2sq": _kernels.L2SQ}
 
 Neighbors = namedtuple("Neighbors", ["hit_idx", "hit_dist", "miss_idx", "miss_dist"])
