@@ -167,6 +167,8 @@ class KNNClassifier(ClassifierMixin, BaseEstimator):
     [0, 0]
     """
 
+    _algorithm_version = 1
+
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "metric": [StrOptions(set(_SEARCH_METRIC))],
@@ -282,6 +284,8 @@ class KNNRegressor(RegressorMixin, BaseEstimator):
     >>> KNNRegressor(n_neighbors=2).fit(X, y).predict([[0.4]]).tolist()
     [0.5]
     """
+
+    _algorithm_version = 1
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],

@@ -23,7 +23,8 @@ class _Run:
 
     _algorithm_version = 1
     #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
-    _algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN")
+    _algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN",
+                       "knnweights.classifiers._weighted_knn:KNNClassifier")
 
     def __init__(self, kind, C=1.0):
         self.kind, self.C = kind, C
