@@ -6,7 +6,7 @@ import pytest
 from knnweights import LHRelief
 from knnweights.engine import config_context
 from knnweights.engine.incremental import IncrementalHitMiss, _pruned_hits_misses
-from knnweights.engine.neighbors import metric_code, nearest_hits_misses, scale_for_metric
+from knnweights.engine.neighbors import metric_code, nearest_hits_misses, scale_for_metric, tie_tolerance
 
 
 @pytest.fixture(autouse=True)
@@ -60,7 +60,8 @@ def test_candidate_distances_are_the_full_pass_arithmetic(metric, n, d):
     hi, mi = np.empty((n, k), np.int64), np.empty((n, k), np.int64)
     hd, md = np.empty((n, k)), np.empty((n, k))
     zero, unknown = np.zeros(n), np.full((n, k), -1, np.int64)  # no previous lists: no bound
-    total = _pruned_hits_misses(X, scale_for_metric(X, w, metric), w, np.zeros((n, n)), zero, zero, codes, unknown,
+    A = scale_for_metric(X, w, metric)
+    total = _pruned_hits_misses(X, A, w, np.zeros((n, n)), zero, zero, tie_tolerance(A, metric), codes, unknown,
                                 unknown, 1e-14, k, metric_code(metric), 1.0, hi, hd, mi, md)
     assert total == n * (n - 1)
     ref = nearest_hits_misses(X, codes, w, k, metric)

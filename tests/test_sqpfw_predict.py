@@ -4,17 +4,21 @@ import numpy as np
 import pytest
 
 from knnweights.classifiers._weighted_knn import predict_weighted_knn, predict_weighted_knn_ks
-from knnweights.engine.neighbors import nearest_by_class
 
 
 def _per_k_reference(X_train, codes_train, X_query, w, k, n_classes, classes):
-    """The prediction as it was made before the batched search: one neighbour search for this k,
-    then a plain vote per query (the k smallest (distance, class, list place), ties to the lower class)."""
-    idx, dist = nearest_by_class(X_query, None, w, k, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
+    """A plain vote per query: the k smallest (distance, training index) in exact arithmetic (the data are
+    small integers and ``w`` binary fractions, so ``Fraction`` gives each distance exactly), a tie of
+    votes to the lower class."""
+    from fractions import Fraction
+
+    wf = [Fraction(float(v)) for v in w]
     pred = []
     for q in range(X_query.shape[0]):
-        entries = sorted((dist[q, c, t], c, t) for c in range(n_classes) for t in range(dist.shape[2]))
-        counts = np.bincount([c for _, c, _ in entries[:k]], minlength=n_classes)
+        exact = [sum(wf[f] * Fraction(float(X_query[q, f] - X_train[j, f])) ** 2 for f in range(len(wf)))
+                 for j in range(X_train.shape[0])]
+        near = sorted(range(len(exact)), key=lambda j: (exact[j], j))[:k]
+        counts = np.bincount(codes_train[near], minlength=n_classes)
         pred.append(classes[int(np.argmax(counts))])
     return np.array(pred)
 

@@ -584,12 +584,11 @@ def _cmd_datasets(args):
 def _cmd_demo(args):
     """Fit the weighters on a bundled dataset; weighted kNN vs plain kNN."""
     from sklearn.model_selection import StratifiedKFold, cross_val_score
-    from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     from . import WEIGHTERS
-    from .classifiers import WeightedKNN
+    from .classifiers import KNNClassifier, WeightedKNN
     from .datasets import list_datasets, load
     from .evaluation.compare import collect_warnings
 
@@ -609,7 +608,7 @@ def _cmd_demo(args):
     else:
         names, slow = parse_methods(args.methods), []
     cv = StratifiedKFold(5, shuffle=True, random_state=args.random_state)
-    base = cross_val_score(make_pipeline(StandardScaler(), KNeighborsClassifier(args.k)), X, y, cv=cv).mean()
+    base = cross_val_score(make_pipeline(StandardScaler(), KNNClassifier(args.k)), X, y, cv=cv).mean()
     print(f"{args.dataset}: {n} x {d}, 5-fold CV accuracy of {args.k}-NN"
           + (f" (a tour of {len(names)} methods; --methods all runs every weighter)" if tour else ""))
     if slow:

@@ -1,67 +1,54 @@
 """Weighted kNN: a weighter followed by plain kNN with the matching metric, and the kNN vote itself.
 
-The vote is one implementation, used by :class:`WeightedKNN`, by :func:`predict_weighted_knn`
-(SQP-FW's theta selection and its reproduction) and by the top-m curves of
-:mod:`knnweights.evaluation.compare`: :func:`class_votes` counts the classes of the ``k`` nearest
-candidates with an explicit rule for equally distant ones, :func:`majority_class` picks the class
-of most votes (a tie goes to the lowest class code, scikit-learn's rule).  :class:`WeightedKNN`
-takes its votes from scikit-learn's neighbour search (which decides between equally distant
-samples itself), :func:`predict_weighted_knn` from per-class neighbour lists (equal distances go
-to the lower class), the top-m curves from all training samples (equal distances go to the lower
-training index).
+The neighbour search and the vote are one implementation, used by every kNN of the library
+(:class:`KNNClassifier`, :class:`KNNRegressor`, :class:`WeightedKNN`, :func:`predict_weighted_knn`
+for SQP-FW's theta selection, the top-m curves of :mod:`knnweights.evaluation.compare`): the
+``k`` nearest training samples come from :func:`knnweights.engine.neighbors.nearest` (equal
+distances, within the rounding error of computing them, go to the lower training index: the
+engine's tie rule), :func:`class_votes` counts their classes and :func:`majority_class` picks
+the class of most votes (a tie goes to the lowest class code, scikit-learn's rule).
 """
 
 import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..engine.neighbors import nearest_by_class
+from ..engine.neighbors import nearest
 from ..utils import HasMethods, Interval, StrOptions, validate_params
 
-__all__ = ["WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class", "predict_weighted_knn",
-           "predict_weighted_knn_ks"]
+__all__ = ["KNNClassifier", "KNNRegressor", "WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class",
+           "predict_weighted_knn", "predict_weighted_knn_ks"]
 
-_TIES = ("order", "class")
+#: the kNN's metric name -> the engine's (the Euclidean ranking is the squared Euclidean one)
+_SEARCH_METRIC = {"manhattan": "manhattan", "euclidean": "sqeuclidean", "sqeuclidean": "sqeuclidean"}
 
 
-def class_votes(dist, codes, n_neighbors, n_classes, ties="order"):
-    """Votes of the ``n_neighbors`` nearest candidates of each query, per class.
+def class_votes(idx, codes, n_classes):
+    """Votes per class of the listed neighbours of each query.
 
     Parameters
     ----------
-    dist : ndarray of shape (n_queries, m)
-        Distances from each query to its ``m`` candidate neighbours.
-    codes : ndarray of shape (m,) or (n_queries, m)
+    idx : ndarray of shape (n_queries, k)
+        Neighbour indices into ``codes`` (``-1``: no neighbour, no vote).
+    codes : ndarray of shape (n_candidates,)
         The candidates' class codes, ``0 .. n_classes - 1``.
-    n_neighbors : int
-        Neighbours voting (at most ``m``).
     n_classes : int
         Number of classes (the length of each row of ``votes``).
-    ties : {"order", "class"}, default="order"
-        Which of equally distant candidates is nearer: ``"order"`` the earlier column (the lower
-        training index when the columns are the training samples in order); ``"class"`` the lower
-        class code, then the earlier column.
 
     Returns
     -------
     votes : ndarray of shape (n_queries, n_classes)
-        How many of the ``n_neighbors`` nearest are of each class.
+        How many of each query's neighbours are of each class.
     """
-    if ties not in _TIES:
-        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
-    dist = np.asarray(dist)
-    codes = np.broadcast_to(np.asarray(codes), dist.shape)
-    nq = dist.shape[0]
-    if ties == "order":
-        order = np.argsort(dist, axis=1, kind="stable")
-    else:  # lexsort is stable: equal (distance, class) keep the column order
-        order = np.lexsort((codes, dist), axis=1)
-    nearest = np.take_along_axis(codes, order[:, :int(n_neighbors)], axis=1)
+    idx = np.asarray(idx)
+    nq = idx.shape[0]
     votes = np.zeros((nq, int(n_classes)))
-    np.add.at(votes, (np.arange(nq)[:, None], nearest), 1.0)
+    ok = idx >= 0
+    rows = np.broadcast_to(np.arange(nq)[:, None], idx.shape)[ok]
+    np.add.at(votes, (rows, np.asarray(codes)[idx[ok]]), 1.0)
     return votes
 
 
@@ -88,9 +75,8 @@ def majority_class(votes, classes):
 def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classes, classes):
     """Majority vote of the ``n_neighbors`` nearest training samples under ``d_w`` (L2sq).
 
-    Equally distant neighbours go to the lower class, then to the lower training index (each
-    class's list of :func:`~knnweights.engine.neighbors.nearest_by_class` is sorted by distance,
-    ties by index); a tie of votes goes to the lower class.
+    Equally distant neighbours go to the lower training index (the engine's tie rule); a tie
+    of votes goes to the lower class.
 
     Parameters
     ----------
@@ -120,10 +106,10 @@ def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classe
 def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, classes):
     """:func:`predict_weighted_knn` for every ``k`` in ``ks`` from one neighbour search.
 
-    The ``k`` nearest samples of a class are the first ``k`` of its ``max(ks)`` nearest (the
-    search keeps each class's list sorted by distance, ties by index) and the distances do not
-    depend on ``k``, so every prediction is the one of ``predict_weighted_knn(..., k, ...)``,
-    bit for bit: one ``O(n_query n_train d)`` distance pass instead of ``len(ks)``.
+    The ``k`` nearest are the first ``k`` of the ``max(ks)`` nearest (the list is sorted, equal
+    distances by index) and the distances do not depend on ``k``, so every prediction is the
+    one of ``predict_weighted_knn(..., k, ...)``: one ``O(n_query n_train d)`` distance pass
+    instead of ``len(ks)``.
 
     Parameters
     ----------
@@ -147,22 +133,221 @@ def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, cla
     predictions : list of ndarray of shape (n_queries,)
         The predicted labels for each ``k`` of ``ks``, in order.
     """
-    kmax = int(max(ks))
-    _, dist = nearest_by_class(X_query, None, w, kmax, "sqeuclidean", n_classes, XB=X_train, yB=codes_train)
-    nq = dist.shape[0]
-    out = []
-    for k in ks:
-        k = int(k)
-        # the first k of every class's list, class after class: (n_query, n_classes * k) candidates
-        cand = dist[:, :, :k].reshape(nq, -1)
-        codes = np.repeat(np.arange(n_classes), k)
-        out.append(majority_class(class_votes(cand, codes, k, n_classes, ties="class"), classes))
-    return out
+    idx, _ = nearest(X_query, X_train, w, int(max(ks)), "sqeuclidean")
+    return [majority_class(class_votes(idx[:, :int(k)], codes_train, n_classes), classes) for k in ks]
+
+
+class KNNClassifier(ClassifierMixin, BaseEstimator):
+    """Plain k-nearest-neighbour classifier on the library's neighbour engine.
+
+    scikit-learn's ``KNeighborsClassifier`` (uniform votes, a tie of votes to the lowest
+    class) with one difference: equally distant training samples are ordered by the
+    engine's tie rule (:func:`knnweights.engine.neighbors.tie_tolerance`: equal within the
+    rounding error of computing the distances, then the lower training index), so which
+    of them vote does not depend on the CPU, the BLAS or the search structure.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=5
+        Neighbours voting.
+    metric : {"euclidean", "manhattan", "sqeuclidean"}, default="euclidean"
+        The distance (Euclidean and squared Euclidean rank alike).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights.classifiers import KNNClassifier
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = [0, 0, 1, 1]
+    >>> KNNClassifier(n_neighbors=1).fit(X, y).predict([[1.5], [0.2]]).tolist()
+    [0, 0]
+    """
+
+    _algorithm_version = 1
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "metric": [StrOptions(set(_SEARCH_METRIC))],
+    }
+
+    def __init__(self, n_neighbors=5, metric="euclidean"):
+        self.n_neighbors = n_neighbors
+        self.metric = metric
+
+    def fit(self, X, y):
+        """Store the training set (a lazy learner).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : KNNClassifier
+            The fitted classifier.
+        """
+        validate_params(self)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        self._fit_X, self._fit_codes = np.ascontiguousarray(X), codes.astype(np.int64)
+        return self
+
+    def kneighbors(self, X):
+        """The ``n_neighbors`` nearest training samples of each query.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        idx : ndarray of shape (n_queries, n_neighbors)
+            Training indices, nearest first (equal distances by the lower index).
+        dist : ndarray of shape (n_queries, n_neighbors)
+            Their distances in ``metric``.
+        """
+        check_is_fitted(self, "_fit_X")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        n = self._fit_X.shape[0]
+        if self.n_neighbors > n:
+            raise ValueError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {self.n_neighbors}, "
+                             f"n_samples_fit = {n}, n_samples = {X.shape[0]}")
+        idx, dist = nearest(X, self._fit_X, None, self.n_neighbors, _SEARCH_METRIC[self.metric])
+        return idx, (np.sqrt(dist) if self.metric == "euclidean" else dist)
+
+    def predict_proba(self, X):
+        """Each class's share of the ``n_neighbors`` nearest training samples.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_queries, n_classes)
+            Fraction of each query's neighbours in each class of ``classes_``.
+        """
+        idx, _ = self.kneighbors(X)
+        return class_votes(idx, self._fit_codes, len(self.classes_)) / float(self.n_neighbors)
+
+    def predict(self, X):
+        """The majority class of each query's ``n_neighbors`` nearest (a tie: the first of ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted class labels.
+        """
+        return majority_class(self.predict_proba(X), self.classes_)
+
+
+class KNNRegressor(RegressorMixin, BaseEstimator):
+    """Plain k-nearest-neighbour regression on the library's neighbour engine.
+
+    scikit-learn's ``KNeighborsRegressor`` with the engine's tie rule for equally distant
+    training samples (:class:`KNNClassifier`).
+
+    Parameters
+    ----------
+    n_neighbors : int, default=5
+        Neighbours averaged per prediction.
+    weights : {"uniform", "distance"}, default="uniform"
+        The neighbours' weights in the mean: equal, or the inverse distance (a query at
+        distance 0 from training samples takes their mean).
+    metric : {"euclidean", "manhattan", "sqeuclidean"}, default="euclidean"
+        The distance.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from knnweights.classifiers import KNNRegressor
+    >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = [0.0, 1.0, 2.0, 3.0]
+    >>> KNNRegressor(n_neighbors=2).fit(X, y).predict([[0.4]]).tolist()
+    [0.5]
+    """
+
+    _algorithm_version = 1
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weights": [StrOptions({"uniform", "distance"})],
+        "metric": [StrOptions(set(_SEARCH_METRIC))],
+    }
+
+    def __init__(self, n_neighbors=5, weights="uniform", metric="euclidean"):
+        self.n_neighbors = n_neighbors
+        self.weights = weights
+        self.metric = metric
+
+    def fit(self, X, y):
+        """Store the training set (a lazy learner).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Continuous targets.
+
+        Returns
+        -------
+        self : KNNRegressor
+            The fitted regressor.
+        """
+        validate_params(self)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
+        self._fit_X, self._fit_y = np.ascontiguousarray(X), np.asarray(y, dtype=np.float64)
+        return self
+
+    kneighbors = KNNClassifier.kneighbors
+
+    def predict(self, X):
+        """The (inverse-distance weighted) mean target of each query's ``n_neighbors`` nearest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted targets.
+        """
+        idx, dist = self.kneighbors(X)
+        Y = self._fit_y[idx]
+        if self.weights == "uniform":
+            return Y.mean(axis=1)
+        with np.errstate(divide="ignore"):
+            W = 1.0 / dist
+        exact = ~np.isfinite(W)
+        at_zero = exact.any(axis=1)
+        W[at_zero] = exact[at_zero].astype(np.float64)  # a sample at distance 0: those samples alone
+        return np.sum(W * Y, axis=1) / np.sum(W, axis=1)
 
 
 def _knn_metric(weighter):
-    """scikit-learn's metric for the neighbours of a fitted weighter's ``metric_`` on its ``transform``:
-    Manhattan for L1 methods, Euclidean for squared-Euclidean ones (the same ranking)."""
+    """The kNN metric of a fitted weighter's ``metric_`` on its ``transform``: Manhattan for L1
+    methods, Euclidean for squared-Euclidean ones (the same ranking)."""
     return "manhattan" if getattr(weighter, "metric_", "manhattan") == "manhattan" else "euclidean"
 
 
@@ -185,7 +370,7 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     weighter_ : fitted clone of ``weighter``
-    knn_ : fitted ``KNeighborsClassifier``
+    knn_ : fitted :class:`KNNClassifier`
     classes_ : ndarray
     """
 
@@ -217,7 +402,7 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         """
         validate_params(self)
         self.weighter_ = clone(self.weighter).fit(X, y)
-        self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors, metric=_knn_metric(self.weighter_))
+        self.knn_ = KNNClassifier(n_neighbors=self.n_neighbors, metric=_knn_metric(self.weighter_))
         self.knn_.fit(self.weighter_.transform(X), y)
         self.classes_ = self.knn_.classes_
         self.n_features_in_ = self.weighter_.n_features_in_
@@ -226,9 +411,8 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Predict the class of each row of ``X``: the majority of its ``n_neighbors`` nearest.
 
-        The votes are :meth:`predict_proba`'s (scikit-learn's neighbour search decides between
-        equally distant training samples); a tie of votes goes to the first of ``classes_``
-        (:func:`majority_class`).
+        The votes are :meth:`predict_proba`'s (equally distant training samples by the engine's
+        tie rule); a tie of votes goes to the first of ``classes_`` (:func:`majority_class`).
 
         Parameters
         ----------
@@ -278,12 +462,12 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         Neighbours averaged per prediction: more smooths the prediction, fewer follows
         local structure.
     weights : {"uniform", "distance"}, default="uniform"
-        The neighbours' weights in the mean (scikit-learn's ``KNeighborsRegressor``).
+        The neighbours' weights in the mean (:class:`KNNRegressor`).
 
     Attributes
     ----------
     weighter_ : fitted clone of ``weighter``
-    knn_ : fitted ``KNeighborsRegressor``
+    knn_ : fitted :class:`KNNRegressor`
 
     Examples
     --------
@@ -330,8 +514,8 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         if "target_type" in self.weighter_.get_params():
             self.weighter_.set_params(target_type="continuous")
         self.weighter_.fit(X, y)
-        self.knn_ = KNeighborsRegressor(n_neighbors=self.n_neighbors, weights=self.weights,
-                                        metric=_knn_metric(self.weighter_))
+        self.knn_ = KNNRegressor(n_neighbors=self.n_neighbors, weights=self.weights,
+                                 metric=_knn_metric(self.weighter_))
         self.knn_.fit(self.weighter_.transform(X), np.asarray(y, dtype=np.float64))
         self.n_features_in_ = self.weighter_.n_features_in_
         return self

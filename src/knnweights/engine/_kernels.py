@@ -19,6 +19,12 @@ from .jit import full_1d, full_2d, njit, size_dispatch
 L1 = 0
 L2SQ = 1
 
+#: the tie rule's unit, 4 units of roundoff (2**-51): a computed distance of ``d`` terms is within
+#: ``TIE_ULPS * (d + 8) * (N_i + N_j)`` of the exact one for data whose scaled entries carry a
+#: relative error of a few units of roundoff, ``N`` the rows' ``sum |a|`` (L1) or ``sum a**2`` (L2sq)
+#: (:func:`knnweights.engine.neighbors.tie_tolerance`)
+TIE_ULPS = 2.0**-51
+
 # Determinism: no kernel here lets the compiler reassociate or contract (no ``fastmath``), and every
 # distance sums its terms in the order k = 0, 1, ..., d - 1 from 0, whatever the kernel, the tile a pair
 # falls in, the SIMD width the CPU offers or the number of threads.  A distance therefore has the same
@@ -332,13 +338,15 @@ def index_phi_rows(A, B, idx, coef, phi, out):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, idx_out, dist_out):  # pragma: no cover
+def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, tol_rows, tol_cols, idx_out,
+                     dist_out):  # pragma: no cover - compiled
     """k smallest entries of each row of D, separately for every class of the columns.
 
-    ``idx_out`` (nr, n_classes, k) receives column indices sorted by distance (ties by
-    index), ``-1`` where a class has fewer than k candidates; ``dist_out`` likewise
-    (``inf`` where missing).  Column ``self_cols[r]`` (the sample itself, -1 for
-    none) is skipped for row ``r``.
+    ``idx_out`` (nr, n_classes, k) receives column indices sorted by distance, equal
+    distances by index (the tie rule of :func:`insert_sorted`, with the tolerances
+    ``tol_rows`` / ``tol_cols``), ``-1`` where a class has fewer than k candidates;
+    ``dist_out`` likewise (``inf`` where missing).  Column ``self_cols[r]`` (the sample
+    itself, -1 for none) is skipped for row ``r``.
     """
     nr, nc = D.shape
     for r in prange(nr):
@@ -347,34 +355,36 @@ def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, idx_out
                 idx_out[r, c, t] = -1
                 dist_out[r, c, t] = np.inf
         self_col = self_cols[r]
+        tr = 2.0 * tol_rows[r]
+        idx_r = idx_out[r]
+        dist_r = dist_out[r]
         for j in range(nc):
-            if j == self_col:
-                continue
-            c = codes_cols[j]
-            v = D[r, j]
-            # insertion into the sorted buffer of class c (stable: ties keep lower index first)
-            if idx_out[r, c, k - 1] >= 0 and v >= dist_out[r, c, k - 1]:
-                continue
-            t = k - 1
-            while t > 0 and (idx_out[r, c, t - 1] < 0 or dist_out[r, c, t - 1] > v):
-                idx_out[r, c, t] = idx_out[r, c, t - 1]
-                dist_out[r, c, t] = dist_out[r, c, t - 1]
-                t -= 1
-            idx_out[r, c, t] = j
-            dist_out[r, c, t] = v
+            if j != self_col:
+                insert_sorted(idx_r, dist_r, codes_cols[j], k, j, D[r, j], tr, tol_cols)
     return idx_out, dist_out
 
 
 @njit(inline="always", cache=True, nogil=True)
-def insert_sorted(idx, dist, r, k, j, v):  # pragma: no cover - compiled
+def insert_sorted(idx, dist, r, k, j, v, tr, tol_cols):  # pragma: no cover - compiled
     """Insert candidate ``j`` at distance ``v`` into row ``r`` of the ascending ``k``-lists
-    ``idx`` / ``dist`` (``-1`` / ``inf`` = empty), after every entry at the same distance;
-    nothing when ``v`` is not below the ``k``-th."""
-    if idx[r, k - 1] >= 0 and v >= dist[r, k - 1]:
+    ``idx`` / ``dist`` (``-1`` / ``inf`` = empty), after every entry at an equal distance;
+    nothing when ``v`` is not below the ``k``-th.
+
+    The tie rule (:func:`knnweights.engine.neighbors.tie_tolerance`): ``v`` and an entry
+    ``m`` at ``u`` are equal when ``|v - u| <= tr + tol_cols[j] + tol_cols[m]``, ``tr`` twice
+    the query's tolerance.  Candidates arrive in ascending index, so of equal distances the
+    lower index comes first.  With zero tolerances the comparisons are plain ``<`` and ``>``.
+    """
+    tj = tr + tol_cols[j]
+    last = idx[r, k - 1]
+    if last >= 0 and not v < dist[r, k - 1] - (tj + tol_cols[last]):
         return
     t = k - 1
-    while t > 0 and (idx[r, t - 1] < 0 or dist[r, t - 1] > v):
-        idx[r, t] = idx[r, t - 1]
+    while t > 0:
+        p = idx[r, t - 1]
+        if p >= 0 and not dist[r, t - 1] > v + (tj + tol_cols[p]):
+            break
+        idx[r, t] = p
         dist[r, t] = dist[r, t - 1]
         t -= 1
     idx[r, t] = j
@@ -382,9 +392,10 @@ def insert_sorted(idx, dist, r, k, j, v):  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def select_hits_misses(D, self_cols, codes_rows, codes_cols, k,  # pragma: no cover - compiled
+def select_hits_misses(D, self_cols, codes_rows, codes_cols, k, tol_rows, tol_cols,  # pragma: no cover - compiled
                        hit_idx, hit_dist, miss_idx, miss_dist):
-    """k nearest hits (same class, self excluded) and k nearest misses (any other class)."""
+    """k nearest hits (same class, self excluded) and k nearest misses (any other class), by the
+    tie rule of :func:`insert_sorted`."""
     nr, nc = D.shape
     for r in prange(nr):
         for t in range(k):
@@ -394,13 +405,14 @@ def select_hits_misses(D, self_cols, codes_rows, codes_cols, k,  # pragma: no co
             miss_dist[r, t] = np.inf
         own = codes_rows[r]
         self_col = self_cols[r]
+        tr = 2.0 * tol_rows[r]
         for j in range(nc):
             if j == self_col:
                 continue
             if codes_cols[j] == own:
-                insert_sorted(hit_idx, hit_dist, r, k, j, D[r, j])
+                insert_sorted(hit_idx, hit_dist, r, k, j, D[r, j], tr, tol_cols)
             else:
-                insert_sorted(miss_idx, miss_dist, r, k, j, D[r, j])
+                insert_sorted(miss_idx, miss_dist, r, k, j, D[r, j], tr, tol_cols)
     return hit_idx, hit_dist, miss_idx, miss_dist
 
 
@@ -409,13 +421,25 @@ def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
     """One Simba pass (Gilad-Bachrach, Navot & Tishby 2004, Fig. 1), in place on ``w``.
 
     For each instance ``x = X[order[t]]``: its nearest hit and miss under
-    ``||z||_w = sqrt(sum_i w_i^2 z_i^2)``, then
+    ``||z||_w = sqrt(sum_i w_i^2 z_i^2)`` (equal distances by the engine's tie rule, with
+    ``max_i w_i^2 |x|^2`` bounding the scaled rows' squared norms), then
     ``w_i += 1/2 ((x_i - nm_i)^2 / ||x - nm||_w - (x_i - nh_i)^2 / ||x - nh||_w) w_i``.
     Online by definition: each step uses the weights of the previous one.
     """
     n, d = X.shape
+    sq = np.empty(n, np.float64)
+    for j in range(n):
+        q = 0.0
+        for k in range(d):
+            q += X[j, k] * X[j, k]
+        sq[j] = q
+    c = TIE_ULPS * (d + 8)
     for t in range(order.shape[0]):
         i = order[t]
+        wmax = 0.0
+        for k in range(d):
+            wmax = max(wmax, w[k] * w[k])
+        ci = c * wmax
         bh = np.inf
         bm = np.inf
         ih = -1
@@ -428,10 +452,10 @@ def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
                 u = (X[i, k] - X[j, k]) * w[k]
                 s += u * u
             if codes[j] == codes[i]:
-                if s < bh:
+                if ih < 0 or s < bh - ci * (2.0 * sq[i] + sq[j] + sq[ih]):
                     bh = s
                     ih = j
-            elif s < bm:
+            elif im < 0 or s < bm - ci * (2.0 * sq[i] + sq[j] + sq[im]):
                 bm = s
                 im = j
         if ih < 0 or im < 0:

@@ -43,6 +43,7 @@ import numpy as np
 import scipy.sparse
 from numba import prange
 
+from . import _kernels
 from .jit import array_work, njit, size_dispatch
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
@@ -293,6 +294,22 @@ class DiffData:
                 self._distance_correction(rows[s:e], wf[M.mcols], D)
             yield s, e, D
 
+    def tie_tolerance(self, w=None):
+        """Per-row tolerances of the engine's tie rule (:func:`knnweights.engine.neighbors.tie_tolerance`)
+        for ``distance_chunks(w=w)``: those of the weighted expanded matrix, plus a bound on the terms
+        the unknown values add (each at most the feature's largest table entry)."""
+        from .neighbors import tie_tolerance
+
+        M = self.M
+        wf = self._w(w)
+        E = M.E if w is None else M.E * wf[M.ecol]
+        T = tie_tolerance(E, "manhattan")
+        if M.has_missing:
+            top = np.maximum(np.abs(M.A).max(axis=(0, 1), initial=0.0), np.abs(M.T2).max(axis=(0, 1), initial=0.0))
+            extra = float(np.sum(wf[M.mcols] * top))
+            T = T + _kernels.TIE_ULPS * (E.shape[1] + M.mcols.size + 8) * extra
+        return T
+
     def _distance_correction(self, rows, wm, D):
         """``D += C`` (module docstring) for the block of query ``rows``; the self-distance stays 0.
 
@@ -386,6 +403,12 @@ class PlainDiff:
         self.Z = np.ascontiguousarray(Z)
         self.n, self.d = self.Z.shape
 
+    def tie_tolerance(self, w=None):
+        """Per-row tolerances of the engine's tie rule for ``distance_chunks(w=w)``."""
+        from .neighbors import scale_for_metric, tie_tolerance
+
+        return tie_tolerance(scale_for_metric(self.Z, w, "manhattan"), "manhattan")
+
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
         from .neighbors import distance_chunks
 
@@ -447,16 +470,19 @@ def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, 
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, class_coef, k, hitmiss, P):  # pragma: no cover
+def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_rows, tol_cols, class_coef, k,
+                     hitmiss, P):  # pragma: no cover - compiled
     """Neighbour coefficients with the ties at the k-th distance averaged (``ties="include"``).
 
     For row ``r`` and class ``c`` with k-th smallest distance ``kth[r, c]`` (``inf``: the
-    class has fewer than ``k`` candidates, all are taken): the ``n_<`` candidates strictly
-    closer get ``class_coef[r, c] / k_c`` each and the ``n_=`` tied at ``kth`` share
-    ``(k_c - n_<) / k_c`` of it equally, ``k_c = min(k, candidates)``: the same as the
-    mean over the k nearest averaged over every order of the tied ones, so the result
-    does not depend on the row order.  Column ``self_cols[r]`` is skipped.  With
-    ``hitmiss`` the groups are hits (0) and misses (1) of row ``r`` instead of classes.
+    class has fewer than ``k`` candidates, all are taken), at candidate ``kth_idx[r, c]``:
+    the ``n_<`` candidates strictly closer get ``class_coef[r, c] / k_c`` each and the
+    ``n_=`` tied at ``kth`` share ``(k_c - n_<) / k_c`` of it equally, ``k_c = min(k,
+    candidates)``: the same as the mean over the k nearest averaged over every order of the
+    tied ones, so the result does not depend on the row order.  Equal distances are those of
+    the engine's tie rule (tolerances ``tol_rows`` / ``tol_cols``, as
+    :func:`knnweights.engine._kernels.insert_sorted`).  Column ``self_cols[r]`` is skipped.
+    With ``hitmiss`` the groups are hits (0) and misses (1) of row ``r`` instead of classes.
     """
     nr, nc = D.shape
     n_classes = kth.shape[1]
@@ -465,6 +491,7 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, class_coef, k, h
         eq = np.zeros(n_classes)
         cand = np.zeros(n_classes)
         me = self_cols[r]
+        tr = 2.0 * tol_rows[r]
         for j in range(nc):
             if j == me:
                 continue
@@ -472,10 +499,11 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, class_coef, k, h
             if hitmiss:
                 c = 0 if c == codes_rows[r] else 1
             cand[c] += 1.0
-            v = D[r, j]
-            if v < kth[r, c]:
+            rel = _tie_compare(D[r, j], kth[r, c], tr + tol_cols[j] + (tol_cols[kth_idx[r, c]] if kth_idx[r, c] >= 0
+                                                                       else 0.0))
+            if rel < 0:
                 less[c] += 1.0
-            elif v == kth[r, c]:
+            elif rel == 0:
                 eq[c] += 1.0
         a_less = np.zeros(n_classes)
         a_eq = np.zeros(n_classes)
@@ -493,14 +521,26 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, class_coef, k, h
             c = codes_cols[j]
             if hitmiss:
                 c = 0 if c == codes_rows[r] else 1
-            v = D[r, j]
-            if v < kth[r, c]:
+            rel = _tie_compare(D[r, j], kth[r, c], tr + tol_cols[j] + (tol_cols[kth_idx[r, c]] if kth_idx[r, c] >= 0
+                                                                       else 0.0))
+            if rel < 0:
                 P[r, j] = a_less[c]
-            elif v == kth[r, c]:
+            elif rel == 0:
                 P[r, j] = a_eq[c]
             else:
                 P[r, j] = 0.0
     return P
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _tie_compare(v, u, tol):  # pragma: no cover - compiled
+    """-1, 0 or 1 as ``v`` is below, equal to (within ``tol``) or above ``u`` (``u = inf``: every finite
+    ``v`` is below)."""
+    if v < u - tol:
+        return -1
+    if v > u + tol:
+        return 1
+    return 0
 
 
 # -- serial / threaded choice per call (knnweights.engine.jit.size_dispatch) ----------------------------------------

@@ -445,12 +445,25 @@ class ByteDiff:
         ncols = np.ones(self.d, np.int64)
         ncols[disc] = np.maximum(1, (L[disc] + 1) // 2)
         self.discrete = disc
+        # the largest diff of each feature (discrete: 1; continuous: 1 range-normalised, else the range)
+        self._top = np.where(disc, 1.0, np.where(r > 0, 1.0, 0.0) if normalize else r.astype(np.float64))
         self.prm = _Params(vmin, mult.astype(np.uint8), disc.astype(np.uint8), ncols, level, scale.astype(np.float64),
                            st["n_missing"] > 0, int(S), planes, normalize)
 
     def _args(self, *extra):
         prm = self.prm
         return lambda f0, f1: (prm.part(f0, f1), self.codes, self.K) + extra
+
+    def tie_tolerance(self, w=None):
+        """Per-row tolerances of the engine's tie rule for ``distance_chunks(w=w)``: zero where the
+        distances are exact (integer sums, unweighted, no unknown value), else a bound from each
+        feature's largest diff."""
+        if w is None and not self.prm.has_missing.any():
+            return np.zeros(self.n)
+        from ._kernels import TIE_ULPS
+
+        wv = np.ones(self.d) if w is None else np.asarray(w, dtype=np.float64)
+        return np.full(self.n, TIE_ULPS * (self.d + 8) * float(np.sum(wv * self._top)))
 
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
         from .neighbors import _rows_per_chunk

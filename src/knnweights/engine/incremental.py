@@ -38,7 +38,7 @@ from . import _kernels
 from ._config import get_config
 from ._kernels import _tile_phi, insert_sorted
 from .jit import njit, size_dispatch
-from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric
+from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric, tie_tolerance
 
 __all__ = ["IncrementalHitMiss"]
 
@@ -94,19 +94,22 @@ def _bound_parts(Xp, w0, w, g, c, N0, r, N):  # pragma: no cover - compiled
             f = cols_n[t]
             v += w[f] * Xp[i, f]
         N[i] = v
-        r[i] = g * (1.0 + 2.0 * c) * (a * (1.0 + c)) + 2.0 * c * (N0[i] + v)
+        # the rounding of D0 and of the new distance (2c (N0 + N)), and the tie rule's reach (c N, twice)
+        r[i] = g * (1.0 + 2.0 * c) * (a * (1.0 + c)) + 2.0 * c * (N0[i] + 2.0 * v)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _pruned_hits_misses(X, A, w, D0, r, N, codes, prev_h, prev_m, c, k, phi, max_share,
+def _pruned_hits_misses(X, A, w, D0, r, N, T, codes, prev_h, prev_m, c, k, phi, max_share,
                         hit_idx, hit_dist, miss_idx, miss_dist):  # pragma: no cover - compiled
     """The ``k`` nearest hits and misses of every sample, computing only the candidates.
 
     ``X``, ``w``: the data and weights on the features of positive weight (for the bounds);
     ``A``: the matrix the full pass's kernel reads (``X`` scaled for the metric); ``r[j]``: the
     column part of the lower bound (see :meth:`IncrementalHitMiss._pruned`), ``N[j] = w .
-    |x_j|^p``.  A pair ``(i, j)`` is a candidate when ``D0_ij (1 - c) - r_j <= (U_i + r_i) (1 +
-    c)``, ``U_i`` the bound of the ``k``-th nearest of ``j``'s side (:func:`_list_bound`).
+    |x_j|^p``, ``T`` the tie rule's tolerances of ``A``.  A pair ``(i, j)`` is a candidate when
+    ``D0_ij (1 - c) - r_j <= (U_i + r_i) (1 + c)``, ``U_i`` the bound of the ``k``-th nearest of
+    ``j``'s side (:func:`_list_bound`); ``r`` holds the tie rule's reach, so a candidate equal
+    to the ``k``-th (and of lower index) is never left out.
     Returns the number of candidate pairs, or ``-1`` (nothing computed) when every 16th row
     has more than ``max_share`` of its pairs as candidates: the bound is too loose to pay.
     """
@@ -150,15 +153,16 @@ def _pruned_hits_misses(X, A, w, D0, r, N, codes, prev_h, prev_m, c, k, phi, max
             for f in range(d):
                 buf[s, f] = A[cidx[s], f]
         acc = np.zeros((m, 1))
+        ti = 2.0 * T[i]
         # the candidates as the tile's rows against the sample: phi(a_j - a_i) is phi(a_i - a_j) bit
         # for bit, and every row of a group of four is summed alike
         _tile_phi(buf, A, 0, m, i, i + 1, phi, acc)
         for s in range(m):
             j = cidx[s]
             if codes[j] == ci:
-                insert_sorted(hit_idx, hit_dist, i, k, j, acc[s, 0])
+                insert_sorted(hit_idx, hit_dist, i, k, j, acc[s, 0], ti, T)
             else:
-                insert_sorted(miss_idx, miss_dist, i, k, j, acc[s, 0])
+                insert_sorted(miss_idx, miss_dist, i, k, j, acc[s, 0], ti, T)
     return total
 
 
@@ -246,7 +250,8 @@ class IncrementalHitMiss:
         n = self.X.shape[0]
         D = _pairwise_sym(A, self.phi)
         hi, hd, mi, md = self._alloc(k)
-        _kernels.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, hi, hd, mi, md)
+        T = tie_tolerance(A, self.metric)
+        _kernels.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi, md)
         N0, r = np.empty(n), np.empty(n)
         _bound_parts(self.Xp, w, w, self.g, self.c, np.zeros(n), r, N0)
         self.base = (w.copy(), D, N0)
@@ -262,8 +267,8 @@ class IncrementalHitMiss:
         r, N = np.empty(n), np.empty(n)
         _bound_parts(self.Xp, w0, w, self.g, self.c, N0, r, N)
         hi, hd, mi, md = self._alloc(k)
-        total = _pruned_hits_misses(Xs, A, ws, D0, r, N, self.codes, self.prev[1], self.prev[2], self.c, k,
-                                    self.phi, 2.0 * self._FAIL_SHARE, hi, hd, mi, md)
+        total = _pruned_hits_misses(Xs, A, ws, D0, r, N, tie_tolerance(A, self.metric), self.codes, self.prev[1],
+                                    self.prev[2], self.c, k, self.phi, 2.0 * self._FAIL_SHARE, hi, hd, mi, md)
         first = self.since_full == 0
         self.since_full += 1
         if total < 0 or (first and total > self._FAIL_SHARE * n * (n - 1)):

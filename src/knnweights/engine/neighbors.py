@@ -13,6 +13,18 @@ pre-scaled data (``w * X`` for L1, ``sqrt(w) * X`` for L2sq) by compiled kernels
 row blocks whose size is bounded by the ``working_memory`` budget of
 :func:`knnweights.get_config`; no ``n x n x d`` array is ever formed and an ``n x n``
 matrix only when it fits the budget.
+
+Equal distances.  Every neighbour list of the library (hits, misses, the neighbours of each
+class, the kNN vote) orders candidates by one rule: two distances from the same query are
+equal when they differ by at most the rounding error that computing them can carry
+(:func:`tie_tolerance`), and of equal distances the lower sample index comes first.
+Distances that are equal in exact arithmetic (integer or few-digit data, mirrored pairs such
+as ``x - 1`` and ``x + 1``) come out of floating point a few units of roundoff apart, and
+which of them is smaller depends on the last bits of the scaled data, hence on the CPU
+(NumPy's SIMD-dispatched functions, the BLAS) that computed the weights.  The rule makes the
+order a function of the data: on such data it is the index order on every machine, and on
+data without such ties (every gap above the tolerance) it is the order of the computed
+distances, bit for bit.
 """
 
 from collections import namedtuple
@@ -28,8 +40,11 @@ __all__ = [
     "scale_for_metric",
     "weighted_distances",
     "distance_chunks",
+    "tie_tolerance",
     "nearest_hits_misses",
     "nearest_by_class",
+    "nearest",
+    "select_nearest",
     "soft_neighbor_log_probabilities",
     "row_log_softmax",
     "entropy_from_log",
@@ -44,6 +59,10 @@ __all__ = [
     "Neighbors",
     "SoftMargins",
 ]
+
+#: the neighbour tie rule's version (1: equal computed floats by index; 2: equal within the rounding error of
+#: computing them, :func:`tie_tolerance`): stored results on data with many equal distances depend on it
+TIE_RULE_VERSION = 2
 
 METRICS = {"manhattan": _kernels.L1, "l1": _kernels.L1, "sqeuclidean": _kernels.L2SQ, "l2sq": _kernels.L2SQ}
 
@@ -75,6 +94,37 @@ def _as_float(X):
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
     return np.ascontiguousarray(X)
+
+
+def tie_tolerance(A, metric):
+    """Per-row tolerances ``T`` of the tie rule on scaled data ``A`` (module docstring).
+
+    The distances from query ``i`` to candidates ``j`` and ``m`` are equal when
+    ``|D_ij - D_im| <= (T_i + T_j) + (T_i + T_m)``.  ``T_i = 2**-51 (d + 8) N_i`` with ``N_i =
+    sum_f |a_if|`` (Manhattan) or ``sum_f a_if**2`` (squared Euclidean): ``T_i + T_j`` bounds
+    how far the computed ``D_ij`` (``d`` terms summed in order) can lie from the exact
+    distance of data whose scaled entries carry a relative error of a few units of roundoff
+    (the data's own rounding, the standardisation's and the weights'), so two distances that
+    are equal in exact arithmetic are always found equal.  Distances further apart than that
+    keep their computed order.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, d)
+        Data scaled for the metric (:func:`scale_for_metric`).
+    metric : {"manhattan", "sqeuclidean"}
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+    """
+    A = np.asarray(A)
+    if A.dtype.kind != "f":  # integer data (genotype codes): exact distances, no rounding
+        return np.zeros(A.shape[0])
+    N = np.abs(A).sum(axis=1, dtype=np.float64) if metric_code(metric) == _kernels.L1 else \
+        np.einsum("ij,ij->i", A, A, dtype=np.float64)
+    unit = _kernels.TIE_ULPS * float(np.finfo(A.dtype).eps / np.finfo(np.float64).eps)
+    return (unit * (A.shape[1] + 8)) * N
 
 
 def scale_for_metric(X, w, metric):
@@ -235,8 +285,8 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
     Returns
     -------
     Neighbors
-        One row per query, sorted by distance; ties broken by the lower sample index,
-        so the result is deterministic.
+        One row per query, sorted by distance; equal distances (the tie rule of the
+        module docstring) by the lower sample index.
     """
     codes = _codes(y)
     k = int(n_neighbors)
@@ -251,11 +301,12 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
     hit_dist = np.empty((nq, k), Xf.dtype)
     miss_dist = np.empty((nq, k), Xf.dtype)
     B = scale_for_metric(Xf, w, metric)
+    T = tie_tolerance(B, metric)
     # all rows: the distances within one set (symmetric, each pair once when it fits)
     for s, e, D in distance_chunks(B, None, None, metric, working_memory) if every_row else \
             distance_chunks(B[rows], B, None, metric, working_memory):
         r = rows[s:e]
-        _kernels.select_hits_misses(D, r, codes[r], codes, k, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
+        _kernels.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
                                     miss_dist[s:e])
     return Neighbors(hit_idx, hit_dist, miss_idx, miss_dist)
 
@@ -290,17 +341,75 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
         self_cols = rows
         B = scale_for_metric(Xq, w, metric)
         A = B[rows]
+        T_cols = tie_tolerance(B, metric)
+        T_rows = T_cols[rows]
     else:
         A = scale_for_metric(Xq, w, metric)
         B = scale_for_metric(XB, w, metric)
         self_cols = np.full(A.shape[0], -1, np.int64)
+        T_rows, T_cols = tie_tolerance(A, metric), tie_tolerance(B, metric)
     n = A.shape[0]
     idx = np.empty((n, n_classes, k), np.int64)
     dist = np.empty((n, n_classes, k), Xq.dtype)
     codes_rows = np.zeros(n, np.int64)
     for s, e, D in distance_chunks(A, None if every_row else B, None, metric, working_memory):
-        _kernels.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, idx[s:e], dist[s:e])
+        _kernels.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e], T_cols,
+                                  idx[s:e], dist[s:e])
     return idx, dist
+
+
+def select_nearest(D, n_neighbors, T_rows, T_cols):
+    """The ``n_neighbors`` smallest entries of each row of a distance block, by the tie rule.
+
+    Parameters
+    ----------
+    D : ndarray of shape (nq, n)
+        Distances (each computed as one sum over the features, as the engine's kernels do).
+    n_neighbors : int
+    T_rows, T_cols : ndarray of shape (nq,) and (n,)
+        The rows' and columns' :func:`tie_tolerance` on the data the distances come from.
+
+    Returns
+    -------
+    idx : ndarray of shape (nq, k)
+        Column indices sorted by distance, equal distances by the lower index (``-1`` where
+        a row has fewer than k columns).
+    dist : ndarray of shape (nq, k)
+    """
+    nq, n = D.shape
+    k = int(n_neighbors)
+    idx = np.empty((nq, 1, k), np.int64)
+    dist = np.empty((nq, 1, k), D.dtype)
+    _kernels.select_neighbors(np.ascontiguousarray(D), np.full(nq, -1, np.int64), np.zeros(nq, np.int64),
+                              np.zeros(n, np.int64), 1, k, np.ascontiguousarray(T_rows, dtype=np.float64),
+                              np.ascontiguousarray(T_cols, dtype=np.float64), idx, dist)
+    return idx[:, 0], dist[:, 0]
+
+
+def nearest(X_query, X, w=None, n_neighbors=1, metric="manhattan", working_memory=None):
+    """The ``n_neighbors`` nearest rows of ``X`` to each row of ``X_query`` (the kNN search).
+
+    Parameters
+    ----------
+    X_query : ndarray of shape (nq, d)
+    X : ndarray of shape (n, d)
+        The candidates (a training set).
+    w : ndarray of shape (d,), default=None
+        Feature weights of the distance (``None``: unweighted).
+    n_neighbors : int
+    metric : {"manhattan", "sqeuclidean"}
+
+    Returns
+    -------
+    idx : ndarray of shape (nq, k)
+        Row indices of ``X`` sorted by distance, equal distances (the tie rule of the
+        module docstring) by the lower index; ``-1`` where ``X`` has fewer than k rows.
+    dist : ndarray of shape (nq, k)
+    """
+    n = np.asarray(X).shape[0]
+    idx, dist = nearest_by_class(X_query, None, w, n_neighbors, metric, n_classes=1, XB=X,
+                                 yB=np.zeros(n, np.int64), working_memory=working_memory)
+    return idx[:, 0], dist[:, 0]
 
 
 def soft_neighbor_log_probabilities(D, codes_rows, codes_cols, sigma, row_offset=0, exclude_self=True):

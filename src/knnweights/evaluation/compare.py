@@ -103,11 +103,13 @@ def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
     """Accuracy (percent) of plain Euclidean kNN on the top ``m`` features, for each ``m`` of ``grid``.
 
     The squared distances grow by one block of features per step (each feature's
-    contribution is added once); equally distant neighbours go to the lower training index,
-    ties among the ``k`` votes to the first class (:func:`~knnweights.classifiers.class_votes`).
+    contribution is added once, so the sums run in the order of the ranking); the ``k``
+    nearest are found by the engine's tie rule (equal distances to the lower training index)
+    with the tolerances of the top ``m`` features, and a tie of votes goes to the first class
+    (:func:`~knnweights.classifiers.majority_class`).
     """
     from ..classifiers import class_votes, majority_class
-    from ..engine.neighbors import weighted_distances
+    from ..engine.neighbors import select_nearest, tie_tolerance, weighted_distances
 
     order = np.argsort(ranks, kind="stable")
     classes, codes = np.unique(ytr, return_inverse=True)
@@ -118,7 +120,10 @@ def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
         if block.size:
             D += weighted_distances(Xte[:, block], Xtr[:, block], metric="sqeuclidean")
         done = m
-        pred = majority_class(class_votes(D, codes, k, classes.size, ties="order"), classes)
+        top = order[:m]
+        idx, _ = select_nearest(D, k, tie_tolerance(Xte[:, top], "sqeuclidean"),
+                                tie_tolerance(Xtr[:, top], "sqeuclidean"))
+        pred = majority_class(class_votes(idx, codes, classes.size), classes)
         out.append(100.0 * float(np.mean(pred == yte)))
     return out
 
@@ -161,9 +166,7 @@ class KNNCell:
                 f"curve={self.curve})")
 
     def __call__(self, X_train, y_train, X_test, y_test, X_val=None, y_val=None, random_state=None):
-        from sklearn.neighbors import KNeighborsClassifier
-
-        from ..classifiers import WeightedKNN
+        from ..classifiers import KNNClassifier, WeightedKNN
         from ..selection import fitted_ranking
 
         out = {}
@@ -173,7 +176,7 @@ class KNNCell:
                 Xtr, Xte = _prepare(X_train, X_test, self.scale)
                 k = min(self.n_neighbors, Xtr.shape[0])
                 if self.weighter is None:
-                    knn = KNeighborsClassifier(n_neighbors=k).fit(Xtr, y_train)
+                    knn = KNNClassifier(n_neighbors=k).fit(Xtr, y_train)
                     acc = float(np.mean(knn.predict(Xte) == y_test))
                 else:
                     est = clone(self.weighter)

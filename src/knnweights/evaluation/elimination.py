@@ -108,9 +108,9 @@ def _default_estimator(ranker):
         from ..classifiers import WeightedKNN
 
         return WeightedKNN(ranker, n_neighbors=1)
-    from sklearn.neighbors import KNeighborsClassifier
+    from ..classifiers import KNNClassifier
 
-    return KNeighborsClassifier(n_neighbors=1)
+    return KNNClassifier(n_neighbors=1)
 
 
 class HalvingElimination(ClassifierMixin, SelectorMixin, BaseEstimator):

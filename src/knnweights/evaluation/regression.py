@@ -3,7 +3,7 @@
 The continuous-target counterpart of :func:`knnweights.evaluation.compare.compare_methods`
 behind ``knnweights evaluate`` when the target is continuous: each cell imputes and scales
 on its training part, fits the weighter there, and scores
-:class:`~knnweights.classifiers.WeightedKNNRegressor` (or plain ``KNeighborsRegressor``) on
+:class:`~knnweights.classifiers.WeightedKNNRegressor` (or plain :class:`~knnweights.classifiers.KNNRegressor`) on
 the test part by the root mean squared error and R^2; :func:`regression_tests` compares
 every method with plain kNN on the same cells by Nadeau & Bengio's corrected resampled
 t-test on the RMSE differences.
@@ -26,9 +26,7 @@ __all__ = ["compare_regression", "regression_tests"]
 
 def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
     from sklearn.metrics import r2_score
-    from sklearn.neighbors import KNeighborsRegressor
-
-    from ..classifiers import WeightedKNNRegressor
+    from ..classifiers import KNNRegressor, WeightedKNNRegressor
 
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
@@ -36,7 +34,7 @@ def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
         Xtr, Xte = _prepare(X[train], X[test], scale)
         k = min(n_neighbors, Xtr.shape[0])
         if weighter is None:
-            model = KNeighborsRegressor(n_neighbors=k)
+            model = KNNRegressor(n_neighbors=k)
         else:
             model = WeightedKNNRegressor(set_random_states(clone(weighter), seed), n_neighbors=k)
         pred = model.fit(Xtr, y[train]).predict(Xte)

@@ -1,5 +1,7 @@
 """Shared data preparation for the paper modules (two largest classes, standardising, subsampling)."""
 
+import functools
+
 import numpy as np
 
 from .. import datasets as _ds
@@ -58,6 +60,45 @@ def _raw_digest(name):
     return _ds._content_digest(name)
 
 
+def tie_heavy(X):
+    """Whether the data's features mostly repeat their values: the median feature has more than half of
+    its known values equal to another sample's (integer codes, few-level or few-digit measurements).
+
+    On such data many distances between samples are equal in exact arithmetic, so neighbour lists and
+    kNN votes depend on how equal distances are ordered (:func:`knnweights.engine.neighbors.tie_tolerance`);
+    on data whose features take mostly distinct values they practically never do.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        return False
+    share = []
+    for col in X.T:
+        known = col[~np.isnan(col)]
+        share.append(1.0 - np.unique(known).size / known.size if known.size else 0.0)
+    return bool(np.median(share) > 0.5)
+
+
+@functools.lru_cache(maxsize=None)
+def _tie_heavy_raw(name):
+    X, _ = _load_raw(name)
+    return tie_heavy(X)
+
+
+def neighbour_ties(name):
+    """The version of the neighbour tie rule a dataset's cells depend on: ``{"neighbour_ties": v}`` for
+    :func:`tie_heavy` data (part of its identity and of its figures' keys), ``{}`` otherwise."""
+    from ..engine.neighbors import TIE_RULE_VERSION
+
+    return {"neighbour_ties": TIE_RULE_VERSION} if _tie_heavy_raw(name) else {}
+
+
+def ties_tag(name):
+    """``()``, or ``(("neighbour_ties", v),)`` for :func:`tie_heavy` data: appended to a stored figure value's
+    key, so values made under another tie rule are computed again (the tables' cells carry it in their
+    data identity)."""
+    return tuple(neighbour_ties(name).items())
+
+
 def _load_raw(name):
     if name in SKLEARN_SETS:
         import sklearn.datasets
@@ -109,7 +150,8 @@ def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, m
         return {"dataset": name, "digest": _raw_digest(name), "missing": _MISSING, "rows": rows,
                 "groups": groups, "two": two, "min_class": min_class, "const": const,
                 "max_features": (max_features or {}).get(cfg.mode), "std": std, "max_rows": mr,
-                "subsample_seed": cfg.random_state if mr is not None else None, "preparation": PREPARATION_VERSION}
+                "subsample_seed": cfg.random_state if mr is not None else None, "preparation": PREPARATION_VERSION,
+                **neighbour_ties(name)}
 
     load.identity = identity
     load.bundled = name  # the name `knnweights datasets` prints (``reproduce --datasets`` accepts it)

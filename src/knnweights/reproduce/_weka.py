@@ -3,19 +3,20 @@
 import numpy as np
 from scipy.special import log_ndtr
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..classifiers import KNNClassifier
+
 __all__ = ["WekaNaiveBayes", "weka_ibk", "weka_smo"]
 
 
 def weka_ibk(k):
     """WEKA IBk with its defaults: Euclidean distance on attributes scaled by their training ranges."""
-    return Pipeline([("normalise", MinMaxScaler()), ("knn", KNeighborsClassifier(k))])
+    return Pipeline([("normalise", MinMaxScaler()), ("knn", KNNClassifier(k))])
 
 
 def weka_smo(kernel=None, degree=3):

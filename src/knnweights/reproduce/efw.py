@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from ..evaluation import stability_of, top_feature_curve
-from ._common import as_arrays, cached, limits_note, loader, savefig
+from ._common import as_arrays, cached, limits_note, loader, savefig, ties_tag
 from .tables import TableResult, TableSpec, read_paper_table, within_tolerance
 
 PAPER = "efw"
@@ -99,7 +99,7 @@ def custom_tables(cfg):
                    "dataset_note": "standardised", "paper": float(r["mean"]), "paper_as_printed": r["as_printed"],
                    "paper_std": None, "reading": reading, "miss_reason": ""}
             try:
-                got = cached(cfg, "efw_stability", (name, gamma, seeds, "std", reading), compute,
+                got = cached(cfg, "efw_stability", (name, gamma, seeds, "std", reading) + ties_tag(name), compute,
                              deps=[_efw(gamma, 5, cfg, _NEIGHBORS.get(reading, "full"))])
                 if got is None:  # --report-only and not in the store yet
                     row.update(ours_mean=None, ours_std=None, ours_se=None, n_cells=0, diff=None, within=None,
@@ -164,7 +164,7 @@ def figures(cfg, out):
             return {meth: [stability_reading(X, y, g, m, READINGS[0][0], cfg, cfg.random_state) for m in ms]
                     for meth, g in [("EFW", 0.001), ("EFWWD", 0.0)]}
 
-        res = cached(cfg, "efw_fig1", (name, ms, "std", READINGS[0][0]), compute,
+        res = cached(cfg, "efw_fig1", (name, ms, "std", READINGS[0][0]) + ties_tag(name), compute,
                      deps=[_efw(0.001, 5, cfg, READINGS[0][0])])
         if res is None:
             figs.append({"title": f"EFW Fig. 1: stability against m, {lab}", "claim": "", "verdict": "partial: "
@@ -204,7 +204,7 @@ def figures(cfg, out):
                               "std": np.asarray(b.std).tolist()}
             return out_
 
-        res = cached(cfg, "efw_fig2", (name, "std"), compute,
+        res = cached(cfg, "efw_fig2", (name, "std") + ties_tag(name), compute,
                      deps=[_efw(0.001, 5, cfg, "soft"), ERelief(n_estimators=5, random_state=0)])
         if res is None:
             figs.append({"title": f"EFW Fig. 2: accuracy against the number of top features, {lab}", "claim": "",

@@ -9,10 +9,10 @@ toy examples whose point coordinates the paper does not give: quoted, not recomp
 """
 
 from sklearn.feature_selection import SelectKBest
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import MinMaxScaler
 
+from ..classifiers import KNNClassifier
 from ..evaluation import HalvingElimination, RepeatedCV, Tuned, halving_grid, weighted_knn
 from ._common import limits_note, loader
 from ._weka import WekaNaiveBayes, weka_ibk, weka_smo
@@ -117,9 +117,9 @@ def table5():
     methods = [
         MethodSpec("ADT", reason=WEKA + " (alternating decision tree)"),
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
-        MethodSpec("IB1", lambda cfg: weka_ibk(1), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(1) "
+        MethodSpec("IB1", lambda cfg: weka_ibk(1), stand_in="sklearn MinMaxScaler + knnweights KNNClassifier(1) "
                    "(IBk's attribute normalisation) for WEKA IB1"),
-        MethodSpec("IB3", lambda cfg: weka_ibk(3), stand_in="sklearn MinMaxScaler + KNeighborsClassifier(3) "
+        MethodSpec("IB3", lambda cfg: weka_ibk(3), stand_in="sklearn MinMaxScaler + knnweights KNNClassifier(3) "
                    "(IBk's attribute normalisation) for WEKA IB3"),
         MethodSpec("NBC", lambda cfg: WekaNaiveBayes(), stand_in="knnweights WekaNaiveBayes (WEKA NaiveBayes's "
                    "NormalEstimator: precision, sd >= precision / 6, interval probabilities) for WEKA naive Bayes"),
@@ -269,9 +269,9 @@ def table4():
         MethodSpec("BN", reason=WEKA + " (Bayesian network)"),
         MethodSpec("NBC", chi(lambda cfg: WekaNaiveBayes()), stand_in="knnweights WekaNaiveBayes (WEKA NaiveBayes's "
                    "NormalEstimator) for WEKA naive Bayes", reading=chi_reading),
-        MethodSpec("IB1", chi(lambda cfg: KNeighborsClassifier(1)), stand_in="sklearn 1-NN for WEKA IB1",
+        MethodSpec("IB1", chi(lambda cfg: KNNClassifier(1)), stand_in="knnweights 1-NN for WEKA IB1",
                    reading=chi_reading),
-        MethodSpec("IB3", chi(lambda cfg: KNeighborsClassifier(3)), stand_in="sklearn 3-NN for WEKA IB3",
+        MethodSpec("IB3", chi(lambda cfg: KNNClassifier(3)), stand_in="knnweights 3-NN for WEKA IB3",
                    reading=chi_reading),
         MethodSpec("RBF", reason=WEKA + " (RBF network)"),
         MethodSpec("I-M4E", _im4e_chi, stand_in="knnweights IM4E + ExpectedDistanceClassifier, sigma by internal CV",

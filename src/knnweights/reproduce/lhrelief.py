@@ -10,7 +10,7 @@ import os
 import numpy as np
 
 from ..evaluation import Tuned, weighter_pipeline
-from ._common import as_arrays, curve_cells, holdout_two_to_one, limits_note, loader, savefig
+from ._common import as_arrays, curve_cells, holdout_two_to_one, limits_note, loader, savefig, ties_tag
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "lh-relief"
@@ -239,8 +239,8 @@ def figures(cfg, out):
     counts2 = cfg.pick([0, 20], [0, 100, 500], list(range(0, 1001, 100)))
     for lab, name in [("Bupa", "bupa_liver"), ("Pima", "pima_diabetes")]:
         X, y = loader(name, std=True, max_rows=_ROWS)(cfg)
-        res, info = curve_cells(cfg, f"lhrelief_fig2_{name}", ("hknn-cv-readings-damped", counts2, it), ests, X, y,
-                                counts2, cv, reps)
+        res, info = curve_cells(cfg, f"lhrelief_fig2_{name}", ("hknn-cv-readings-damped", counts2, it) + ties_tag(name),
+                                ests, X, y, counts2, cv, reps)
         path = os.path.join(out, f"lhrelief_fig2_{name}.png")
         if res:
             savefig(plot_irrelevant_feature_curve(as_arrays(res), title=f"{lab}: HKNN error with irrelevant features"),

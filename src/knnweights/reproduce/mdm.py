@@ -23,7 +23,8 @@ class _Run:
 
     _algorithm_version = 1
     #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
-    _algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN")
+    _algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN",
+                       "knnweights.classifiers._weighted_knn:KNNClassifier")
 
     def __init__(self, kind, C=1.0):
         self.kind, self.C = kind, C
@@ -32,13 +33,11 @@ class _Run:
         return f"MDM-run({self.kind!r}, C={self.C})"
 
     def __call__(self, X_tr, y_tr, X_te, y_te, X_val=None, y_val=None, random_state=0):
-        from sklearn.neighbors import KNeighborsClassifier
-
         from .. import MDM
-        from ..classifiers import WeightedKNN
+        from ..classifiers import KNNClassifier, WeightedKNN
 
         if self.kind == "plain":
-            clf = KNeighborsClassifier(1).fit(X_tr, y_tr)
+            clf = KNNClassifier(1).fit(X_tr, y_tr)
             return {"accuracy": float(np.mean(clf.predict(X_te) == y_te)), "n_nonzero": int(X_tr.shape[1])}
         clf = WeightedKNN(MDM(soft=self.kind == "soft", C=self.C), 1).fit(X_tr, y_tr)
         w = clf.weighter_.feature_importances_

@@ -76,7 +76,8 @@ def _diff_data(est, X, codes):
 
 def _nearest(data, codes, k, rows, per_class):
     """``(n_rows, C, k)`` neighbour indices: per class (``per_class``) or ``C = 2`` (hits, misses);
-    with one class (``codes`` all 0) the hits are the ``k`` nearest samples.  Ties: lower index."""
+    with one class (``codes`` all 0) the hits are the ``k`` nearest samples.  Equal distances (the
+    engine's tie rule): lower index."""
     every = rows is None
     nr = data.n if every else rows.size
     rows_all = np.arange(data.n) if every else rows
@@ -84,9 +85,10 @@ def _nearest(data, codes, k, rows, per_class):
 
     n_classes = int(codes.max()) + 1
     idx = np.empty((nr, n_classes if per_class else 2, k), np.int64)
+    T = data.tie_tolerance()
     for s, e, D in data.distance_chunks(None if every else rows):
         r = np.ascontiguousarray(rows_all[s:e])
-        idx[s:e] = select_block(np.ascontiguousarray(D), r, codes, k, per_class, n_classes)[0]
+        idx[s:e] = select_block(np.ascontiguousarray(D), r, codes, k, per_class, n_classes, T)[0]
     return rows_all, idx
 
 

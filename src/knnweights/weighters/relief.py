@@ -122,19 +122,21 @@ def _class_coefficients(codes, rows, n_classes, miss_weighting):
     return coef
 
 
-def select_block(D, rows, codes, k, per_class, n_classes):
+def select_block(D, rows, codes, k, per_class, n_classes, T):
     """The ``k`` nearest of the rows ``rows`` of a distance block ``D`` (the sample itself left out):
     per class (``per_class``; ``(b, n_classes, k)``) or hits and misses (``(b, 2, k)``), indices and
-    distances, ``-1`` / ``inf`` where fewer exist; ties to the lower index."""
+    distances, ``-1`` / ``inf`` where fewer exist; equal distances (the engine's tie rule, ``T`` the
+    data's per-row tolerances) to the lower index."""
     b = rows.size
+    T_rows = np.ascontiguousarray(T[rows])
     if per_class:
         idx = np.empty((b, n_classes, k), np.int64)
         dist = np.empty((b, n_classes, k), D.dtype)
-        kernels.select_neighbors(D, rows, codes[rows], codes, n_classes, k, idx, dist)
+        kernels.select_neighbors(D, rows, codes[rows], codes, n_classes, k, T_rows, T, idx, dist)
         return idx, dist
     hi, hd = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
     mi, md = np.empty((b, k), np.int64), np.empty((b, k), D.dtype)
-    kernels.select_hits_misses(D, rows, codes[rows], codes, k, hi, hd, mi, md)
+    kernels.select_hits_misses(D, rows, codes[rows], codes, k, T_rows, T, hi, hd, mi, md)
     return np.stack([hi, mi], axis=1), np.stack([hd, md], axis=1)
 
 
@@ -160,17 +162,20 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
     else:
         coef_all = np.tile(np.array([-1.0, 1.0]), (rows.size, 1))
     z = np.zeros(data.d)
+    T = data.tie_tolerance()
     for s, e, D in data.distance_chunks(None if every else rows, n_arrays=3 if ties == "include" else 1):
         r = np.ascontiguousarray(rows[s:e])
         b = e - s
         D = np.ascontiguousarray(D)
-        idx, dist = select_block(D, r, codes, k, per_class, n_classes)
+        idx, dist = select_block(D, r, codes, k, per_class, n_classes, T)
         coef = coef_all[s:e]
         if ties == "include":
             P = np.empty((b, n), np.float64)
+            kth_idx = np.ascontiguousarray(idx[:, :, k - 1])
             mixed_kernels.tie_coefficients(D.astype(np.float64, copy=False), r, codes[r], codes,
-                                            np.ascontiguousarray(dist[:, :, k - 1], dtype=np.float64),
-                                            np.ascontiguousarray(coef), k, not per_class, P)
+                                            np.ascontiguousarray(dist[:, :, k - 1], dtype=np.float64), kth_idx,
+                                            np.ascontiguousarray(T[r]), T, np.ascontiguousarray(coef), k,
+                                            not per_class, P)
             z += data.coef_sum(r, P)
         else:
             found = (idx >= 0).sum(axis=2)
