@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from .exceptions import UsageError
+
 #: a fast, varied default: Relief family (k neighbours, radius), iterative Relief, margins, NCA
 DEFAULT_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal")
 #: the default for a continuous target: RReliefF, MultiSURF's continuous rule, MLKR
@@ -29,10 +31,6 @@ SLOW_ON_WIDE = ("MDM", "SQPFW")
 #: the demo's default tour: one or two methods of each family, quick to compile and to fit
 DEMO_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "IM4E", "Logo", "NCADiagonal", "SVMRFE")
 WIDE = 5000
-
-
-class UsageError(ValueError):
-    """A bad option value; printed as one line, exit status 2."""
 
 
 # -- help texts without reStructuredText ----------------------------------------------

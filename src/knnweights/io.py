@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .exceptions import DataError
 from .utils import format_label
 
 __all__ = ["DataError", "UserData", "PlinkData", "read_table", "load_table", "fill_median", "read_plink", "IMPUTE"]
@@ -26,10 +27,6 @@ _EXCEL = (".xlsx", ".xlsm", ".xls", ".ods")
 _PARQUET = (".parquet", ".pq")
 _TSV = (".tsv", ".tab")
 _COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
-
-
-class DataError(ValueError):
-    """A user's data file cannot be used; the message is one line naming the file and column."""
 
 
 @dataclass

@@ -17,6 +17,8 @@ import sys
 import numpy as np
 from tqdm import tqdm
 
+from .exceptions import InvalidParameterError
+
 __all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_seconds",
            "format_label", "column_label", "column_names", "InvalidParameterError", "Interval", "StrOptions",
            "HasMethods", "validate_params"]
@@ -156,14 +158,6 @@ def check_target(y):
 
 
 # -- constructor parameters --------------------------------------------------------------------------
-class InvalidParameterError(ValueError, TypeError):
-    """A constructor parameter has a type or value its estimator does not accept.
-
-    Raised by :func:`validate_params` at ``fit``.  It is both a ``ValueError`` and a
-    ``TypeError``, as scikit-learn's error of the same name, so that code catching either sees it.
-    """
-
-
 class _Constraint:
     """One accepted kind of parameter value: ``is_satisfied_by(value)`` and a phrase for messages."""
 

@@ -15,6 +15,8 @@ travels with it.  :func:`knnweights.cli.add_scheduler_argument` gives a command 
 import contextlib
 import os
 
+from ..exceptions import SchedulerError
+
 __all__ = ["ENV_VAR", "SchedulerError", "scheduler_address", "use_scheduler"]
 
 #: the environment variable read when no address is given
@@ -22,10 +24,6 @@ ENV_VAR = "DASK_SCHEDULER_ADDRESS"
 
 #: seconds to wait for a scheduler to answer (``use_scheduler(timeout=None)``)
 CONNECT_TIMEOUT = 10.0
-
-
-class SchedulerError(RuntimeError):
-    """The scheduler cannot be reached, or dask.distributed is not installed (a one-line message)."""
 
 
 def scheduler_address(address=None):

@@ -26,6 +26,7 @@ __all__ = ["compare_regression", "regression_tests"]
 
 def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
     from sklearn.metrics import r2_score
+
     from ..classifiers import KNNRegressor, WeightedKNNRegressor
 
     t0 = time.perf_counter()

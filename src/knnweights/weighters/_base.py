@@ -11,6 +11,7 @@ from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from ..exceptions import ZeroWeightsWarning
 from ..utils import (  # noqa: F401 - the validation helpers, defined once in knnweights.utils
     Interval,
     check_finite_columns,
@@ -24,15 +25,6 @@ from ..utils import (  # noqa: F401 - the validation helpers, defined once in kn
 __all__ = ["BaseWeighter", "ZeroWeightsWarning", "CONTINUOUS_TARGET_METHODS", "check_finite_columns",
            "check_numeric_columns", "check_target", "feature_ranking", "margin_gain", "refuse_continuous_target",
            "validate_continuous_fit_data", "warn_max_iter", "normalize_weights"]
-
-
-class ZeroWeightsWarning(UserWarning):
-    """A fit ended with every feature weight 0.
-
-    ``transform`` then gives all-zero data and a kNN on it predicts one class for every
-    sample.  The usual causes: every feature of ``X`` is constant, or no feature separates
-    the classes at the method's neighbourhood (noise features, or too few samples per class).
-    """
 
 
 #: how many BaseWeighter.fit calls are running in this context: a weighter fitted inside another's fit

@@ -33,6 +33,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities, weighted_distances
+from ..exceptions import NoPositiveWeightsWarning
 from ..utils import Interval
 from ._base import BaseWeighter, warn_max_iter
 
@@ -46,10 +47,6 @@ __all__ = [
     "MarginQualityTerms",
     "illustration_points",
 ]
-
-
-class NoPositiveWeightsWarning(ConvergenceWarning):
-    """Eq. (9) is undefined: ``v`` has no positive entry (no feature has a positive margin sum)."""
 
 
 IM4EStep = namedtuple("IM4EStep", ["cost", "update", "v", "quantity", "quality", "regularization"])
