@@ -4,6 +4,7 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 ``transform``), on one shared, compiled neighbour engine (the :mod:`knnweights.engine` package).
 """
 
+from ._version import __version__
 from .classifiers import WeightedKNNRegressor
 from .engine import config_context, get_config, set_config
 from .selection import SelectTopK, TuRF, rank_table
@@ -31,8 +32,6 @@ from .weighters import (
     Simba,
     ZeroWeightsWarning,
 )
-
-__version__ = "0.1.0"
 
 #: name -> class of every weighter, so tools can loop over them
 WEIGHTERS = {
