@@ -443,7 +443,7 @@ def _cmd_evaluate(args):
     from .evaluation import write_csv
     from .evaluation.compare import PLAIN, compare_methods, pairwise_tests, top_curves, warning_summary
     from .evaluation.distributed import use_scheduler
-    from .evaluation.runner import summarize
+    from .evaluation import summarize
     from .io import fill_median
     from .plotting.report import write_user_report
 

@@ -12,19 +12,11 @@
 """
 
 from .elimination import HalvingElimination, halving_counts
+from .grid import fingerprint_view, run_grid
 from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
+from .protocols import RepeatedCV, RepeatedHoldout, derive_seed
+from .results import summarize, write_csv
 from .robustness import irrelevant_feature_curve
-from .runner import (
-    RepeatedCV,
-    RepeatedHoldout,
-    ResultStore,
-    derive_seed,
-    paired_values,
-    run_grid,
-    summarize,
-    to_frame,
-    write_csv,
-)
 from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
 from .stats import (
     best_marks,
@@ -36,12 +28,13 @@ from .stats import (
     win_tie_loss,
     win_tie_loss_table,
 )
+from .store import ResultStore
 from .topfeatures import feature_order, top_feature_curve
 from .tuning import Tuned, halving_grid, log_grid, set_random_states, share_grid, tune
 
 __all__ = [
-    "run_grid", "RepeatedCV", "RepeatedHoldout", "ResultStore", "derive_seed", "paired_values", "summarize",
-    "to_frame", "write_csv",
+    "run_grid", "fingerprint_view", "RepeatedCV", "RepeatedHoldout", "ResultStore", "derive_seed", "summarize",
+    "write_csv",
     "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
     "RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit",
     "win_tie_loss", "paired_ttest", "corrected_ttest", "wilcoxon_test", "win_tie_loss_table", "format_wtl",

@@ -23,7 +23,8 @@ from collections import Counter
 import numpy as np
 from sklearn.base import clone
 
-from .runner import RepeatedCV, run_grid
+from .grid import run_grid
+from .protocols import RepeatedCV
 from .stats import corrected_ttest, paired_ttest
 from .tuning import set_random_states
 

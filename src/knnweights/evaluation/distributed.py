@@ -5,7 +5,7 @@ scheduler (an address such as ``tcp://10.0.0.5:8786``, or the environment variab
 ``DASK_SCHEDULER_ADDRESS``) and, inside the block, runs joblib under the ``"dask"``
 backend, so :func:`~knnweights.evaluation.run_grid` (and every other ``n_jobs`` loop of
 the library) sends its cells to the cluster's workers.  Results do not depend on where
-the cells run: every cell's seed comes from its names (see :mod:`~knnweights.evaluation.runner`).
+the cells run: every cell's seed comes from its names (see :mod:`~knnweights.evaluation.protocols`).
 
 The workers need ``knnweights`` installed (the same version); the data of each cell
 travels with it.  :func:`knnweights.cli.add_scheduler_argument` gives a command line the

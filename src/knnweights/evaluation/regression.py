@@ -15,9 +15,8 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from ._seeds import derive_seed
 from .compare import PLAIN, _prepare, collect_warnings
-from .runner import RepeatedCV
+from .protocols import RepeatedCV, derive_seed
 from .stats import corrected_ttest
 from .tuning import set_random_states
 

@@ -14,8 +14,8 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 
-from ._seeds import derive_seed
 from .pipelines import fit_cache
+from .protocols import derive_seed
 
 __all__ = ["Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states"]
 

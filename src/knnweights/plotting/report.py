@@ -139,7 +139,7 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
         ``markdown`` and ``html`` paths and ``plots`` (name -> PNG path).
     """
     from ..evaluation.compare import PLAIN, win_tie_loss_counts
-    from ..evaluation.runner import summarize
+    from ..evaluation.results import summarize
     from . import plot_accuracy_boxplots, plot_top_feature_curves, plot_win_tie_loss
     from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight_profiles
 

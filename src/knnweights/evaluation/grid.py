@@ -1,324 +1,42 @@
 """The grid runner: methods x datasets x repeats x folds, seeded, resumable, parallel.
 
 One call of :func:`run_grid` evaluates every method on every dataset under one
-protocol:
+protocol (:mod:`~knnweights.evaluation.protocols`).  Every method's randomness is seeded
+from ``(random_state, method, dataset, repeat, fold)`` through
+:func:`~knnweights.evaluation.derive_seed`, so a rerun gives identical numbers, whatever
+the joblib backend or ``n_jobs``.
 
-* :class:`RepeatedCV` -- repeated stratified k-fold CV (I-M4E: 10 x 10-fold;
-  LH-RELIEF: 20 runs; EFW: 5-fold);
-* :class:`RepeatedHoldout` -- repeated random train / validation / test splits
-  (SQP-FW: thirds, 10 repeats, hyper-parameters picked on the validation third; its
-  microarray table: train / test 2:1 with internal CV).
-
-Every split depends only on ``(random_state, dataset, repeat)``, so all methods see the
-same folds (the paired tests need that); every method's randomness is seeded from
-``(random_state, method, dataset, repeat, fold)`` through :func:`derive_seed`
-(SHA-256 of the names, then :class:`numpy.random.SeedSequence`; never Python's
-``hash``).  A rerun gives identical numbers, whatever the joblib backend or
-``n_jobs``.
-
-Finished cells go to a :class:`ResultStore` (one JSON line per cell, flushed and
-fsynced as each cell finishes); a rerun with the same store skips them, so an
-interrupted run resumes where it stopped and no cell is stored twice.
+Finished cells go to a :class:`~knnweights.evaluation.ResultStore`, each keyed by a
+fingerprint of its method, data, protocol, root seed and scoring; a rerun with the same
+store skips them, so an interrupted run resumes where it stopped and no cell is stored
+twice.
 """
 
+import copy
 import hashlib
+import inspect
 import json
-import math
-import numbers
 import os
 import time
 import warnings
 
+import joblib
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
+from .._version import __version__
+from ..datasets import load as load_dataset
 from ..utils import progress_bar
-from ._seeds import _MAX_SEED, derive_seed
+from .protocols import RepeatedCV, derive_seed, root_seed
+from .results import _as_frame
+from .store import ResultStore, jsonable
 from .tuning import Tuned, set_random_states, tune
 
-__all__ = [
-    "RepeatedCV",
-    "RepeatedHoldout",
-    "ResultStore",
-    "run_grid",
-    "derive_seed",
-    "summarize",
-    "paired_values",
-    "to_frame",
-    "write_csv",
-    "fingerprint_view",
-    "jsonable",
-]
+__all__ = ["run_grid", "fingerprint_view"]
 
 
-
-def _package_version():
-    from .. import __version__
-
-    return __version__
-
-
-# -- seeds -----------------------------------------------------------------------------
-def _root_seed(random_state):
-    if random_state is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0] % _MAX_SEED)
-    if isinstance(random_state, numbers.Integral):
-        return int(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(_MAX_SEED))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(_MAX_SEED))
-    raise ValueError(f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}.")
-
-
-# -- protocols -------------------------------------------------------------------------
-class RepeatedCV:
-    """Repeated (stratified) k-fold cross-validation.
-
-    Parameters
-    ----------
-    n_splits : int, default=10
-        Folds per repeat; every sample is tested once per repeat.
-    n_repeats : int, default=10
-        Repeats, each with new shuffled folds; more repeats make the mean accuracy less
-        dependent on one partition.
-    stratified : bool, default=True
-        Stratified folds (:class:`~sklearn.model_selection.StratifiedKFold`, shuffled
-        with a seed per repeat).
-    """
-
-    has_validation = False
-
-    def __init__(self, n_splits=10, n_repeats=10, stratified=True):
-        self.n_splits = n_splits
-        self.n_repeats = n_repeats
-        self.stratified = stratified
-
-    def __repr__(self):
-        return f"RepeatedCV(n_splits={self.n_splits}, n_repeats={self.n_repeats}, stratified={self.stratified})"
-
-    def split(self, y, random_state, dataset):
-        """Yield ``(repeat, fold, train, val, test)`` index arrays (``val`` is ``None``).
-
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Class labels (the stratification uses them; only their number matters
-            otherwise).
-        random_state : int
-            Root seed of the run (non-negative); each repeat's seed is derived from it,
-            ``dataset`` and the repeat.
-        dataset : str
-            Name of the dataset, so that different datasets get independent splits
-            under the same root seed.
-
-        Yields
-        ------
-        repeat : int
-            Repeat number, from 0.
-        fold : int
-            Fold number within the repeat.
-        train : ndarray of int
-            Indices of the training part.
-        val : ndarray of int or None
-            Indices of the validation part; always ``None`` (tuning uses internal CV).
-        test : ndarray of int
-            Indices of the test part.
-        """
-        y = np.asarray(y)
-        for r in range(self.n_repeats):
-            seed = derive_seed(random_state, "split", dataset, r)
-            cls = StratifiedKFold if self.stratified else KFold
-            cv = cls(n_splits=self.n_splits, shuffle=True, random_state=seed)
-            for f, (tr, te) in enumerate(cv.split(np.zeros((y.shape[0], 1)), y)):
-                yield r, f, tr, None, te
-
-
-class RepeatedHoldout:
-    """Repeated random train / validation / test splits.
-
-    Parameters
-    ----------
-    n_repeats : int, default=10
-        Independent random splits.
-    train_size, val_size, test_size : float, default=1/3 each
-        Shares of the samples (SQP-FW Table 1: equal thirds; its Table 2: train / test
-        2:1 with ``val_size=0``).  They must sum to 1.
-    stratified : bool, default=True
-        Keep the class proportions in every part
-        (:class:`~sklearn.model_selection.StratifiedShuffleSplit`).
-
-    Notes
-    -----
-    With a validation part, :class:`Tuned` methods pick their hyper-parameters on it and
-    the chosen model (fitted on the training part only) is tested; untuned methods are
-    fitted on the training part.  Without one, tuning uses internal CV on the training part.
-    """
-
-    def __init__(self, n_repeats=10, train_size=1 / 3, val_size=1 / 3, test_size=1 / 3, stratified=True):
-        self.n_repeats = n_repeats
-        self.train_size = train_size
-        self.val_size = val_size
-        self.test_size = test_size
-        self.stratified = stratified
-
-    @property
-    def has_validation(self):
-        """Whether the splits have a validation part (``val_size > 0``)."""
-        return self.val_size > 0
-
-    def __repr__(self):
-        return (f"RepeatedHoldout(n_repeats={self.n_repeats}, train_size={self.train_size!r}, "
-                f"val_size={self.val_size!r}, test_size={self.test_size!r}, stratified={self.stratified})")
-
-    def split(self, y, random_state, dataset):
-        """Yield ``(repeat, 0, train, val, test)`` index arrays (``val`` ``None`` without a validation part).
-
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Class labels (the stratification uses them; only their number matters
-            otherwise).
-        random_state : int
-            Root seed of the run (non-negative); each repeat's seed is derived from it,
-            ``dataset`` and the repeat.
-        dataset : str
-            Name of the dataset, so that different datasets get independent splits
-            under the same root seed.
-
-        Yields
-        ------
-        repeat : int
-            Repeat number, from 0.
-        fold : int
-            Fold number within the repeat; always 0 (one split per repeat).
-        train : ndarray of int
-            Indices of the training part.
-        val : ndarray of int or None
-            Indices of the validation part, sorted; ``None`` when ``val_size=0``.
-        test : ndarray of int
-            Indices of the test part.
-        """
-        total = self.train_size + self.val_size + self.test_size
-        if not math.isclose(total, 1.0, rel_tol=1e-9, abs_tol=1e-9):
-            raise ValueError(f"train_size + val_size + test_size must be 1; got {total}.")
-        y = np.asarray(y)
-        n = y.shape[0]
-        Xd = np.zeros((n, 1))
-        cls = StratifiedShuffleSplit if self.stratified else ShuffleSplit
-        for r in range(self.n_repeats):
-            seed = derive_seed(random_state, "split", dataset, r)
-            n_test = int(round(self.test_size * n))
-            rest, test = next(cls(n_splits=1, test_size=n_test, random_state=seed).split(Xd, y))
-            rest.sort()
-            test.sort()
-            if self.val_size > 0:
-                n_val = int(round(self.val_size * n))
-                seed2 = derive_seed(random_state, "split-val", dataset, r)
-                tr, va = next(cls(n_splits=1, test_size=n_val, random_state=seed2).split(Xd[rest], y[rest]))
-                yield r, 0, np.sort(rest[tr]), np.sort(rest[va]), test
-            else:
-                yield r, 0, rest, None, test
-
-
-# -- results store ---------------------------------------------------------------------
-class ResultStore:
-    """One JSON line per finished cell; crash-safe appends; resume by key.
-
-    Each line is written whole, flushed and fsynced before the next cell is stored, so
-    a crash leaves at most one torn last line; reading ignores it and the next append
-    cuts it off first.  Only the parent process writes (workers return their rows);
-    run one grid per store file at a time (two runs appending to the same file could
-    both compute a cell, although each would still write whole lines).
-
-    Parameters
-    ----------
-    path : str or path-like
-        A ``.jsonl`` file; created with its folder when missing.
-    """
-
-    def __init__(self, path):
-        self.path = os.fspath(path)
-
-    def read(self):
-        """All complete rows (a torn last line, from a crash, is skipped).
-
-        Returns
-        -------
-        rows : list of dict
-            The stored rows in file order; empty when the file does not exist.
-        """
-        if not os.path.exists(self.path):
-            return []
-        rows = []
-        with open(self.path, "rb") as fh:
-            data = fh.read()
-        lines = data.split(b"\n")
-        for i, line in enumerate(lines):
-            if not line.strip():
-                continue
-            if i == len(lines) - 1:
-                # no newline after it: torn by a crash, even when what was written parses ("...}" before
-                # the "\n"); _repair cuts it before the next append, so it must not count as done
-                continue
-            try:
-                rows.append(json.loads(line.decode("utf-8")))
-            except (ValueError, UnicodeDecodeError):
-                if i == len(lines) - 1:  # torn last line (no newline after it)
-                    continue
-                warnings.warn(f"{self.path}: skipping unreadable line {i + 1}.", RuntimeWarning, stacklevel=2)
-        return rows
-
-    def _repair(self):
-        """Cut a torn last line so that the next append starts on a fresh line."""
-        if not os.path.exists(self.path):
-            d = os.path.dirname(os.path.abspath(self.path))
-            os.makedirs(d, exist_ok=True)
-            return
-        with open(self.path, "rb+") as fh:
-            data = fh.read()
-            if data and not data.endswith(b"\n"):
-                fh.truncate(data.rfind(b"\n") + 1)
-                fh.flush()
-                os.fsync(fh.fileno())
-
-    def append(self, row):
-        """Append one row as a complete, fsynced line.
-
-        Parameters
-        ----------
-        row : dict
-            One finished cell; NumPy scalars and arrays are stored as JSON numbers and
-            lists, anything else not JSON-serialisable as its ``repr``.
-        """
-        line = (json.dumps(row, sort_keys=True, default=_json_default) + "\n").encode("utf-8")
-        with open(self.path, "ab") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-
-def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, np.bool_):
-        return bool(o)
-    return repr(o)
-
-
-def jsonable(obj):
-    """``obj`` as a stored result row holds it: through JSON, with NumPy scalars and arrays as plain
-    numbers and lists, other objects as their ``repr`` (so that two values compare as stored)."""
-    return json.loads(json.dumps(obj, sort_keys=True, default=_json_default))
-
-
-# -- one cell --------------------------------------------------------------------------
 def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test, seed, scoring, fingerprint,
               code=None):
     """Fit and score one (method, dataset, repeat, fold) cell; returns its row."""
@@ -352,7 +70,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
         row.update(extra)
         row["fingerprint"] = fingerprint
         if code is not None:
-            row["code"], row["package_version"] = code, _package_version()
+            row["code"], row["package_version"] = code, __version__
         return row
     else:
         raise TypeError(f"method {method_name!r}: expected an estimator, a Tuned or a callable; got {method!r}.")
@@ -369,7 +87,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
     row.update(extra)
     row["fingerprint"] = fingerprint
     if code is not None:
-        row["code"], row["package_version"] = code, _package_version()
+        row["code"], row["package_version"] = code, __version__
     return row
 
 
@@ -381,10 +99,18 @@ def fingerprint_view(obj):
     object pickles (and hashes) as it did before they existed, and the stored cells stay
     valid.  Nested estimators (pipelines, tuned and wrapped methods) are viewed alike; an
     object with nothing to leave out is returned as it is.
-    """
-    import copy
-    import inspect
 
+    Parameters
+    ----------
+    obj : object
+        A method spec (an estimator, a callable, a container of them).
+
+    Returns
+    -------
+    view : object
+        ``obj`` itself when nothing is left out, else a shallow copy without those
+        parameters.
+    """
     if isinstance(obj, (list, tuple)):
         items = [fingerprint_view(v) for v in obj]
         if all(a is b for a, b in zip(items, obj, strict=True)):
@@ -402,7 +128,7 @@ def fingerprint_view(obj):
     if added:
         defaults = inspect.signature(type(obj).__init__).parameters
         for name in added:
-            if name in state and name in defaults and _same(state[name], defaults[name].default):
+            if name in state and name in defaults and _equals_default(state[name], defaults[name].default):
                 del state[name]
                 changed = True
     if not changed:
@@ -412,7 +138,7 @@ def fingerprint_view(obj):
     return view
 
 
-def _same(a, b):
+def _equals_default(a, b):
     try:
         return bool(a is b or a == b)
     except Exception:  # noqa: BLE001 - arrays and the like: not a default
@@ -420,8 +146,8 @@ def _same(a, b):
 
 
 def _fingerprint(method, data_hash, protocol, root, scoring):
-    import joblib
-
+    """The key of a stored cell: a hash of the method (as :func:`fingerprint_view` sees it), the data's key,
+    ``repr(protocol)``, the root seed and the scoring."""
     try:
         mh = joblib.hash(fingerprint_view(method))
     except Exception:  # noqa: BLE001 - unpicklable spec: fall back to its repr
@@ -431,8 +157,6 @@ def _fingerprint(method, data_hash, protocol, root, scoring):
 
 def _data_key(X, y, identity=None):
     """The data's part of a cell's fingerprint: a hash of ``identity`` when given, else of the arrays."""
-    import joblib
-
     if identity is None:
         return joblib.hash((X, y))
     return "identity:" + hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
@@ -442,9 +166,7 @@ def _load_datasets(datasets):
     if isinstance(datasets, dict):
         items = datasets.items()
     else:
-        from .. import datasets as _ds
-
-        items = [(name, _ds.load(name, return_X_y=True)) for name in datasets]
+        items = [(name, load_dataset(name, return_X_y=True)) for name in datasets]
     out = {}
     for name, data in items:
         X, y = data
@@ -458,9 +180,8 @@ def _load_datasets(datasets):
     return out
 
 
-# -- the runner ------------------------------------------------------------------------
 def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, store=None, progress=None,
-             as_frame=None, scoring="accuracy", code_versions=None, compute=True, revalidate=0, data_identity=None):
+             as_frame=True, scoring="accuracy", code_versions=None, compute=True, revalidate=0, data_identity=None):
     """Evaluate every method on every dataset under one protocol (repeats x folds).
 
     Parameters
@@ -491,9 +212,8 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         protocol, seed and scoring) are not run again.
     progress : bool, optional
         Progress line on stderr; default: only when stderr is a terminal.
-    as_frame : bool, optional
-        Return a pandas DataFrame; default: when pandas is importable, else a list
-        of dicts.
+    as_frame : bool, default=True
+        Return a pandas DataFrame; ``False``: a list of dicts.
     scoring : str, default="accuracy"
         A scikit-learn scorer name; when not ``"accuracy"``, each row gets an extra
         ``score`` column on the test part (``accuracy`` is always recorded).
@@ -540,12 +260,10 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
     >>> len(rows), sorted(rows[0])[:4]
     (6, ['accuracy', 'best_params', 'dataset', 'fit_time'])
     """
-    from joblib import Parallel, delayed
-
     if not isinstance(methods, dict) or not methods:
         raise ValueError("methods must be a non-empty dict name -> method.")
     protocol = RepeatedCV() if protocol is None else protocol
-    root = _root_seed(random_state)
+    root = root_seed(random_state)
     data = _load_datasets(datasets)
     if isinstance(store, (str, os.PathLike)):
         store = ResultStore(store)
@@ -627,7 +345,7 @@ def run_grid(methods, datasets, *, protocol=None, random_state=0, n_jobs=None, s
         row = dict(done[key])
         row.pop("fingerprint", None)
         rows.append(_canonical_order(row))
-    return _maybe_frame(rows, as_frame)
+    return _as_frame(rows, as_frame)
 
 
 _VOLATILE = ("fit_time", "score_time", "code", "package_version", "fingerprint", "revalidated")
@@ -640,8 +358,6 @@ def _same_result(a, b):
 
 def _revalidate(old_rows, done, n_check, methods, data, protocol, root, scoring, fps, code_versions, store, n_jobs):
     """Recompute ``n_check`` stale cells per (method, dataset); stamp the group if they all agree (see run_grid)."""
-    from joblib import Parallel, delayed
-
     groups = {}
     for key in sorted(old_rows, key=lambda k: (k[0], k[1], k[2], k[3])):
         groups.setdefault(key[:2], []).append(key)
@@ -694,130 +410,3 @@ def _canonical_order(row):
     return {k: row[k] for k in [*lead, *sorted(k for k in row if k not in _ROW_KEYS)]}
 
 
-def _maybe_frame(rows, as_frame):
-    if as_frame is False:
-        return rows
-    try:
-        import pandas as pd
-    except ImportError:
-        if as_frame:
-            raise ImportError("as_frame=True needs pandas; install it or pass as_frame=False.") from None
-        return rows
-    return pd.DataFrame(rows)
-
-
-def to_frame(rows):
-    """A pandas DataFrame of the rows (needs pandas).
-
-    Parameters
-    ----------
-    rows : iterable of dict or pandas.DataFrame
-        Rows as :func:`run_grid` returns them; a DataFrame is copied.
-
-    Returns
-    -------
-    frame : pandas.DataFrame
-        One row per cell, one column per key.
-    """
-    import pandas as pd
-
-    return pd.DataFrame(list(rows) if not hasattr(rows, "columns") else rows)
-
-
-def _records(results):
-    if hasattr(results, "to_dict") and hasattr(results, "columns"):
-        return results.to_dict(orient="records")
-    return list(results)
-
-
-def paired_values(results, method, dataset, value="accuracy"):
-    """The ``value`` of ``method`` on ``dataset`` ordered by (repeat, fold), as an array.
-
-    Two methods' arrays from the same run are paired cell by cell (same splits), as the
-    paired tests (:func:`wilcoxon_test`, :func:`win_tie_loss`) need.
-
-    Parameters
-    ----------
-    results : list of dict or pandas.DataFrame
-        Rows as :func:`run_grid` returns them.
-    method : str
-        Method name (the ``method`` column).
-    dataset : str
-        Dataset name (the ``dataset`` column).
-    value : str, default="accuracy"
-        Column to extract, e.g. ``"score"`` or ``"n_features_selected"``.
-
-    Returns
-    -------
-    values : ndarray of shape (n_cells,)
-        One float per (repeat, fold) of that method on that dataset.
-    """
-    rows = sorted((r for r in _records(results) if r["method"] == method and r["dataset"] == dataset),
-                  key=lambda r: (r["repeat"], r["fold"]))
-    return np.array([float(r[value]) for r in rows])
-
-
-def summarize(results, value="accuracy", as_frame=False):
-    """Mean, standard deviation and count of ``value`` per (method, dataset).
-
-    Parameters
-    ----------
-    results : list of dict or pandas.DataFrame
-        Rows as :func:`run_grid` returns them.
-    value : str, default="accuracy"
-        Column to summarise.
-    as_frame : bool, default=False
-        Return a pandas DataFrame instead of a list of dicts.
-
-    Returns
-    -------
-    summary : list of dict or pandas.DataFrame
-        One entry per (method, dataset), in order of first appearance: ``method``,
-        ``dataset``, ``mean``, ``std`` (sample standard deviation; 0 for one cell)
-        and ``n`` (the number of cells).
-    """
-    groups = {}
-    for r in _records(results):
-        groups.setdefault((r["method"], r["dataset"]), []).append(float(r[value]))
-    out = []
-    for (m, d), v in groups.items():
-        a = np.asarray(v)
-        out.append({"method": m, "dataset": d, "mean": float(a.mean()),
-                    "std": float(a.std(ddof=1)) if a.size > 1 else 0.0, "n": int(a.size)})
-    return _maybe_frame(out, True) if as_frame else out
-
-
-def write_csv(results, path):
-    """Write the rows as CSV atomically (temporary file, then ``os.replace``).
-
-    A reader never sees a half-written file; dict and list values (e.g. ``best_params``)
-    are written as JSON.
-
-    Parameters
-    ----------
-    results : list of dict or pandas.DataFrame
-        Rows as :func:`run_grid` returns them.
-    path : str or path-like
-        Destination file; its folder is created when missing.
-
-    Returns
-    -------
-    path : str
-        The path written.
-    """
-    import csv
-
-    rows = _records(results)
-    cols = list(dict.fromkeys(k for r in rows for k in r))
-    path = os.fspath(path)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v) for k, v in r.items()})
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
