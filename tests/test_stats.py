@@ -168,41 +168,6 @@ def test_im4e_wtl_rows_from_printed_means(fname):
     assert wtl and table == wtl
 
 
-def test_paper_table_layout():
-    rng = np.random.default_rng(6)
-    rows = []
-    for ds, ref, comp in [("A", 80.0, 90.0), ("B", 70.0, 70.1)]:
-        base = rng.normal(0, 1, 100)
-        rows += _rows("I-M4E", ds, ref + base)
-        rows += _rows("RFF", ds, comp + base + rng.normal(0, 0.01, 100))
-    table = win_tie_loss_table(rows, "I-M4E", test="ttest")
-    from knnweights.evaluation import paper_table
-
-    out = paper_table(rows, "I-M4E")
-    assert [r["dataset"] for r in out] == ["A", "B", "W/T/L"]
-    assert out[0]["RFF"] == pytest.approx(np.mean([r["accuracy"] for r in rows[100:200]]), abs=0.005)
-    assert out[-1] == {"dataset": "W/T/L", "I-M4E": "-/-/-", "RFF": table[0]["wtl"]} and table[0]["wtl"] == "1/1/0"
-
-
-def _centred(e):
-    return e - e.mean()
-
-
-def test_best_marks_bold_and_asterisk():
-    from knnweights.evaluation import best_marks
-
-    rng = np.random.default_rng(7)
-    base = rng.normal(0, 1, 30)
-    rows = (_rows("SQP-FW", "d", 10.0 + base + rng.normal(0, 0.1, 30))  # error rates: lower is better
-            + _rows("Relief", "d", 10.4 + base + _centred(rng.normal(0, 3.0, 30)))  # close, noisy: not different
-            + _rows("Simba", "d", 14.0 + base + rng.normal(0, 0.1, 30)))  # clearly worse
-    (mark,) = best_marks(rows, value="accuracy", lower_is_better=True)
-    assert mark["best"] == "SQP-FW" and set(mark["not_different"]) == {"SQP-FW", "Relief"}
-    assert mark["p"]["Simba"] < 1e-10 and mark["p"]["SQP-FW"] == 1.0
-    (hi,) = best_marks(rows)  # higher is better: Simba now the best
-    assert hi["best"] == "Simba" and hi["not_different"] == ["Simba"]
-
-
 def test_share_grid_never_exceeds_stop():
     from knnweights.evaluation import share_grid
 

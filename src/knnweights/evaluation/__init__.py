@@ -19,11 +19,11 @@ from .results import summarize, write_csv
 from .robustness import irrelevant_feature_curve
 from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
 from .stats import (
-    best_marks,
     corrected_ttest,
+    count_outcomes,
     format_wtl,
+    paired_outcome,
     paired_ttest,
-    paper_table,
     wilcoxon_test,
     win_tie_loss,
     win_tie_loss_table,
@@ -37,8 +37,8 @@ __all__ = [
     "write_csv",
     "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
     "RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit",
-    "win_tie_loss", "paired_ttest", "corrected_ttest", "wilcoxon_test", "win_tie_loss_table", "format_wtl",
-    "paper_table", "best_marks",
+    "win_tie_loss", "paired_outcome", "count_outcomes", "paired_ttest", "corrected_ttest", "wilcoxon_test",
+    "win_tie_loss_table", "format_wtl",
     "HalvingElimination", "halving_counts",
     "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
     "spearman_similarity", "top_feature_curve", "feature_order",

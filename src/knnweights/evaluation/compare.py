@@ -24,12 +24,13 @@ import numpy as np
 from sklearn.base import clone
 
 from .grid import run_grid
+from .preprocessing import impute_and_scale
 from .protocols import RepeatedCV
-from .stats import corrected_ttest, paired_ttest
+from .stats import corrected_ttest, count_outcomes, paired_outcome, paired_ttest
 from .tuning import set_random_states
 
 __all__ = ["PLAIN", "KNNCell", "rank_methods", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
-           "warning_summary", "top_grid", "top_curves", "make_scaler", "collect_warnings"]
+           "warning_summary", "top_grid", "top_curves", "collect_warnings"]
 
 #: name of the plain (unweighted) kNN baseline in the results
 PLAIN = "kNN"
@@ -42,36 +43,6 @@ def top_grid(n_features):
         grid.extend(m for m in (base, 2 * base, 5 * base) if m < n_features)
         base *= 10
     return [*sorted(set(grid)), int(n_features)]
-
-
-def make_scaler(scale):
-    """The scaler of ``scale``: ``"standard"`` (``StandardScaler``), ``"minmax"`` (``MinMaxScaler``),
-    or ``None`` for ``"none"`` / ``None``; a ``ValueError`` naming the choices otherwise."""
-    from sklearn.preprocessing import MinMaxScaler, StandardScaler
-
-    if scale == "standard":
-        return StandardScaler()
-    if scale == "minmax":
-        return MinMaxScaler()
-    if scale in (None, "none"):
-        return None
-    raise ValueError(f"scale must be 'standard', 'minmax' or 'none'; got {scale!r}.")
-
-
-def _prepare(X_train, X_test, scale):
-    """Median imputation and scaling, fitted on the training part only."""
-    from sklearn.impute import SimpleImputer
-
-    X_train = np.asarray(X_train, dtype=np.float64)
-    X_test = np.asarray(X_test, dtype=np.float64)
-    if np.isnan(X_train).any() or np.isnan(X_test).any():
-        imp = SimpleImputer(strategy="median", keep_empty_features=True).fit(X_train)
-        X_train, X_test = imp.transform(X_train), imp.transform(X_test)
-    sc = make_scaler(scale)
-    if sc is not None:
-        sc.fit(X_train)
-        X_train, X_test = sc.transform(X_train), sc.transform(X_test)
-    return X_train, X_test
 
 
 _NUMBER = re.compile(r"[-+]?\d[\d.,eE+-]*")
@@ -174,7 +145,7 @@ class KNNCell:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             with np.errstate(all="ignore"):
-                Xtr, Xte = _prepare(X_train, X_test, self.scale)
+                Xtr, Xte = impute_and_scale(X_train, X_test, self.scale)
                 k = min(self.n_neighbors, Xtr.shape[0])
                 if self.weighter is None:
                     knn = KNNClassifier(n_neighbors=k).fit(Xtr, y_train)
@@ -347,12 +318,8 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
                     t, p = corrected_ttest(va - vb, n_train, n_test)
                 else:
                     t, p = paired_ttest(va, vb)
-                if p < alpha and abs(diff) >= min_diff and diff != 0.0:
-                    outcome = "win" if diff > 0 else "loss"
-                else:
-                    outcome = "tie"
                 out.append({"dataset": d, "method": a, "other": b, "diff": diff, "t": float(t), "p": float(p),
-                            "outcome": outcome, "n_pairs": len(keys)})
+                            "outcome": paired_outcome(diff, p, alpha=alpha, min_diff=min_diff), "n_pairs": len(keys)})
     return out
 
 
@@ -362,14 +329,11 @@ def win_tie_loss_counts(pairs, against=None):
     Returns a list of dicts ``method``, ``wins``, ``ties``, ``losses`` (the format of
     :func:`knnweights.plotting.plot_win_tie_loss`), in order of first appearance.
     """
-    counts = {}
+    outcomes = {}
     for p in pairs:
-        if against is not None and p["other"] != against:
-            continue
-        c = counts.setdefault(p["method"], Counter())
-        c[p["outcome"]] += 1
-    return [{"method": m, "wins": c["win"], "ties": c["tie"], "losses": c["loss"],
-             "wtl": f"{c['win']}/{c['tie']}/{c['loss']}"} for m, c in counts.items()]
+        if against is None or p["other"] == against:
+            outcomes.setdefault(p["method"], []).append(p["outcome"])
+    return [{"method": m, **count_outcomes(o)} for m, o in outcomes.items()]
 
 
 def warning_summary(results):

@@ -15,9 +15,10 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from .compare import PLAIN, _prepare, collect_warnings
+from .compare import PLAIN, collect_warnings
+from .preprocessing import impute_and_scale
 from .protocols import RepeatedCV, derive_seed
-from .stats import corrected_ttest
+from .stats import corrected_ttest, paired_outcome
 from .tuning import set_random_states
 
 __all__ = ["compare_regression", "regression_tests"]
@@ -31,7 +32,7 @@ def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
         warnings.simplefilter("always")
-        Xtr, Xte = _prepare(X[train], X[test], scale)
+        Xtr, Xte = impute_and_scale(X[train], X[test], scale)
         k = min(n_neighbors, Xtr.shape[0])
         if weighter is None:
             model = KNNRegressor(n_neighbors=k)
@@ -110,10 +111,7 @@ def regression_tests(rows, alpha=0.05, reference=PLAIN):
         n_train = np.mean([ref[k]["n_train"] for k in keys])
         n_test = np.mean([ref[k]["n_test"] for k in keys])
         t, p = corrected_ttest(d_rmse, n_train, n_test) if len(keys) > 1 else (0.0, 1.0)
-        outcome = "tie"
-        if p < alpha and d_rmse.mean() != 0:
-            outcome = "win" if d_rmse.mean() < 0 else "loss"
         out.append({"method": m, "other": reference, "rmse_diff": float(d_rmse.mean()),
-                    "r2_diff": float(d_r2.mean()), "t": float(t), "p": float(p), "outcome": outcome,
-                    "n_pairs": len(keys)})
+                    "r2_diff": float(d_r2.mean()), "t": float(t), "p": float(p),
+                    "outcome": paired_outcome(-float(d_rmse.mean()), p, alpha=alpha), "n_pairs": len(keys)})
     return out
