@@ -7,7 +7,8 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 from ._version import __version__
 from .classifiers import WeightedKNNRegressor
 from .engine import config_context, get_config, set_config
-from .selection import SelectTopK, TuRF, rank_table
+from .evaluation.ranking import rank_table
+from .selection import SelectTopK, TuRF
 from .significance import bh_qvalues, permutation_pvalues
 from .weighters import (
     EFW,

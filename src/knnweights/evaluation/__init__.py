@@ -15,6 +15,7 @@ from .elimination import HalvingElimination, halving_counts
 from .grid import fingerprint_view, run_grid
 from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
 from .protocols import RepeatedCV, RepeatedHoldout, derive_seed
+from .ranking import fit_rank_table, rank_table
 from .results import summarize, write_csv
 from .robustness import irrelevant_feature_curve
 from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
@@ -36,6 +37,7 @@ __all__ = [
     "run_grid", "fingerprint_view", "RepeatedCV", "RepeatedHoldout", "ResultStore", "derive_seed", "summarize",
     "write_csv",
     "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
+    "rank_table", "fit_rank_table",
     "RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit",
     "win_tie_loss", "paired_outcome", "count_outcomes", "paired_ttest", "corrected_ttest", "wilcoxon_test",
     "win_tie_loss_table", "format_wtl",

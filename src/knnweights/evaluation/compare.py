@@ -1,10 +1,7 @@
 """Comparing weighters on a user's data: repeated CV of weighted kNN against plain kNN.
 
-The pieces behind ``knnweights rank`` and ``knnweights evaluate``:
+The pieces behind ``knnweights evaluate``:
 
-* :func:`rank_methods` fits each weighter once on all rows and returns the feature
-  table (weight, signed score, rank per method; :func:`knnweights.selection.fit_rank_table`
-  builds it) with the fitted weighters;
 * :class:`KNNCell` is one cross-validation cell (impute and scale on the training part
   only, fit the weighter, score the weighted kNN on the test part, and the accuracy of
   plain kNN on the top ``m`` features of the fold's ranking); it records the warnings
@@ -23,13 +20,16 @@ from collections import Counter
 import numpy as np
 from sklearn.base import clone
 
+from ..classifiers import KNNClassifier, WeightedKNN, class_votes, majority_class
+from ..engine.neighbors import select_nearest, tie_tolerance, weighted_distances
+from ..selection import fitted_ranking
 from .grid import run_grid
 from .preprocessing import impute_and_scale
 from .protocols import RepeatedCV
 from .stats import corrected_ttest, count_outcomes, paired_outcome, paired_ttest
 from .tuning import set_random_states
 
-__all__ = ["PLAIN", "KNNCell", "rank_methods", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
+__all__ = ["PLAIN", "KNNCell", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
            "warning_summary", "top_grid", "top_curves", "collect_warnings"]
 
 #: name of the plain (unweighted) kNN baseline in the results
@@ -80,9 +80,6 @@ def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
     with the tolerances of the top ``m`` features, and a tie of votes goes to the first class
     (:func:`~knnweights.classifiers.majority_class`).
     """
-    from ..classifiers import class_votes, majority_class
-    from ..engine.neighbors import select_nearest, tie_tolerance, weighted_distances
-
     order = np.argsort(ranks, kind="stable")
     classes, codes = np.unique(ytr, return_inverse=True)
     D = np.zeros((Xte.shape[0], Xtr.shape[0]))
@@ -138,9 +135,6 @@ class KNNCell:
                 f"curve={self.curve})")
 
     def __call__(self, X_train, y_train, X_test, y_test, X_val=None, y_val=None, random_state=None):
-        from ..classifiers import KNNClassifier, WeightedKNN
-        from ..selection import fitted_ranking
-
         out = {}
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
@@ -164,54 +158,6 @@ class KNNCell:
         out["accuracy"] = acc
         out["warnings"] = collect_warnings(record)
         return out
-
-
-def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_state=0, log=None):
-    """Fit each weighter once on all rows; the feature table and the fitted weighters.
-
-    Parameters
-    ----------
-    weighters : dict
-        Name -> unfitted weighter.
-    X : array-like or DataFrame of shape (n, d)
-        Numeric features without missing values.
-    y : array-like of shape (n,)
-    feature_names : list of str, optional
-        Default: the DataFrame's columns, else ``x0, x1, ...``.
-    scale : {"standard", "minmax", "none"}, default="standard"
-        Scaling before the fits (the weights are those of the scaled features).
-    random_state : int, default=0
-        Seeds every weighter whose ``random_state`` is unset.
-    log : callable, optional
-        Called with a progress line before and after each fit.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        ``feature``, then per method ``<name>_weight``, ``<name>_score`` (signed; the
-        weight where the method has no separate score), ``<name>_rank`` (1 = best,
-        no ties), and with several methods ``mean_rank``; rows sorted by the mean rank
-        (then by the first method's rank).
-    fitted : dict
-        Name -> fitted weighter.
-    caught : dict
-        Name -> ``[[pattern, first message, count]]`` of the warnings its fit raised.
-    seconds : dict
-        Name -> fit time.
-    """
-    from ..selection import fit_rank_table
-
-    ests = {name: set_random_states(clone(w), random_state) for name, w in weighters.items()}
-
-    def progress(event, label, index, total, **info):
-        if event == "fit":
-            log(f"[{index}/{total}] {label}: fitting on {info['shape'][0]} x {info['shape'][1]} ...")
-        elif event == "fitted":
-            log(f"[{index}/{total}] {label}: done in {info['seconds']:.1f} s")
-
-    res = fit_rank_table(ests, X, y, feature_names, scale=scale, sort_by="mean_rank", record_warnings=True,
-                         progress=progress if log else None)
-    return res.table, res.fitted, res.warnings, res.seconds
 
 
 def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5, scale="standard",
