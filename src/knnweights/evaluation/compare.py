@@ -26,6 +26,7 @@ from ..selection import fitted_ranking
 from .grid import run_grid
 from .preprocessing import impute_and_scale
 from .protocols import RepeatedCV
+from .results import as_records
 from .stats import corrected_ttest, count_outcomes, paired_outcome, paired_ttest
 from .tuning import set_random_states
 
@@ -243,7 +244,7 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
     """
     if test not in ("corrected", "plain"):
         raise ValueError(f"test must be 'corrected' or 'plain'; got {test!r}.")
-    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    rows = as_records(results)
     cells, sizes = _cells(rows)
     if methods is None:
         methods = list(dict.fromkeys(r["method"] for r in rows))
@@ -294,7 +295,7 @@ def warning_summary(results):
     -------
     list of str
     """
-    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    rows = as_records(results)
     groups, cells = {}, Counter()
     for r in rows:
         cells[(r["method"], r["dataset"])] += 1
@@ -316,7 +317,7 @@ def top_curves(results):
 
     The format :func:`knnweights.plotting.plot_top_feature_curves` draws.
     """
-    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    rows = as_records(results)
     acc = {}
     for r in rows:
         grid, vals = r.get("top_n"), r.get("top_accuracy")

@@ -15,6 +15,8 @@ travels with it.  :func:`knnweights.cli.add_scheduler_argument` gives a command 
 import contextlib
 import os
 
+import joblib
+
 from ..exceptions import SchedulerError
 
 __all__ = ["ENV_VAR", "SchedulerError", "scheduler_address", "use_scheduler"]
@@ -70,10 +72,9 @@ def use_scheduler(address=None, timeout=None):
         yield None
         return
     try:
-        from dask.distributed import Client
+        from dask.distributed import Client  # optional: dask[distributed]
     except ImportError:
         raise SchedulerError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
-    import joblib
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT if timeout is None else timeout, set_as_default=False)

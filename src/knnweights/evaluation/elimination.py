@@ -22,6 +22,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..classifiers import KNNClassifier, WeightedKNN
 from ..selection import fitted_ranking
 from ..utils import HasMethods, Interval, check_finite_columns, check_numeric_columns, check_target, validate_params
 from .pipelines import cached_fit, fit_cache
@@ -105,11 +106,7 @@ def ranked_subsets(ranker, X, y, counts, recursive=False):
 
 def _default_estimator(ranker):
     if hasattr(ranker, "_metric") or hasattr(ranker, "metric_"):
-        from ..classifiers import WeightedKNN
-
         return WeightedKNN(ranker, n_neighbors=1)
-    from ..classifiers import KNNClassifier
-
     return KNNClassifier(n_neighbors=1)
 
 

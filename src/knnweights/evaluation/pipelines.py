@@ -18,12 +18,14 @@ import numbers
 import threading
 from collections import OrderedDict
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..classifiers import WeightedKNN
 from ..selection import fitted_ranking, fitted_weights
 from ..utils import HasMethods, Interval, check_finite_columns, check_numeric_columns, check_target, validate_params
 
@@ -97,8 +99,6 @@ def cached_fit(estimator, X, y):
     cache = getattr(_local, "cache", None)
     if cache is None or not _deterministic(estimator):
         return clone(estimator).fit(X, y)
-    import joblib
-
     key = joblib.hash((estimator, np.asarray(X), np.asarray(y)))
     if key in cache:
         cache.move_to_end(key)
@@ -287,8 +287,6 @@ def weighted_knn(weighter, n_neighbors=1, share=0.0):
     model : WeightedKNN
         Unfitted classifier.
     """
-    from ..classifiers import WeightedKNN
-
     return WeightedKNN(RemoveLowestWeights(weighter, share=share), n_neighbors=n_neighbors)
 
 

@@ -13,8 +13,11 @@ import time
 import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.metrics import r2_score
 
+from ..classifiers import KNNRegressor, WeightedKNNRegressor
 from .compare import PLAIN, collect_warnings
 from .preprocessing import impute_and_scale
 from .protocols import RepeatedCV, derive_seed
@@ -25,10 +28,6 @@ __all__ = ["compare_regression", "regression_tests"]
 
 
 def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
-    from sklearn.metrics import r2_score
-
-    from ..classifiers import KNNRegressor, WeightedKNNRegressor
-
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
         warnings.simplefilter("always")
@@ -72,8 +71,6 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
         One row per (method, repeat, fold): ``rmse``, ``r2``, ``n_train``, ``n_test``,
         ``fit_time``, ``warnings``.
     """
-    from joblib import Parallel, delayed
-
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     methods = ({PLAIN: None} if plain else {}) | dict(weighters)

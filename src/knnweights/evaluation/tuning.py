@@ -7,6 +7,7 @@ features) on a separate validation third.  :func:`tune` does either; :class:`Tun
 carries the grid into :func:`knnweights.evaluation.run_grid`.
 """
 
+import decimal
 import numbers
 
 import numpy as np
@@ -223,8 +224,6 @@ def log_grid(low=1e-3, high=1e2, num=100):
     grid : list of float
         The values, from ``low`` to ``high`` inclusive.
     """
-    import decimal
-
     num = int(num)
     if not (low > 0 and high > 0) or num < 0:
         raise ValueError(f"log_grid needs low > 0, high > 0 and num >= 0, got {low!r}, {high!r}, {num!r}.")

@@ -13,6 +13,12 @@ import os
 
 import numpy as np
 
+from ..evaluation.compare import PLAIN, win_tie_loss_counts
+from ..evaluation.results import as_records, summarize
+from .evaluation import plot_accuracy_boxplots, plot_win_tie_loss
+from .topfeatures import plot_top_feature_curves
+from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight_profiles
+
 __all__ = ["write_user_report", "render_markdown", "render_html"]
 
 
@@ -138,16 +144,11 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     dict
         ``markdown`` and ``html`` paths and ``plots`` (name -> PNG path).
     """
-    from ..evaluation.compare import PLAIN, win_tie_loss_counts
-    from ..evaluation.results import summarize
-    from . import plot_accuracy_boxplots, plot_top_feature_curves, plot_win_tie_loss
-    from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight_profiles
-
     os.makedirs(out, exist_ok=True)
     plots = {}
     test_name = ("Nadeau & Bengio's corrected resampled t-test" if test == "corrected"
                  else "Student's paired t-test (the papers' test; too liberal for repeated CV)")
-    cells = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    cells = as_records(results)
     rows = summarize(cells)
     present = [m for m in methods if any(s["method"] == m for s in rows)]
     weighted = [m for m in present if m != PLAIN]
