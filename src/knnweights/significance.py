@@ -16,7 +16,6 @@
 """
 
 import numpy as np
-import scipy.sparse
 from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.base import clone
@@ -442,6 +441,8 @@ class PairMoments:
     def _graph(self):
         """The pairs as a symmetric adjacency (CSR, sorted rows) with flags: 1 for ``(i, j)``, 2 for ``(j, i)``."""
         if "graph" not in self._cache:
+            import scipy.sparse
+
             n = self.data.n
             src = np.concatenate(self._src) if self._src else np.zeros(0, np.int32)
             dst = np.concatenate(self._dst) if self._dst else np.zeros(0, np.int32)
