@@ -1,18 +1,23 @@
-"""Evaluation harness: repeated CV / holdout grids, tuning, paired tests, feature elimination.
+"""Evaluation harness: repeated CV / holdout grids, tuning, paired tests, rank tables, feature elimination.
 
-* :func:`run_grid` runs methods x datasets x repeats x folds (:class:`RepeatedCV`,
-  :class:`RepeatedHoldout`), seeded from one ``random_state``, in parallel through
-  joblib (any backend, ``dask`` included), resumable through a :class:`ResultStore`.
+* :func:`run_grid` (:mod:`.grid`) runs methods x datasets x repeats x folds under one
+  protocol (:class:`RepeatedCV`, :class:`RepeatedHoldout`, :func:`derive_seed`:
+  :mod:`.protocols`), in parallel through joblib (any backend, ``dask`` included),
+  resumable through a :class:`ResultStore` (:mod:`.store`); :func:`summarize` and
+  :func:`write_csv` (:mod:`.results`) tabulate its rows.
 * :class:`Tuned` / :func:`tune`: hyper-parameters by internal CV or a validation split.
 * :func:`weighted_knn`, :func:`weighter_pipeline`, :class:`RemoveLowestWeights`: a
   weighter before a classifier, fitted on training rows only.
 * :func:`win_tie_loss`, :func:`paired_ttest`, :func:`corrected_ttest`,
-  :func:`wilcoxon_test`, :func:`win_tie_loss_table`: the papers' tests and W/T/L rows.
+  :func:`wilcoxon_test`, :func:`win_tie_loss_table`: the papers' tests and W/T/L rows;
+  :func:`paired_outcome` is the one win / tie / loss rule they all apply.
+* :func:`rank_table`: every feature with each method's weight, score, rank, p-values and
+  the univariate baselines.
 * :class:`HalvingElimination`: I-M4E's feature elimination.
 """
 
 from .elimination import HalvingElimination, halving_counts
-from .grid import fingerprint_view, run_grid
+from .grid import run_grid
 from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
 from .protocols import RepeatedCV, RepeatedHoldout, derive_seed
 from .ranking import fit_rank_table, rank_table
@@ -34,7 +39,7 @@ from .topfeatures import feature_order, top_feature_curve
 from .tuning import Tuned, halving_grid, log_grid, set_random_states, share_grid, tune
 
 __all__ = [
-    "run_grid", "fingerprint_view", "RepeatedCV", "RepeatedHoldout", "ResultStore", "derive_seed", "summarize",
+    "run_grid", "RepeatedCV", "RepeatedHoldout", "ResultStore", "derive_seed", "summarize",
     "write_csv",
     "Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states",
     "rank_table", "fit_rank_table",

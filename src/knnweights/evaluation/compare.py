@@ -38,7 +38,18 @@ PLAIN = "kNN"
 
 
 def top_grid(n_features):
-    """Numbers of top features for the curves: 1, 2, 5, 10, 20, 50, ... up to ``n_features`` (included)."""
+    """Numbers of top features for the curves: 1, 2, 5, 10, 20, 50, ... up to ``n_features`` (included).
+
+    Parameters
+    ----------
+    n_features : int
+        The number of features; the grid ends with it.
+
+    Returns
+    -------
+    grid : list of int
+        The numbers, increasing.
+    """
     grid, base = [], 1
     while base <= n_features:
         grid.extend(m for m in (base, 2 * base, 5 * base) if m < n_features)
@@ -61,6 +72,16 @@ def collect_warnings(record):
 
     A warning's pattern is its category and message with the numbers replaced by ``#``, so the
     same warning from every fold counts once; the first message of each pattern is kept.
+
+    Parameters
+    ----------
+    record : list of warnings.WarningMessage
+        The warnings caught.
+
+    Returns
+    -------
+    summary : list of list
+        One ``[pattern, first message, count]`` per pattern, in order of first appearance.
     """
     seen = {}
     for w in record:
@@ -113,7 +134,9 @@ class KNNCell:
     weighter : estimator or None
         An unfitted weighter (cloned; an unset ``random_state`` is seeded per cell).
     n_neighbors : int, default=5
+        Neighbours of the kNN (at most the training part's size).
     scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling fitted on the training part (:func:`~knnweights.evaluation.preprocessing.make_scaler`).
     curve : bool, default=True
         Also record the accuracy of plain kNN on the fold's top ``m`` features
         (``m`` in :func:`top_grid`), from the weighter's ranking.
@@ -170,14 +193,19 @@ def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5,
     X : array-like of shape (n, d)
         Numeric features; NaN allowed (filled with the training part's medians per cell).
     y : array-like of shape (n,)
+        Class labels.
     weighters : dict
         Name -> unfitted weighter.
     name : str, default="data"
         The dataset's name in the rows.
     cv : (n_splits, n_repeats), default=(10, 10)
+        Folds per repeat and repeats of the stratified CV.
     n_neighbors : int, default=5
+        Neighbours of every kNN.
     scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling fitted on each training part.
     random_state : int, default=0
+        Root seed of the splits and of every cell.
     n_jobs : int, optional
         As in :func:`~knnweights.evaluation.run_grid` (``None`` follows the active
         joblib backend, e.g. a dask cluster through
@@ -185,6 +213,7 @@ def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5,
     store : str or path-like, optional
         Resumable store of finished cells (JSON lines).
     progress : bool, optional
+        Progress bar on stderr; default: only when stderr is a terminal.
     plain : bool, default=True
         Include plain kNN, named :data:`PLAIN`.
     curve : bool, default=True
@@ -231,9 +260,11 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
         (:func:`~knnweights.evaluation.paired_ttest`, the papers' choice, too liberal
         for repeated CV).
     alpha : float, default=0.05
+        Significance level.
     min_diff : float, default=0.0
         Minimum mean difference (percentage points) for a win.
     methods : list of str, optional
+        The methods compared and their order (default: order of appearance).
 
     Returns
     -------
@@ -273,8 +304,18 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
 def win_tie_loss_counts(pairs, against=None):
     """W/T/L of each method against every other (or only against ``against``), from :func:`pairwise_tests`.
 
-    Returns a list of dicts ``method``, ``wins``, ``ties``, ``losses`` (the format of
-    :func:`knnweights.plotting.plot_win_tie_loss`), in order of first appearance.
+    Parameters
+    ----------
+    pairs : list of dict
+        Rows of :func:`pairwise_tests`.
+    against : str, optional
+        Count only the comparisons with this method.
+
+    Returns
+    -------
+    list of dict
+        ``method``, ``wins``, ``ties``, ``losses`` and ``wtl`` (the format of
+        :func:`knnweights.plotting.plot_win_tie_loss`), in order of first appearance.
     """
     outcomes = {}
     for p in pairs:
@@ -315,7 +356,16 @@ def warning_summary(results):
 def top_curves(results):
     """Per method: ``n_features``, ``mean`` and ``std`` (fractions) of the top-feature accuracies over the cells.
 
-    The format :func:`knnweights.plotting.plot_top_feature_curves` draws.
+    Parameters
+    ----------
+    results : DataFrame or list of dict
+        Rows of :func:`compare_methods` (those with ``top_n`` and ``top_accuracy``).
+
+    Returns
+    -------
+    dict
+        Method -> ``{"n_features", "mean", "std"}``, the format
+        :func:`knnweights.plotting.plot_top_feature_curves` draws.
     """
     rows = as_records(results)
     acc = {}

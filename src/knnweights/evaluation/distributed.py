@@ -29,7 +29,18 @@ CONNECT_TIMEOUT = 10.0
 
 
 def scheduler_address(address=None):
-    """The address to use: ``address``, else ``$DASK_SCHEDULER_ADDRESS``, else ``None``."""
+    """The address to use: ``address``, else ``$DASK_SCHEDULER_ADDRESS``, else ``None``.
+
+    Parameters
+    ----------
+    address : str, optional
+        A scheduler's address given by the caller (``tcp://host:8786``).
+
+    Returns
+    -------
+    address : str or None
+        The address, or ``None`` when none is given or set.
+    """
     if address:
         return str(address)
     env = os.environ.get(ENV_VAR, "").strip()

@@ -76,15 +76,21 @@ def ranked_subsets(ranker, X, y, counts, recursive=False):
     Parameters
     ----------
     ranker : estimator with ``feature_importances_`` or ``coef_``
-    X, y : arrays
-    counts : list of int, decreasing, ``counts[0] = n_features``
+        Unfitted; fitted (a clone, cached) on ``X, y``.
+    X : ndarray of shape (n_samples, n_features)
+        Training samples.
+    y : ndarray of shape (n_samples,)
+        Targets.
+    counts : list of int
+        Subset sizes, decreasing, ``counts[0] = n_features``.
     recursive : bool, default=False
         ``False``: rank once on all features and cut.  ``True``: refit the ranker on
         the surviving features before each cut (as SVM-RFE does).
 
     Returns
     -------
-    list of ndarray of feature indices, one per count.
+    subsets : list of ndarray of int
+        The kept feature indices (sorted), one array per count.
 
     Notes
     -----

@@ -56,10 +56,16 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
         The continuous target.
     weighters : dict
         Name -> unfitted weighter with a continuous-target definition.
+    name : str, default="data"
+        The dataset's name in the rows (and in the cells' seeds).
     cv : (n_splits, n_repeats), default=(10, 10)
+        Folds per repeat and repeats of the CV.
     n_neighbors : int, default=5
+        Neighbours of every kNN regressor.
     scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling fitted on each training part.
     random_state : int, default=0
+        Root seed of the splits and of every cell.
     n_jobs : int, optional
         Cells in parallel (joblib).
     plain : bool, default=True
@@ -86,6 +92,15 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
 
 def regression_tests(rows, alpha=0.05, reference=PLAIN):
     """Every method against ``reference`` on the same cells: mean RMSE and R^2 differences, corrected t-test.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`compare_regression`.
+    alpha : float, default=0.05
+        Significance level.
+    reference : str, default=PLAIN
+        The method every other is compared with.
 
     Returns
     -------

@@ -33,8 +33,16 @@ def _fmt(v, decimals=2):
 def render_markdown(blocks):
     """Markdown text of a list of blocks.
 
-    Blocks are ``("h", level, text)``, ``("p", text)``, ``("table", header, rows)``,
-    ``("img", path, caption)`` (linked by file name) and ``("pre", text)``.
+    Parameters
+    ----------
+    blocks : list of tuple
+        ``("h", level, text)``, ``("p", text)``, ``("table", header, rows)``,
+        ``("img", path, caption)`` (linked by file name) and ``("pre", text)``.
+
+    Returns
+    -------
+    text : str
+        The Markdown document.
     """
     out = []
     for b in blocks:
@@ -72,7 +80,20 @@ def _inline(text):
 
 
 def render_html(blocks, title):
-    """A self-contained HTML page of ``blocks`` (images embedded as base64 PNG)."""
+    """A self-contained HTML page of ``blocks`` (images embedded as base64 PNG).
+
+    Parameters
+    ----------
+    blocks : list of tuple
+        As for :func:`render_markdown`.
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    page : str
+        The HTML document.
+    """
     body = []
     for b in blocks:
         kind = b[0]
@@ -112,6 +133,7 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     out : str
         Output folder (created).
     dataset : str
+        The dataset's name, in the title.
     shape : (int, int)
         Rows and features used.
     classes : dict
@@ -127,7 +149,11 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     methods : list of str
         Methods in report order, plain kNN first.
     test : {"corrected", "plain"}
-    alpha, min_diff : float
+        The paired test of ``pairs``, named in the report.
+    alpha : float
+        Its significance level.
+    min_diff : float
+        The minimum difference (points) for a win, said when non-zero.
     curves : dict
         :func:`~knnweights.evaluation.compare.top_curves` output.
     weights : dict
