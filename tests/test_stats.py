@@ -189,3 +189,42 @@ def test_wtl_table_defaults_to_the_corrected_test():
     assert default["per_dataset"]["A"]["p"] > 0.05 > plain["per_dataset"]["A"]["p"]
     with pytest.raises(ValueError, match='needs n_train and n_test .* pass test="ttest"'):
         win_tie_loss_table(_rows("REF", "A", ref) + _rows("X", "A", comp), "REF")
+
+
+def test_one_outcome_rule_for_every_comparison():
+    from knnweights.evaluation import count_outcomes, paired_outcome
+    from knnweights.evaluation.compare import pairwise_tests
+    from knnweights.evaluation.regression import regression_tests
+
+    def never():
+        raise AssertionError("a difference below min_diff needs no test")
+
+    assert paired_outcome(0.3, never, alpha=0.01, min_diff=0.5) == "tie"
+    assert paired_outcome(0.0, 0.0, alpha=0.05) == "tie"
+    assert [paired_outcome(d, p, alpha=0.05, min_diff=0.5) for d, p in [(0.6, 0.01), (-0.6, 0.01), (0.6, 0.05)]] \
+        == ["win", "loss", "tie"]
+    assert count_outcomes(["win", "tie", "win", "loss"]) == {"wins": 2, "ties": 1, "losses": 1, "wtl": "2/1/1"}
+
+    rng = np.random.default_rng(9)
+    base = 80 + rng.normal(0, 2, 20)
+    rows = []
+    for m, shift in [("A", 0.0), ("B", 3.0), ("C", 0.4)]:
+        acc = base + shift + rng.normal(0, 0.3, 20)
+        rows += [dict(r, n_train=90, n_test=10) for r in _rows(m, "d", acc)]
+    for test, alpha, min_diff in [("plain", 0.05, 0.0), ("plain", 0.01, 0.5), ("corrected", 0.05, 0.0)]:
+        pairs = pairwise_tests(rows, test=test, alpha=alpha, min_diff=min_diff)
+        assert len(pairs) == 6
+        for p in pairs:
+            a = [r["accuracy"] for r in rows if r["method"] == p["method"]]
+            b = [r["accuracy"] for r in rows if r["method"] == p["other"]]
+            kw = {"test": "ttest"} if test == "plain" else {"test": "corrected", "n_train": 90, "n_test": 10}
+            assert p["outcome"] == win_tie_loss(a, b, alpha=alpha, min_diff=min_diff, **kw)
+    assert {(p["method"], p["other"]): p["outcome"] for p in pairwise_tests(rows, test="plain")}[("B", "A")] == "win"
+
+    # regression: a lower RMSE wins, by the same rule on the negated difference
+    reg = [{"method": m, "dataset": "d", "repeat": 0, "fold": f, "rmse": rmse + 0.01 * f, "r2": 0.5,
+            "n_train": 90, "n_test": 10} for f in range(10) for m, rmse in [("kNN", 2.0), ("W", 1.0)]]
+    reg += [{"method": "X", "dataset": "d", "repeat": 0, "fold": f, "rmse": 2.0 + 0.01 * f, "r2": 0.5,
+             "n_train": 90, "n_test": 10} for f in range(10)]
+    out = {r["method"]: r["outcome"] for r in regression_tests(reg)}
+    assert out == {"W": "win", "X": "tie"}
