@@ -26,7 +26,7 @@ from ..selection import fitted_ranking
 from .grid import run_grid
 from .preprocessing import impute_and_scale
 from .protocols import RepeatedCV
-from .results import as_records
+from .results import as_records, paired_cells
 from .stats import corrected_ttest, count_outcomes, paired_outcome, paired_ttest
 from .tuning import set_random_states
 
@@ -238,14 +238,6 @@ def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5,
                     store=store, progress=progress, as_frame=True)
 
 
-def _cells(rows, value="accuracy"):
-    cells, sizes = {}, {}
-    for r in rows:
-        cells.setdefault((r["dataset"], r["method"]), {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
-        sizes.setdefault(r["dataset"], []).append((float(r["n_train"]), float(r["n_test"])))
-    return cells, {d: np.mean(np.asarray(v), axis=0) for d, v in sizes.items()}
-
-
 def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=None):
     """Every ordered pair of methods on every dataset: mean difference, t, p and outcome.
 
@@ -276,20 +268,20 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
     if test not in ("corrected", "plain"):
         raise ValueError(f"test must be 'corrected' or 'plain'; got {test!r}.")
     rows = as_records(results)
-    cells, sizes = _cells(rows)
+    cells, sizes = paired_cells(rows)
     if methods is None:
         methods = list(dict.fromkeys(r["method"] for r in rows))
     out = []
     for d in dict.fromkeys(r["dataset"] for r in rows):
         for a in methods:
             for b in methods:
-                if a == b or (d, a) not in cells or (d, b) not in cells:
+                if a == b or (a, d) not in cells or (b, d) not in cells:
                     continue
-                keys = sorted(set(cells[(d, a)]) & set(cells[(d, b)]))
+                keys = sorted(set(cells[(a, d)]) & set(cells[(b, d)]))
                 if len(keys) < 2:
                     continue
-                va = np.array([cells[(d, a)][k] for k in keys])
-                vb = np.array([cells[(d, b)][k] for k in keys])
+                va = np.array([cells[(a, d)][k] for k in keys])
+                vb = np.array([cells[(b, d)][k] for k in keys])
                 diff = float(np.mean(va - vb))
                 if test == "corrected":
                     n_train, n_test = sizes[d]

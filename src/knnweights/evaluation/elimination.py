@@ -65,7 +65,7 @@ def halving_counts(n_features, min_features=50, factor=0.5):
     return counts
 
 
-def _top(ranking, k):
+def _top_indices(ranking, k):
     """Indices of the ``k`` best-ranked features, sorted."""
     return np.sort(np.argsort(ranking, kind="stable")[:k])
 
@@ -100,12 +100,12 @@ def ranked_subsets(ranker, X, y, counts, recursive=False):
     d = X.shape[1]
     if not recursive:
         r = fitted_ranking(cached_fit(ranker, X, y))
-        return [np.arange(d) if k >= d else _top(r, k) for k in counts]
+        return [np.arange(d) if k >= d else _top_indices(r, k) for k in counts]
     current = np.arange(d)
     out = [current]
     for k in counts[1:]:
         r = fitted_ranking(cached_fit(ranker, X[:, current], y))
-        current = current[_top(r, k)]
+        current = current[_top_indices(r, k)]
         out.append(current)
     return out
 

@@ -27,7 +27,7 @@ from .tuning import set_random_states
 __all__ = ["compare_regression", "regression_tests"]
 
 
-def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
+def _regression_cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
         warnings.simplefilter("always")
@@ -82,7 +82,7 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
     methods = ({PLAIN: None} if plain else {}) | dict(weighters)
     splits = list(RepeatedCV(cv[0], cv[1], stratified=False).split(y, random_state, name))
     jobs = [(m, w, r, f, tr, te) for m, w in methods.items() for r, f, tr, _, te in splits]
-    out = Parallel(n_jobs=n_jobs)(delayed(_cell)(m, w, X, y, tr, te, n_neighbors, scale,
+    out = Parallel(n_jobs=n_jobs)(delayed(_regression_cell)(m, w, X, y, tr, te, n_neighbors, scale,
                                                  derive_seed(random_state, "cell", m, name, r, f))
                                   for m, w, r, f, tr, te in jobs)
     for row, (_, _, r, f, _, _) in zip(out, jobs, strict=True):

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pandas as pd
 
-__all__ = ["as_records", "summarize", "write_csv"]
+__all__ = ["as_records", "paired_cells", "summarize", "write_csv"]
 
 
 def as_records(results):
@@ -26,6 +26,32 @@ def as_records(results):
     if hasattr(results, "to_dict") and hasattr(results, "columns"):
         return results.to_dict(orient="records")
     return list(results)
+
+
+def paired_cells(results, value="accuracy"):
+    """Each method's values by cell, so that two methods on the same splits pair cell by cell.
+
+    Parameters
+    ----------
+    results : list of dict or pandas.DataFrame
+        Rows as :func:`~knnweights.evaluation.run_grid` returns them.
+    value : str, default="accuracy"
+        Column taken.
+
+    Returns
+    -------
+    cells : dict
+        ``(method, dataset)`` -> ``{(repeat, fold): value}``.
+    sizes : dict
+        Dataset -> ``(n_train, n_test)``, the means over its rows that record them (the
+        corrected resampled t-test needs them).
+    """
+    cells, sizes = {}, {}
+    for r in as_records(results):
+        cells.setdefault((r["method"], r["dataset"]), {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
+        if "n_train" in r and "n_test" in r:
+            sizes.setdefault(r["dataset"], []).append((float(r["n_train"]), float(r["n_test"])))
+    return cells, {d: tuple(np.mean(np.asarray(v), axis=0)) for d, v in sizes.items()}
 
 
 def _as_frame(rows, as_frame):

@@ -21,7 +21,7 @@ from collections import Counter
 import numpy as np
 from scipy import stats as _sps
 
-from .results import as_records
+from .results import as_records, paired_cells
 
 __all__ = [
     "paired_ttest",
@@ -322,13 +322,7 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="co
         (``"w/t/l"``) and ``per_dataset`` (dataset -> outcome, p-value, mean difference).
     """
     rows = as_records(results)
-    table = {}
-    sizes = {}
-    for r in rows:
-        key = (r["method"], r["dataset"])
-        table.setdefault(key, {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
-        if "n_train" in r and "n_test" in r:
-            sizes.setdefault(r["dataset"], []).append((r["n_train"], r["n_test"]))
+    table, sizes = paired_cells(rows, value)
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     if methods is None:
         methods = [m for m in dict.fromkeys(r["method"] for r in rows) if m != reference]
@@ -350,7 +344,7 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="co
                     raise ValueError(
                         f'test="corrected" (the default) needs n_train and n_test in the rows of dataset {ds!r} '
                         '(run_grid writes them); pass test="ttest" for the plain paired t-test.')
-                n_train, n_test = np.mean(np.asarray(sizes[ds], dtype=float), axis=0)
+                n_train, n_test = sizes[ds]
             outcome = win_tie_loss(a, b, alpha=alpha, min_diff=min_diff, test=test, n_train=n_train, n_test=n_test)
             per[ds] = {"outcome": outcome, "p": _p_value(a, b, test, n_train, n_test) if len(cells) > 1 else 1.0,
                        "diff": float(a.mean() - b.mean()), "n_pairs": len(cells)}

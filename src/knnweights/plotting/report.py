@@ -22,7 +22,7 @@ from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight
 __all__ = ["write_user_report", "render_markdown", "render_html"]
 
 
-def _fmt(v, decimals=2):
+def _format_value(v, decimals=2):
     if isinstance(v, (float, np.floating)):
         if not np.isfinite(v):
             return "-"
@@ -56,7 +56,7 @@ def render_markdown(blocks):
         elif kind == "table":
             header, rows = b[1], b[2]
             lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-            lines += ["| " + " | ".join(_fmt(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+            lines += ["| " + " | ".join(_format_value(c).replace("|", "\\|") for c in r) + " |" for r in rows]
             out.append("\n".join(lines))
         elif kind == "img":
             out.append(f"![{b[2]}]({os.path.basename(b[1])})")
@@ -105,7 +105,8 @@ def render_html(blocks, title):
             body.append(f"<pre>{html.escape(b[1])}</pre>")
         elif kind == "table":
             head = "".join(f"<th>{html.escape(str(h))}</th>" for h in b[1])
-            rows = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in b[2])
+            rows = "".join("<tr>" + "".join(f"<td>{html.escape(_format_value(c))}</td>" for c in r) + "</tr>"
+                           for r in b[2])
             body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         elif kind == "img":
             with open(b[1], "rb") as fh:
@@ -119,7 +120,7 @@ def render_html(blocks, title):
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def _save(ax, path):
+def _save_png(ax, path):
     ax.figure.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
@@ -179,7 +180,7 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     present = [m for m in methods if any(s["method"] == m for s in rows)]
     weighted = [m for m in present if m != PLAIN]
 
-    plots["accuracy"] = _save(plot_accuracy_boxplots(
+    plots["accuracy"] = _save_png(plot_accuracy_boxplots(
         cells, dataset=dataset, methods=present, title=f"Accuracy per CV cell ({dataset})"),
         os.path.join(out, "accuracy_boxplots.png"))
     wtl_all = win_tie_loss_counts(pairs)
@@ -187,21 +188,21 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
         ax = plot_win_tie_loss(wtl_all, title="Wins / ties / losses against every other method")
         ax.set_xlabel("number of other methods (win / tie / loss)")
         ax.set_ylabel("method")
-        plots["wtl"] = _save(ax, os.path.join(out, "win_tie_loss.png"))
-        plots["pairwise"] = _save(plot_pairwise_differences(
+        plots["wtl"] = _save_png(ax, os.path.join(out, "win_tie_loss.png"))
+        plots["pairwise"] = _save_png(plot_pairwise_differences(
             pairs, methods=present, title="Mean accuracy difference, row minus column (* significant)"),
             os.path.join(out, "pairwise_differences.png"))
     if curves:
         d = shape[1]
-        plots["curves"] = _save(plot_top_feature_curves(
+        plots["curves"] = _save_png(plot_top_feature_curves(
             curves, logx=d > 20, title="Plain kNN on each fold's top-ranked features"),
             os.path.join(out, "top_feature_curves.png"))
     if weights:
-        plots["weights"] = _save(plot_weight_profiles(weights, logx=shape[1] > 20,
+        plots["weights"] = _save_png(plot_weight_profiles(weights, logx=shape[1] > 20,
                                                       title="Weight profiles (fit on all rows)"),
                                  os.path.join(out, "weight_profiles.png"))
     if table is not None and weighted:
-        plots["ranks"] = _save(plot_top_feature_ranks(table, weighted, n_top=min(20, len(table)),
+        plots["ranks"] = _save_png(plot_top_feature_ranks(table, weighted, n_top=min(20, len(table)),
                                                       title="Ranks of the top features (fit on all rows)"),
                                os.path.join(out, "top_feature_ranks.png"))
 
