@@ -183,7 +183,7 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         rank).  Default: the column order of ``X``.
     scale : {"standard", "minmax"} or None, default=None
         Scale the features before the fits, the permutation refits and the baselines
-        (:func:`knnweights.evaluation.compare.make_scaler`); the weights are those of the
+        (:func:`knnweights.evaluation.preprocessing.make_scaler`); the weights are those of the
         scaled features.
     target_type : {"auto", "classes", "continuous"}, default="auto"
         Set on the weighters built here that have the parameter (``"auto"`` leaves theirs);
