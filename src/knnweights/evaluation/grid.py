@@ -67,11 +67,7 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
             acc = float(out)
         row["fit_time"] = time.perf_counter() - t0
         row["accuracy"] = 100.0 * acc
-        row.update(extra)
-        row["fingerprint"] = fingerprint
-        if code is not None:
-            row["code"], row["package_version"] = code, __version__
-        return row
+        return _stamped(row, extra, fingerprint, code)
     else:
         raise TypeError(f"method {method_name!r}: expected an estimator, a Tuned or a callable; got {method!r}.")
     row["fit_time"] = time.perf_counter() - t0
@@ -81,9 +77,13 @@ def _run_cell(method_name, method, dataset, X, y, repeat, fold, train, val, test
     if scoring not in (None, "accuracy"):
         row["score"] = float(check_scoring(est, scoring=scoring)(est, Xte, yte))
     row["score_time"] = time.perf_counter() - t1
-    for attr in ("n_features_selected_",):
-        if hasattr(est, attr):
-            extra["n_features_selected"] = int(getattr(est, attr))
+    if hasattr(est, "n_features_selected_"):
+        extra["n_features_selected"] = int(est.n_features_selected_)
+    return _stamped(row, extra, fingerprint, code)
+
+
+def _stamped(row, extra, fingerprint, code):
+    """``row`` with the recorded extras, the cell's fingerprint and (when given) the code that computed it."""
     row.update(extra)
     row["fingerprint"] = fingerprint
     if code is not None:
