@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from sqpfwhelpers import assert_descent_to_local_minimum
 
 from knnweights._solvers import _active_set_linalg
 from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective, sqpfw_path
@@ -446,7 +445,7 @@ def test_incremental_c_equals_fresh_c():
         np.testing.assert_allclose(c, fresh, rtol=1e-12, atol=1e-12)
 
 
-def test_all_pairs_product_gives_the_same_steps(monkeypatch):
+def test_all_pairs_product_gives_the_same_steps(monkeypatch, assert_descent_to_local_minimum):
     """Microarray shape (d >> n, whole lists): the matrix-product ratio test takes the pair loop's pivots.
 
     With d >> n the active set meets degenerate points (tie rows in the span of the active

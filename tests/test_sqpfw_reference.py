@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sqpfwhelpers import assert_descent_to_local_minimum
 
 from knnweights._solvers import _active_set_linalg
 from knnweights._solvers.active_set import sqpfw_active_set, sqpfw_objective
@@ -40,7 +39,7 @@ def _raw(n, d, seed):
 
 
 @pytest.mark.parametrize("k", range(len(CASES)))
-def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k):
+def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k, assert_descent_to_local_minimum):
     ref = np.load(REFERENCE)
     n, d, seed, theta = CASES[k]
     X, y = _data(n, d, seed)
@@ -64,7 +63,7 @@ def _tn_consistent(X, y, w, state_hits, cand_hits):
 
 
 @pytest.mark.parametrize("maint_min_p", [64, -1])
-def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p):
+def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p, assert_descent_to_local_minimum):
     """Raw-scale features (tie rows ~1e6 x the all-ones row): the EQP equilibrates its rows, so the
     sum constraint holds (the unscaled SVD fallback dropped it: sum(w) - 1 = 3e5 on this case) and
     the result is a TN-consistent local minimum (Theorem 7) with a non-increasing objective."""
