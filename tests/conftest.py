@@ -4,11 +4,14 @@ evaluation harness and checks of an SQP-FW run.
 The estimator classes live at this module's top level so that joblib / dask workers can unpickle them.
 """
 
+import importlib.util
 import json
 import os
+from pathlib import Path
 
 import numba
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings as _hsettings
@@ -102,6 +105,40 @@ _hsettings.register_profile("ci", max_examples=60, deadline=None, derandomize=Tr
 _hsettings.register_profile("thorough", max_examples=500, deadline=None, suppress_health_check=_QUIET,
                             print_blob=True)
 _hsettings.load_profile("ci")
+
+
+# -- a user's file for the command line -------------------------------------------------------------
+
+
+def _write_expression_csv(path, n=80, d=300, seed=0, n_planted=10, n_constant=5):
+    """A gene-expression-like CSV: sample ids, a string label, a string batch, constant genes, NaNs, planted genes.
+
+    Expression is log-normal (raw scale, as such files come); the tumour samples have
+    the first ``n_planted`` genes multiplied by 8; the last ``n_constant`` genes are constant;
+    about 0.2 % of the values are missing.  Returns the planted gene names.
+    """
+    rng = np.random.default_rng(seed)
+    y = np.array(["tumour", "normal"])[rng.permutation(np.arange(n) % 2)]
+    X = rng.lognormal(5.0, 1.0, size=(n, d))
+    X[:, :n_planted] *= np.where(y == "tumour", 8.0, 1.0)[:, None]
+    X[:, d - n_constant:] = 7.0
+    genes = [f"g{j:04d}" for j in range(d)]
+    df = pd.DataFrame(X, columns=genes)
+    df.insert(0, "sample", [f"S{i:03d}" for i in range(n)])
+    df.insert(1, "diagnosis", y)
+    df["batch"] = rng.choice(["B1", "B2"], n)
+    df[genes] = df[genes].mask(rng.random((n, d)) < 0.002)
+    df.loc[3, "g0000"] = np.nan  # a planted gene with a hole
+    df.to_csv(path, index=False)
+    return genes[:n_planted]
+
+
+@pytest.fixture(scope="session")
+def write_expression_csv():
+    """``write_expression_csv(path, n=80, d=300, seed=0, n_planted=10, n_constant=5)``: writes a gene-expression-like
+    CSV (sample ids, a string label ``diagnosis``, a string ``batch``, planted, constant and missing values) and
+    returns the planted gene names."""
+    return _write_expression_csv
 
 
 # -- recording estimators for the evaluation harness -------------------------------------------------
@@ -232,3 +269,14 @@ def assert_descent_to_local_minimum():
     and small random moves on the simplex (``move`` in size) do not lower it by more than ``min_tol`` (relative
     to ``|r.fun|`` when given as ``("rel", tol)``)."""
     return _assert_descent_to_local_minimum
+
+
+@pytest.fixture(scope="session")
+def sqpfw_regression():
+    """``(cases, reference)``: ``tests/data/make_sqpfw_regression.py`` (``CASES``, ``PATH_CASES`` and
+    ``data(n, d, seed, n_classes)``) and the SQP-FW weights recorded on those cases (``sqpfw_regression.npz``)."""
+    data = Path(__file__).parent / "data"
+    spec = importlib.util.spec_from_file_location("make_sqpfw_regression", data / "make_sqpfw_regression.py")
+    cases = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cases)
+    return cases, np.load(data / "sqpfw_regression.npz")

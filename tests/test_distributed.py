@@ -84,17 +84,15 @@ def test_use_scheduler_without_address_runs_locally(monkeypatch):
     assert scheduler_address("tcp://127.0.0.1:1") == "tcp://127.0.0.1:1"  # the option wins over the variable
 
 
-def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch, write_expression_csv):
     pytest.importorskip("distributed")
-    from test_cli_user import make_expression_csv
-
     from knnweights.cli import main
     from knnweights.evaluation import distributed
 
     monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 1.0)
 
     path = tmp_path / "genes.csv"
-    make_expression_csv(path, n=30, d=20)
+    write_expression_csv(path, n=30, d=20)
     # a closed port on loopback: refused at once
     rc = main(["evaluate", str(path), "--target", "diagnosis", "--id-col", "sample", "--methods", "ReliefF",
                "--cv", "2x1", "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9", "--no-progress"])
@@ -102,16 +100,15 @@ def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch)
     assert rc == 2 and len(err) == 1 and "cannot reach the dask scheduler at 'tcp://127.0.0.1:9'" in err[0]
 
 
-def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch, where_method):
+def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch, where_method, write_expression_csv):
     distributed = pytest.importorskip("distributed")
     import pandas as pd
-    from test_cli_user import make_expression_csv
 
     from knnweights.cli import main
     from knnweights.evaluation.distributed import ENV_VAR, use_scheduler
 
     path = tmp_path / "genes.csv"
-    make_expression_csv(path, n=40, d=60)
+    write_expression_csv(path, n=40, d=60)
     argv = ["evaluate", str(path), "--target", "diagnosis", "--id-col", "sample", "--drop", "batch",
             "--methods", "ReliefF,Relief", "--cv", "2x2", "--no-progress"]
     assert main([*argv, "--out", str(tmp_path / "serial")]) == 0

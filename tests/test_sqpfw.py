@@ -276,22 +276,10 @@ def test_plot_path_draws_one_line_per_feature():
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), p.weights_[:, 1])
 
 
-def _regression_cases():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent / "data"))
-    try:
-        import make_sqpfw_regression as m
-    finally:
-        sys.path.pop(0)
-    return m, np.load(Path(__file__).parent / "data" / "sqpfw_regression.npz")
-
-
 @pytest.mark.parametrize("working_set", [None, 20])
-def test_regression_against_reference_weights(working_set):
-    """The compiled step loop reproduces the NumPy implementation's weights (commit 5d6ff7e) to 1e-8."""
-    m, ref = _regression_cases()
+def test_regression_against_reference_weights(working_set, sqpfw_regression):
+    """The compiled step loop reproduces the weights recorded from the NumPy implementation to 1e-8."""
+    m, ref = sqpfw_regression
     for k, (n, d, seed, nc, theta, kappa, lam) in enumerate(m.CASES):
         X, y = m.data(n, d, seed, nc)
         r = sqpfw_active_set(X, y, theta, kappa, lam, working_set=working_set)

@@ -53,13 +53,13 @@ def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k, ass
     assert r.fun - start <= 0.5 * (float(ref[f"fun{k}"]) - start)
 
 
-def _tn_consistent(X, y, w, state_hits, cand_hits):
+def _assert_tn_consistent(X, y, w, state_hits, cand_hits):
     """The target hit of every sample (kappa = 1) is at the distance of its first '=' member."""
     nb = nearest_hits_misses(X, y, w, 1, "sqeuclidean")
     rep = cand_hits[np.arange(len(y)), np.argmax(state_hits == 0, axis=1)]
     d_rep = ((X - X[rep]) ** 2) @ w
     d_nn = ((X - X[nb.hit_idx[:, 0]]) ** 2) @ w
-    return np.allclose(d_rep, d_nn, rtol=1e-9, atol=1e-12 * np.abs(d_rep).max())
+    np.testing.assert_allclose(d_rep, d_nn, rtol=1e-9, atol=1e-12 * np.abs(d_rep).max())
 
 
 @pytest.mark.parametrize("maint_min_p", [64, -1])
@@ -74,7 +74,7 @@ def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p, assert
     r = sqpfw_active_set(X, y, 1.0)
     assert r.status == 0
     assert abs(r.x.sum() - 1.0) < 1e-9 and r.x.min() >= 0.0
-    assert _tn_consistent(X, y, r.x, r.hit_state, r.hit_candidates)
+    _assert_tn_consistent(X, y, r.x, r.hit_state, r.hit_candidates)
     assert_descent_to_local_minimum(X, y, r, 1.0, history_tol=1e-9, move=1e-7, min_tol=("rel", 1e-9), seed=1)
 
 
