@@ -1,7 +1,7 @@
 """EFW and SBMLR with default parameters: this tree's code against another checkout's (before / after).
 
 Each fit runs in a fresh Python process (``python -c``) with ``PYTHONPATH`` set to the
-checkout's ``src``; the data are the issue-20 cases (bench_suite's synthetic sizes and the
+checkout's ``src``; the data are the large cases (bench_suite's synthetic sizes and the
 bundled microarrays, raw values, as ``benchmarks/bench_suite.py`` loads them).  Fits under
 10 s are repeated (``--repeat``) and the median wall time reported.  The weights of the two
 checkouts are compared (largest absolute difference of ``feature_importances_``).

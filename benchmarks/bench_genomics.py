@@ -1,4 +1,4 @@
-"""Genome-scale Relief: byte genotypes, sampled instances, feature blocks on dask (issue 48).
+"""Genome-scale Relief: byte genotypes, sampled instances, feature blocks on dask.
 
 Each case runs in a fresh Python process (so its peak memory is its own, measured as
 ``ru_maxrss`` after the fit minus the resident size once the input exists); the wall time

@@ -4,7 +4,7 @@ Default run (``python benchmarks/bench_mdm.py``): MDM with default parameters (n
 ``time_limit``, the deterministic work budget ``max_work``; ``--time-limit``, ``--max-work``
 to change them), each fit in a fresh subprocess, on
 
-* the gene-expression-like table of issue 20 (:func:`lognormal_genes`: 80 samples,
+* a gene-expression-like table (:func:`lognormal_genes`: 80 samples,
   lognormal values, 30 planted genes) at d = 300, 1000, 3000;
 * the synthetic shapes of ``bench_suite.py`` (same generator): (500, 100),
   (2000, 500), (1000, 5000), (200, 20000);
@@ -99,7 +99,7 @@ print(json.dumps({"shape": list(X.shape), "time_s": elapsed, "rounds": m.n_iter_
 def lognormal_genes(n=80, d=3000, n_planted=30, shift=1.0, seed=0):
     """Gene-expression-like table: ``exp(N(0, 1))`` values, class 1 shifted by ``shift`` (log scale) on the
     first ``n_planted`` genes; two balanced classes.  Its MDM optimum is dense (most weights nonzero, most
-    pairs near-tight), the case where HiGHS stalled (issue 20)."""
+    pairs near-tight), the case where HiGHS stalled."""
     import numpy as np
 
     rng = np.random.default_rng([seed, n, d])
@@ -227,7 +227,7 @@ def cases_section(cases, time_limit, out_path, repeats=3, repeat_below=10.0, com
             f.write("TL = stopped at the time limit with the best feasible point, not the optimum; 'load': the "
                     "1-minute load average at the end of the fit; 'work': the floating-point work counted for "
                     "max_work (normal matrices, vertex tries, scans). "
-                    "Before issue 20 (one `linprog` per round, rebuilt from scratch): genes 80 x 300 5.8 s, "
+                    "With one `linprog` per round, rebuilt from scratch: genes 80 x 300 5.8 s, "
                     "80 x 1000 204 s, 80 x 3000 killed after 19 min; RESULTS.md: > 90 s at 2000 x 500, 1000 x 5000 "
                     "and arcene.\n")
 

@@ -1,4 +1,4 @@
-"""Continuous targets and p-values for the Relief family: the measurements of issue 47.
+"""Continuous targets and p-values for the Relief family: agreement, calibration, power, time.
 
 Sections (each prints a Markdown table; ``--only`` runs some of them):
 
@@ -127,7 +127,7 @@ NULL_METHODS = (("Relief", Relief, {}), ("ReliefF", ReliefF, {"n_neighbors": 10}
 
 def _variant_pvalues(est, X, y, variant):
     """The default p-values and two variants of them: ``"normal"`` (the same z against the standard normal,
-    the reference before issue 47's third moment) and ``"own pairs"`` (ReliefF / Relief on classes: the
+    the reference without the third-moment correction) and ``"own pairs"`` (ReliefF / Relief on classes: the
     label permutation on the fit's own hits and misses, the null used before)."""
     from knnweights.weighters import _relief_regression as rr
 

@@ -18,7 +18,7 @@ Colon intensities (as ``bench_suite.py`` runs it). Reports the median wall time 
 (``n > 400``: one run; the kernels are compiled before any timing), active-set steps (kept), time per step,
 working-set refreshes and the number of non-zero weights; ``--save-weights`` stores every
 case's weights (the path: breakpoints and weights) and ``--compare`` adds the largest absolute
-weight difference against such a file (another version's run). Targets (issue 16, 2 cores):
+weight difference against such a file (another version's run). Targets (2 cores):
 n = 200 <= 0.15 s, n = 1000 <= 8 s, Colon cold fit <= 5 s, Colon path <= 3 s.
 """
 

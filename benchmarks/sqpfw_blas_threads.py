@@ -2,7 +2,7 @@
 
 Run:  python benchmarks/sqpfw_blas_threads.py [--out FILE.md]
 
-Issue 16's last open target is the Colon cold fit (62 x 2000 standardised, theta = 1) in 5 s on
+The target is the Colon cold fit (62 x 2000 standardised, theta = 1) in 5 s on
 2 cores; one core gives ~6-7 s, a third of it in the ratio test's all-pairs product
 ``X_P diag(dw) X_P^T`` (``_active_set_kernels._pair_matrix``, one BLAS ``dgemm`` per moving step).
 The fit must keep its pivot sequence (same weights, <= 1e-8), and on Colon the pivots are decided

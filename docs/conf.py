@@ -44,10 +44,11 @@ autosummary_generate = True
 autodoc_default_options = {}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
-# the public API's docstrings are validated (numpydoc): a docstring (GL08), a summary line (SS01), every
-# parameter documented (PR01) with a type (PR04) and a description (PR07), none that does not exist (PR02), a
-# space before each parameter's colon (PR10, else the line is not parsed as name : type), a Returns section
-# (RT01) that describes each value (RT03)
+# the public API's docstrings (every page of api.rst, generated from the sections' ``__all__`` below) are
+# validated (numpydoc; a failure is a warning, so ``-W`` fails the build): a docstring (GL08), a summary line
+# (SS01), every parameter documented (PR01) with a type (PR04) and a description (PR07), none that does not
+# exist (PR02), a space before each parameter's colon (PR10, else the line is not parsed as name : type), a
+# Returns section (RT01) that describes each value (RT03)
 numpydoc_validation_checks = {"GL08", "SS01", "PR01", "PR02", "PR04", "PR07", "PR10", "RT01", "RT03"}
 numpydoc_validation_exclude = {r"\.__init__$", r"\.set_params$", r"\.get_params$", r"\.set_output$",
                                r"\.fit_transform$", r"\.get_metadata_routing$", r"\.set_.*_request$"}
@@ -79,6 +80,8 @@ _SECTIONS = [
     ("Evaluation", "knnweights.evaluation", "Repeated CV with inner tuning, paired tests with win/tie/loss, "
      "feature elimination, irrelevant-feature robustness, stability."),
     ("Datasets", "knnweights.datasets", "The bundled datasets (no network) and generators."),
+    ("Files", "knnweights.io", "A user's table (CSV / TSV / Parquet / Excel) and PLINK genotypes, read as the "
+     "command line reads them."),
     ("Plotting", "knnweights.plotting", "Figures of the evaluation (``pip install knnweights[plot]``)."),
     ("Engine", "knnweights.engine", "The shared neighbour engine's configuration and helpers."),
 ]

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from conftest import informative_problem
 from sklearn.base import clone
 from sklearn.feature_selection import SelectFromModel
 from sklearn.model_selection import GridSearchCV, cross_val_score
@@ -15,7 +14,7 @@ from knnweights.classifiers import WeightedKNN
 from knnweights.engine.neighbors import weighted_distances
 
 
-def test_nan_and_inf_name_the_column():
+def test_nan_and_inf_name_the_column(informative_problem):
     X, y = informative_problem(n=30, n_noise=5)
     X[4, 7] = np.nan
     with pytest.raises(ValueError, match=r"NaN in column 7"):
@@ -26,7 +25,7 @@ def test_nan_and_inf_name_the_column():
         ReliefF(n_neighbors=1).fit(X, y)
 
 
-def test_dataframe_errors_name_the_column():
+def test_dataframe_errors_name_the_column(informative_problem):
     pd = pytest.importorskip("pandas")
     X, y = informative_problem(n=30, n_noise=5)
     df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(X.shape[1])])
@@ -48,7 +47,7 @@ def test_dataframe_errors_name_the_column():
         est.transform(df.iloc[:, :-1].rename(columns={"batch": "batch"}))
 
 
-def test_missing_labels_say_y():
+def test_missing_labels_say_y(informative_problem):
     pd = pytest.importorskip("pandas")
     X, y = informative_problem(n=30, n_noise=5)
     yf = y.astype(float)
@@ -63,7 +62,7 @@ def test_missing_labels_say_y():
         ReliefF(n_neighbors=1).fit(X, ["a"] * 30)
 
 
-def test_one_class_and_singleton_class_and_large_k():
+def test_one_class_and_singleton_class_and_large_k(informative_problem):
     X, y = informative_problem(n=30, n_noise=5)
     with pytest.raises(ValueError, match="at least 2 classes; y has 1 class"):
         ReliefF(n_neighbors=1).fit(X, np.zeros(30))
@@ -77,14 +76,14 @@ def test_one_class_and_singleton_class_and_large_k():
         ReliefF(n_neighbors=40).fit(X, y)
 
 
-def test_invalid_parameter_is_named():
+def test_invalid_parameter_is_named(informative_problem):
     X, y = informative_problem(n=30, n_noise=5)
     with pytest.raises(ValueError, match="n_neighbors"):
         ReliefF(n_neighbors=0).fit(X, y)
 
 
 @pytest.mark.parametrize("est", [ReliefF(n_neighbors=3), Simba(random_state=0)])
-def test_transform_reproduces_weighted_knn(est):
+def test_transform_reproduces_weighted_knn(est, informative_problem):
     X, y = informative_problem(n=60, n_noise=10, random_state=1)
     est.fit(X, y)
     Xt = est.transform(X)
@@ -100,7 +99,7 @@ def test_transform_reproduces_weighted_knn(est):
     np.testing.assert_array_equal(knn.predict(est.transform(X[40:])), wk.predict(X[40:]))
 
 
-def test_pipeline_gridsearch_clone_selectfrommodel():
+def test_pipeline_gridsearch_clone_selectfrommodel(informative_problem):
     X, y = informative_problem(n=200, n_informative=3, n_noise=20, random_state=2)
     pipe = make_pipeline(ReliefF(), KNeighborsClassifier(3, metric="manhattan"))
     gs = GridSearchCV(pipe, {"relieff__n_neighbors": [1, 5]}, cv=3).fit(X, y)
@@ -115,7 +114,7 @@ def test_pipeline_gridsearch_clone_selectfrommodel():
     assert cross_val_score(WeightedKNN(ReliefF(n_neighbors=3), 3), X, y, cv=3).mean() > 0.6
 
 
-def test_feature_names_and_float32():
+def test_feature_names_and_float32(informative_problem):
     pd = pytest.importorskip("pandas")
     X, y = informative_problem(n=40, n_noise=3)
     df = pd.DataFrame(X, columns=[f"gene{j}" for j in range(X.shape[1])])

@@ -15,33 +15,10 @@ N_PLANTED = 10
 N_CONSTANT = 5
 
 
-def make_expression_csv(path, n=80, d=300, seed=0):
-    """A gene-expression-like CSV: sample ids, a string label, a string batch, constant genes, NaNs, planted genes.
-
-    Expression is log-normal (raw scale, as such files come); the tumour samples have
-    the first ``N_PLANTED`` genes multiplied by 8; the last ``N_CONSTANT`` genes are constant;
-    about 0.2 % of the values are missing.  Returns the planted gene names.
-    """
-    rng = np.random.default_rng(seed)
-    y = np.array(["tumour", "normal"])[rng.permutation(np.arange(n) % 2)]
-    X = rng.lognormal(5.0, 1.0, size=(n, d))
-    X[:, :N_PLANTED] *= np.where(y == "tumour", 8.0, 1.0)[:, None]
-    X[:, d - N_CONSTANT:] = 7.0
-    genes = [f"g{j:04d}" for j in range(d)]
-    df = pd.DataFrame(X, columns=genes)
-    df.insert(0, "sample", [f"S{i:03d}" for i in range(n)])
-    df.insert(1, "diagnosis", y)
-    df["batch"] = rng.choice(["B1", "B2"], n)
-    df[genes] = df[genes].mask(rng.random((n, d)) < 0.002)
-    df.loc[3, "g0000"] = np.nan  # a planted gene with a hole
-    df.to_csv(path, index=False)
-    return genes[:N_PLANTED]
-
-
 @pytest.fixture(scope="module")
-def expression_csv(tmp_path_factory):
+def expression_csv(tmp_path_factory, write_expression_csv):
     path = tmp_path_factory.mktemp("data") / "genes.csv"
-    planted = make_expression_csv(path)
+    planted = write_expression_csv(path, n_planted=N_PLANTED, n_constant=N_CONSTANT)
     return path, planted
 
 
@@ -220,7 +197,7 @@ def test_other_formats(expression_csv, tmp_path):
     pq = tmp_path / "g.parquet"
     df.to_parquet(pq)
     c = load_table(pq, "diagnosis", id_col="sample")
-    assert np.allclose(a.X.to_numpy(), c.X.to_numpy())
+    np.testing.assert_allclose(a.X.to_numpy(), c.X.to_numpy(), rtol=1e-5, atol=1e-8)
 
 
 def test_version_and_plain_help(capsys):
@@ -292,7 +269,7 @@ def test_top_curve_equals_sklearn_knn_on_top_features():
     for k in (1, 4):
         ref = [100 * KNeighborsClassifier(k).fit(X[tr][:, order[:m]], y[tr]).score(X[te][:, order[:m]], y[te])
                for m in grid]
-        assert np.allclose(_top_curve(X[tr], y[tr], X[te], y[te], ranks, grid, k), ref)
+        np.testing.assert_allclose(_top_curve(X[tr], y[tr], X[te], y[te], ranks, grid, k), ref, rtol=1e-5, atol=1e-8)
 
 
 def _continuous_csv(path, n=120, d=12, seed=0):
@@ -320,7 +297,8 @@ def test_rank_continuous_target_pvalues_and_baselines(tmp_path, capsys):
     assert top == {"x0", "x1"} and set(t.loc[t.ReliefF_q < 0.05, "feature"]) >= {"x0", "x1"}
     assert set(t.sort_values("pearson_rank")["feature"].head(2)) != {"x0", "x1"}
     p = t["MLKRDiagonal_p"].to_numpy()
-    assert p.min() >= 0.1 and np.allclose(p * 10, np.round(p * 10))  # (b + 1) / (B + 1) with B = 9
+    assert p.min() >= 0.1
+    np.testing.assert_allclose(p * 10, np.round(p * 10), rtol=1e-5, atol=1e-8)  # (b + 1) / (B + 1) with B = 9
     # class labels: the t-test baseline; a method without a continuous definition is refused for y
     rc = main(["rank", str(path), "--target", "y", "--methods", "MulRel"])
     assert rc == 2 and "no definition for a continuous target" in capsys.readouterr().err

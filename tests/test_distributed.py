@@ -3,7 +3,6 @@
 import joblib
 import numpy as np
 import pytest
-from evalhelpers import WhereMethod
 
 from knnweights import Relief, ReliefF
 from knnweights.evaluation import RepeatedCV, RepeatedHoldout, Tuned, run_grid, share_grid, weighted_knn
@@ -45,7 +44,7 @@ def test_n_jobs_2_equals_serial(serial):
     assert [r["seed"] for r in other] != [r["seed"] for r in serial if r["method"] == "Relief"]
 
 
-def test_dask_local_cluster_equals_serial(serial, tmp_path):
+def test_dask_local_cluster_equals_serial(serial, tmp_path, where_method):
     distributed = pytest.importorskip("distributed")
     methods, data = _grid()
     # in-process workers talking TCP on loopback only (no other interface is opened)
@@ -58,7 +57,7 @@ def test_dask_local_cluster_equals_serial(serial, tmp_path):
         assert len(workers) == 2
         holdout_methods = {"ReliefF": Tuned(weighted_knn(ReliefF(n_neighbors=3)),
                                             {"weighter__share": share_grid(0.5, 0.5), "n_neighbors": [1]}),
-                           "where": WhereMethod()}
+                           "where": where_method}
         with joblib.parallel_backend("dask"):
             holdout = run_grid(holdout_methods, {"toy": data["toy"]}, protocol=RepeatedHoldout(2), random_state=7,
                                as_frame=False)
@@ -85,17 +84,15 @@ def test_use_scheduler_without_address_runs_locally(monkeypatch):
     assert scheduler_address("tcp://127.0.0.1:1") == "tcp://127.0.0.1:1"  # the option wins over the variable
 
 
-def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch, write_expression_csv):
     pytest.importorskip("distributed")
-    from test_cli_user import make_expression_csv
-
     from knnweights.cli import main
     from knnweights.evaluation import distributed
 
     monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 1.0)
 
     path = tmp_path / "genes.csv"
-    make_expression_csv(path, n=30, d=20)
+    write_expression_csv(path, n=30, d=20)
     # a closed port on loopback: refused at once
     rc = main(["evaluate", str(path), "--target", "diagnosis", "--id-col", "sample", "--methods", "ReliefF",
                "--cv", "2x1", "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:9", "--no-progress"])
@@ -103,16 +100,15 @@ def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch)
     assert rc == 2 and len(err) == 1 and "cannot reach the dask scheduler at 'tcp://127.0.0.1:9'" in err[0]
 
 
-def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch):
+def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch, where_method, write_expression_csv):
     distributed = pytest.importorskip("distributed")
     import pandas as pd
-    from test_cli_user import make_expression_csv
 
     from knnweights.cli import main
     from knnweights.evaluation.distributed import ENV_VAR, use_scheduler
 
     path = tmp_path / "genes.csv"
-    make_expression_csv(path, n=40, d=60)
+    write_expression_csv(path, n=40, d=60)
     argv = ["evaluate", str(path), "--target", "diagnosis", "--id-col", "sample", "--drop", "batch",
             "--methods", "ReliefF,Relief", "--cv", "2x2", "--no-progress"]
     assert main([*argv, "--out", str(tmp_path / "serial")]) == 0
@@ -129,7 +125,7 @@ def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch):
         # and the cells really run on its workers
         with use_scheduler(address) as client:
             workers = set(client.scheduler_info()["workers"])
-            rows = run_grid({"where": WhereMethod()}, {"toy": _grid()[1]["toy"]}, protocol=RepeatedCV(2, 2),
+            rows = run_grid({"where": where_method}, {"toy": _grid()[1]["toy"]}, protocol=RepeatedCV(2, 2),
                             random_state=7, as_frame=False)
         assert len(workers) == 2 and {r["worker"] for r in rows} <= workers
     timing = ["fit_time", "score_time"]

@@ -1,4 +1,4 @@
-"""EFW's fast objective and descent (issue 20): the same function, the same iterates, a KKT point."""
+"""EFW's fast objective and descent: the same function, the same iterates, a KKT point."""
 
 import warnings
 

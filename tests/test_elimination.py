@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from evalhelpers import RecordingWeighter, read_log
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -56,16 +55,16 @@ def test_halving_selects_few_informative_features():
     assert type(d.estimator_).__name__ == "WeightedKNN" and d.estimator_.n_features_in_ == d.n_features_selected_
 
 
-def test_halving_ranker_sees_inner_training_folds_only(tmp_path):
+def test_halving_ranker_sees_inner_training_folds_only(tmp_path, recording_weighter, read_fit_log):
     X, y = _noisy(60, 20)
     log = str(tmp_path / "fits.jsonl")
-    h = HalvingElimination(RecordingWeighter(log_path=log, random_state=0), estimator=KNeighborsClassifier(1),
+    h = HalvingElimination(recording_weighter(log_path=log, random_state=0), estimator=KNeighborsClassifier(1),
                            min_features=4, cv=3, random_state=0).fit(X, y)
-    sizes = [len(e["rows"]) for e in read_log(log)]
+    sizes = [len(e["rows"]) for e in read_fit_log(log)]
     # one ranking per inner training fold (40 rows each) and one on all 60 rows; never a held-out row twice
     assert sizes == [40, 40, 40, 60]
     index = {tuple(r): i for i, r in enumerate(X.tolist())}
-    seen = [{index[tuple(r)] for r in e["rows"]} for e in read_log(log)[:3]]
+    seen = [{index[tuple(r)] for r in e["rows"]} for e in read_fit_log(log)[:3]]
     held_out = [set(range(60)) - s for s in seen]
     assert all(len(h_) == 20 for h_ in held_out) and set().union(*held_out) == set(range(60))
     assert h.predict(X).shape == (60,)
@@ -90,12 +89,12 @@ def test_remove_lowest_weights():
     rff = ReliefF(n_neighbors=5).fit(X, y)
     w = rff.feature_importances_
     full = RemoveLowestWeights(ReliefF(n_neighbors=5)).fit(X, y)
-    assert np.allclose(full.transform(X), rff.transform(X))
+    np.testing.assert_allclose(full.transform(X), rff.transform(X), rtol=1e-5, atol=1e-8)
     half = RemoveLowestWeights(ReliefF(n_neighbors=5), share=0.5).fit(X, y)
     kept = half.get_support(indices=True)
     assert len(kept) == 5  # 10 - floor(0.5 * 10)
     assert w[kept].min() >= np.delete(w, kept).max()
-    assert np.allclose(half.transform(X), rff.transform(X)[:, kept])
+    np.testing.assert_allclose(half.transform(X), rff.transform(X)[:, kept], rtol=1e-5, atol=1e-8)
     assert RemoveLowestWeights(ReliefF(), share=0.99).fit(X, y).get_support().sum() == 1
     assert half.metric_ == "manhattan"
 
@@ -133,23 +132,23 @@ def test_selectors_feature_names_and_pandas_output():
         HalvingElimination(ReliefF()).fit(df, y)
 
 
-def test_fit_cache_reuses_identical_fits_only(tmp_path):
+def test_fit_cache_reuses_identical_fits_only(tmp_path, recording_weighter, read_fit_log):
     X, y = _noisy(40, 5)
     log = str(tmp_path / "fits.jsonl")
-    rec = RecordingWeighter(log_path=log, random_state=0)
+    rec = recording_weighter(log_path=log, random_state=0)
     with fit_cache():
         for share in (0.0, 0.25, 0.5):
             RemoveLowestWeights(rec, share=share).fit(X, y)
         RemoveLowestWeights(rec).fit(X[:30], y[:30])  # other rows: a new fit
-    assert len(read_log(log)) == 2
+    assert len(read_fit_log(log)) == 2
     for _ in range(2):  # outside a cache block nothing is reused
         RemoveLowestWeights(rec).fit(X, y)
-    assert len(read_log(log)) == 4
-    unseeded = RecordingWeighter(log_path=log)  # random_state=None is never cached
+    assert len(read_fit_log(log)) == 4
+    unseeded = recording_weighter(log_path=log)  # random_state=None is never cached
     with fit_cache():
         RemoveLowestWeights(unseeded).fit(X, y)
         RemoveLowestWeights(unseeded).fit(X, y)
-    assert len(read_log(log)) == 6
+    assert len(read_fit_log(log)) == 6
 
 
 def test_halving_in_the_runner_records_selected_counts():

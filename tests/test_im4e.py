@@ -5,7 +5,6 @@ import warnings
 import mpmath
 import numpy as np
 import pytest
-from conftest import informative_problem
 from scipy.optimize import approx_fprime
 from scipy.special import softmax
 from sklearn.exceptions import ConvergenceWarning
@@ -61,7 +60,7 @@ def _reference_cost(X, y, w, sigma, lam, alpha, beta):
 
 
 @pytest.fixture(scope="module")
-def three_class():
+def three_class(informative_problem):
     X, y = informative_problem(n=30, n_informative=2, n_noise=3, n_classes=3, random_state=1)
     return X, y
 
@@ -208,7 +207,7 @@ def test_log_space_probabilities_match_mpmath_at_sigma_1e6():
     assert im4e_cost(X, y, w, sigma) == pytest.approx(float(cost_ref), rel=1e-8)
 
 
-def test_cycling_is_detected_and_lowest_cost_iterate_returned():
+def test_cycling_is_detected_and_lowest_cost_iterate_returned(informative_problem):
     X, y = informative_problem(n=90, n_informative=5, n_noise=10, n_classes=3, random_state=0)
     est = IM4E(sigma=0.05, random_state=0)
     with pytest.warns(ConvergenceWarning, match="cycling"):
@@ -249,7 +248,7 @@ def test_lambda_scales_only_the_cost(three_class):
         assert IM4E(sigma=0.5, max_iter=1, tol=0).fit(X, y).lambda_used_ == len(y)
 
 
-def test_seeded_start_and_constant_features():
+def test_seeded_start_and_constant_features(informative_problem):
     X, y = informative_problem(n=60, n_informative=3, n_noise=5, random_state=2)
     X[:, 4] = 7.0
     a = IM4E(sigma=0.5, random_state=3).fit(X, y)

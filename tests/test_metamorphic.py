@@ -1,4 +1,4 @@
-"""Metamorphic properties of every weighter (issue 21).
+"""Metamorphic properties of every weighter.
 
 Transforming the input in a way the method must not notice has to transform the weights
 the matching way:
@@ -17,7 +17,6 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import fast_weighter, informative_problem
 
 import knnweights
 
@@ -32,28 +31,40 @@ FEATURE_ORDER_RANDOM = {"GFlip": "GFlip flips features in a random visiting orde
 ROW_DRAWS = {"EFW": "EFW's subsamples are random draws of rows",
              "ERelief": "ERelief's subsamples are random draws of rows",
              "Simba": "Simba visits the rows in a random order"}
-_CACHE = {}
 
 
-def _data():
-    X, y = informative_problem(n=60, n_informative=3, n_noise=5, n_classes=3, random_state=1)
-    return X, y
+@pytest.fixture(scope="module")
+def data(informative_problem):
+    """``(X, y)``: 3 informative features, 5 noise features, 3 classes."""
+    return informative_problem(n=60, n_informative=3, n_noise=5, n_classes=3, random_state=1)
 
 
-def _fit(name, X, y):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return fast_weighter(name).fit(X, y).feature_importances_
-        except NotImplementedError as exc:
-            pytest.skip(f"{name}: not implemented ({str(exc)[:60]})")
+@pytest.fixture(scope="module")
+def fit(fast_weighter):
+    """``fit(name, X, y)``: the weights of the fast weighter ``name`` (the test is skipped where it is not
+    implemented)."""
+    def fit_weights(name, X, y):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                return fast_weighter(name).fit(X, y).feature_importances_
+            except NotImplementedError as exc:
+                pytest.skip(f"{name}: not implemented ({str(exc)[:60]})")
+
+    return fit_weights
 
 
-def _reference(name):
-    if name not in _CACHE:
-        X, y = _data()
-        _CACHE[name] = _fit(name, X, y)
-    return _CACHE[name]
+@pytest.fixture(scope="module")
+def reference(fit, data):
+    """``reference(name)``: the weights of ``name`` on ``data``, fitted once per module."""
+    cache = {}
+
+    def reference_weights(name):
+        if name not in cache:
+            cache[name] = fit(name, *data)
+        return cache[name]
+
+    return reference_weights
 
 
 def _close(got, want, tol, what):
@@ -64,50 +75,50 @@ def _close(got, want, tol, what):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_feature_permutation_permutes_weights(name):
+def test_feature_permutation_permutes_weights(name, data, fit, reference):
     if name in FEATURE_ORDER_RANDOM:
         pytest.skip(FEATURE_ORDER_RANDOM[name])
-    w = _reference(name)
-    X, y = _data()
+    w = reference(name)
+    X, y = data
     perm = np.random.default_rng(0).permutation(X.shape[1])
-    _close(_fit(name, X[:, perm], y), w[perm], TOL, f"{name}, features permuted")
+    _close(fit(name, X[:, perm], y), w[perm], TOL, f"{name}, features permuted")
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_row_permutation_leaves_weights(name):
+def test_row_permutation_leaves_weights(name, data, fit, reference):
     if name in ROW_DRAWS:
         pytest.skip(ROW_DRAWS[name])
-    w = _reference(name)
-    X, y = _data()
+    w = reference(name)
+    X, y = data
     perm = np.random.default_rng(1).permutation(X.shape[0])
-    _close(_fit(name, X[perm], y[perm]), w, TOL, f"{name}, rows permuted")
+    _close(fit(name, X[perm], y[perm]), w, TOL, f"{name}, rows permuted")
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_renamed_classes_leave_weights(name):
-    w = _reference(name)
-    X, y = _data()
-    _close(_fit(name, X, np.array(["ant", "bee", "cat"])[y]), w, TOL, f"{name}, classes renamed (order kept)")
-    _close(_fit(name, X, y + 10), w, TOL, f"{name}, classes shifted")
+def test_renamed_classes_leave_weights(name, data, fit, reference):
+    w = reference(name)
+    X, y = data
+    _close(fit(name, X, np.array(["ant", "bee", "cat"])[y]), w, TOL, f"{name}, classes renamed (order kept)")
+    _close(fit(name, X, y + 10), w, TOL, f"{name}, classes shifted")
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_reordered_classes_leave_weights(name):
-    w = _reference(name)
-    X, y = _data()
-    _close(_fit(name, X, np.array([2, 0, 1])[y]), w, TOL, f"{name}, class labels reordered")
-    _close(_fit(name, X, np.array(["z", "m", "a"])[y]), w, TOL, f"{name}, classes renamed in reverse order")
+def test_reordered_classes_leave_weights(name, data, fit, reference):
+    w = reference(name)
+    X, y = data
+    _close(fit(name, X, np.array([2, 0, 1])[y]), w, TOL, f"{name}, class labels reordered")
+    _close(fit(name, X, np.array(["z", "m", "a"])[y]), w, TOL, f"{name}, classes renamed in reverse order")
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_float32_input_gives_float64_weights(name):
-    w = _reference(name)
-    X, y = _data()
+def test_float32_input_gives_float64_weights(name, data, fit, reference):
+    w = reference(name)
+    X, y = data
     X32 = X.astype(np.float32)
-    w32 = _fit(name, X32, y)
+    w32 = fit(name, X32, y)
     assert w32.dtype == np.float64, f"{name}: float32 input gave {w32.dtype} weights"
     # the float64 fit of the rounded data: the float32 path must not lose more than the rounding does
-    _close(w32, _fit(name, X32.astype(np.float64), y), TOL32, f"{name}, float32 vs float64 of the same values")
+    _close(w32, fit(name, X32.astype(np.float64), y), TOL32, f"{name}, float32 vs float64 of the same values")
     _close(w32, w, 10 * TOL32, f"{name}, float32 vs float64 input")
 
 
@@ -117,9 +128,9 @@ SCALE_LAWS = {"MDM": ("scaling feature j by c scales w_j by 1 / c**2 and leaves 
 
 
 @pytest.mark.parametrize("name", sorted(SCALE_LAWS))
-def test_scale_invariance_where_documented(name):
+def test_scale_invariance_where_documented(name, data, fast_weighter):
     _, law = SCALE_LAWS[name]
-    X, y = _data()
+    X, y = data
     c = np.random.default_rng(2).uniform(0.05, 20.0, X.shape[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -139,9 +150,9 @@ DUPLICATE_ONE_COPY = {
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_duplicated_feature_copies_get_equal_weights(name):
-    X, y = _data()
-    w = _fit(name, np.c_[X, X[:, 0]], y)
+def test_duplicated_feature_copies_get_equal_weights(name, data, fit):
+    X, y = data
+    w = fit(name, np.c_[X, X[:, 0]], y)
     if name in DUPLICATE_ONE_COPY:
         pytest.skip(DUPLICATE_ONE_COPY[name])
     assert abs(w[0] - w[-1]) <= TOL * max(float(w.max()), 1e-300), f"{name}: copies weighted {w[0]} and {w[-1]}"

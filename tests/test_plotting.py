@@ -48,7 +48,7 @@ def test_accuracy_boxplots(tmp_path):
                      and line.get_gid() == "median")
     expect = sorted(np.median([r["accuracy"] for r in rows if r["dataset"] == "pima" and r["method"] == m])
                     for m in ("I-M4E", "ReliefF", "Simba"))
-    assert np.allclose(medians, expect)
+    np.testing.assert_allclose(medians, expect, rtol=1e-5, atol=1e-8)
     with pytest.raises(ValueError, match="no rows"):
         plot_accuracy_boxplots(rows, dataset="nope")
 
@@ -86,7 +86,7 @@ def test_elimination_curves(tmp_path):
     assert ax.get_xscale() == "log"
     line = ax.lines[0]
     assert np.array_equal(line.get_xdata(), np.sort(h.counts_))
-    assert np.allclose(line.get_ydata(), 100 * h.cv_scores_[np.argsort(h.counts_)])
+    np.testing.assert_allclose(line.get_ydata(), 100 * h.cv_scores_[np.argsort(h.counts_)], rtol=1e-5, atol=1e-8)
     star = ax.lines[1]  # the chosen count
     assert star.get_xdata()[0] == h.n_features_selected_
-    assert np.allclose(ax.lines[2].get_ydata(), manual["accuracy"])
+    np.testing.assert_allclose(ax.lines[2].get_ydata(), manual["accuracy"], rtol=1e-5, atol=1e-8)

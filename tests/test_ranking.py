@@ -3,16 +3,17 @@
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import fast_weighter, informative_problem
 
 import knnweights
 from knnweights import ReliefF, Simba, rank_table
 from knnweights.weighters._base import feature_ranking
 
 
-def _data():
+@pytest.fixture(scope="module")
+def data(informative_problem):
+    """``(X, y)``: 3 informative features, 12 noise features and a constant one (weight 0, ranked last)."""
     X, y = informative_problem(n=60, n_informative=3, n_noise=12, random_state=3)
-    X = np.column_stack([X, np.full(60, 2.5)])  # a constant feature: weight 0, ranked last
+    X = np.column_stack([X, np.full(60, 2.5)])
     return X, y
 
 
@@ -30,8 +31,8 @@ def _check_total_order(est, X):
 
 
 @pytest.mark.parametrize("name", list(knnweights.WEIGHTERS))
-def test_ranking_is_a_permutation_for_every_weighter(name):
-    X, y = _data()
+def test_ranking_is_a_permutation_for_every_weighter(name, fast_weighter, data):
+    X, y = data
     est = fast_weighter(name)
     try:
         est.fit(X, y)
@@ -43,7 +44,7 @@ def test_ranking_is_a_permutation_for_every_weighter(name):
     assert est.ranking_[-1] > (est.ranking_[zero].max() if zero.size else 0)
 
 
-def test_relief_ties_at_zero_are_broken_by_the_signed_score():
+def test_relief_ties_at_zero_are_broken_by_the_signed_score(informative_problem):
     X, y = informative_problem(n=100, n_informative=2, n_noise=60, random_state=1)
     est = ReliefF(n_neighbors=5).fit(X, y)
     zero = np.flatnonzero(est.feature_importances_ == 0)
@@ -58,8 +59,8 @@ def test_relief_ties_at_zero_are_broken_by_the_signed_score():
     assert set(np.flatnonzero(est.ranking_ <= 2)) == {0, 1}
 
 
-def test_scores_default_to_the_unclipped_vector_and_are_reset_on_refit():
-    X, y = _data()
+def test_scores_default_to_the_unclipped_vector_and_are_reset_on_refit(data):
+    X, y = data
     est = Simba(random_state=0).fit(X, y)  # Simba sets no scores_ of its own
     np.testing.assert_allclose(np.maximum(est.scores_[:-1], 0), est.feature_importances_[:-1])
     assert est.scores_.shape == (16,)
@@ -80,7 +81,7 @@ def test_feature_ranking_rules():
     assert feature_ranking([1.0, 0.0], [np.nan, -1.0]).tolist() == [1, 2]
 
 
-def test_rank_table_with_names_fitted_and_unfitted_weighters():
+def test_rank_table_with_names_fitted_and_unfitted_weighters(informative_problem):
     X, y = informative_problem(n=80, n_informative=2, n_noise=8, random_state=2)
     df = pd.DataFrame(X, columns=[f"gene_{j}" for j in range(10)])
     fitted = ReliefF(n_neighbors=3).fit(X[:40], y[:40])  # used as it is: not refitted on all rows
@@ -126,7 +127,7 @@ def _brute_margin_gain(X, y, w, columns):
     return g / np.ptp(Z, axis=0)
 
 
-def test_ties_without_scores_are_broken_by_the_margin_gain():
+def test_ties_without_scores_are_broken_by_the_margin_gain(informative_problem):
     from knnweights.weighters._base import margin_gain
 
     X, y = informative_problem(n=120, n_informative=3, n_noise=20, random_state=4)
@@ -142,7 +143,7 @@ def test_ties_without_scores_are_broken_by_the_margin_gain():
     np.testing.assert_array_equal(np.argsort(est.ranking_[1:]), np.lexsort((cols, -gain)))
 
 
-def test_rank_table_p_q_baselines_and_mean_rank_sit_beside_their_feature():
+def test_rank_table_p_q_baselines_and_mean_rank_sit_beside_their_feature(informative_problem):
     from sklearn.preprocessing import MinMaxScaler
 
     from knnweights import permutation_pvalues
@@ -183,7 +184,7 @@ def test_rank_table_p_q_baselines_and_mean_rank_sit_beside_their_feature():
     assert res.pvalue_source == {"rf": "pvalues_", "simba": 9} and list(res.fitted) == ["rf", "simba"]
 
 
-def test_rank_table_takes_a_fitted_weighters_arrays_by_feature_name():
+def test_rank_table_takes_a_fitted_weighters_arrays_by_feature_name(informative_problem):
     X, y = informative_problem(n=60, n_informative=2, n_noise=6, random_state=7)
     df = pd.DataFrame(X, columns=[f"f{j}" for j in range(8)])
     order = [5, 0, 7, 2, 1, 6, 3, 4]
@@ -201,7 +202,7 @@ def test_rank_table_takes_a_fitted_weighters_arrays_by_feature_name():
     assert renamed["feature"].tolist() == [f"g{j}" for j in range(8)]
 
 
-def test_fit_rank_table_skips_a_failing_weighter_and_refuses_clashing_columns():
+def test_fit_rank_table_skips_a_failing_weighter_and_refuses_clashing_columns(informative_problem):
     from knnweights.evaluation import fit_rank_table
 
     X, y = informative_problem(n=40, n_informative=2, n_noise=3, random_state=0)

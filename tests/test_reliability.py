@@ -21,7 +21,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import fast_weighter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -57,9 +56,14 @@ def examples():
     return int(env) if env else settings.default.max_examples
 
 
-def make(name):
-    # SQP-FW's active-set steps are the slowest per call: fewer for 60 generated cases
-    return fast_weighter(name, **({"max_iter": 50} if name == "SQPFW" else {}))
+@pytest.fixture(scope="module")
+def weighter(fast_weighter):
+    """``weighter(name)``: the fast weighter ``name``; SQP-FW with 50 iterations (its active-set steps are the
+    slowest per call, and the suite makes 60 generated cases per weighter)."""
+    def fast_weighter_for_fuzzing(name):
+        return fast_weighter(name, **({"max_iter": 50} if name == "SQPFW" else {}))
+
+    return fast_weighter_for_fuzzing
 
 
 def fit_outcome(est, X, y):
@@ -120,7 +124,7 @@ def datasets(draw):
 
 
 @pytest.mark.parametrize("name", sorted(knnweights.WEIGHTERS))
-def test_weighters_never_crash_or_return_nan(name):
+def test_weighters_never_crash_or_return_nan(name, weighter):
     outcomes = []
 
     n = examples()
@@ -129,7 +133,7 @@ def test_weighters_never_crash_or_return_nan(name):
     @given(datasets())
     def check(data):
         X, y = data
-        outcomes.append(fit_outcome(make(name), X, y))
+        outcomes.append(fit_outcome(weighter(name), X, y))
 
     check()
     TRIED[name] = {k: outcomes.count(k) for k in sorted(set(outcomes))}
@@ -139,11 +143,11 @@ def test_weighters_never_crash_or_return_nan(name):
 
 
 @pytest.mark.parametrize("name", sorted(knnweights.WEIGHTERS))
-def test_clear_errors_for_bad_input(name):
-    est = make(name)
+def test_clear_errors_for_bad_input(name, weighter):
+    est = weighter(name)
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 4)), np.repeat([0, 1, 2], 10)
-    if fit_outcome(make(name), X, y) == "NotImplementedError":
+    if fit_outcome(weighter(name), X, y) == "NotImplementedError":
         pytest.skip("not implemented")
     bad = X.copy()
     bad[3, 2] = np.nan
@@ -160,13 +164,13 @@ def test_clear_errors_for_bad_input(name):
         est.fit(X, None)
 
 
-def test_pandas_input_with_column_names():
+def test_pandas_input_with_column_names(weighter):
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(1)
     df = pd.DataFrame(rng.normal(size=(30, 3)), columns=["alpha", "beta", "gamma"])
     y = pd.Series(np.repeat(["a", "b"], 15))
     for name in sorted(knnweights.WEIGHTERS):
-        est = make(name)
+        est = weighter(name)
         if fit_outcome(est, df, y) == "ok":
             assert list(est.get_feature_names_out()) == ["alpha", "beta", "gamma"], name
     df.iloc[2, 1] = np.nan
@@ -186,14 +190,14 @@ def test_n_neighbors_larger_than_a_class_is_explained():
 
 
 @pytest.mark.parametrize("sigma", [1e-4, 1e-6, 1e-8])
-def test_tiny_kernel_widths_stay_finite(sigma):
+def test_tiny_kernel_widths_stay_finite(sigma, weighter):
     rng = np.random.default_rng(3)
     X, y = rng.normal(size=(40, 6)), np.repeat([0, 1], 20)
     for name in ("IRelief", "IM4E", "Logo"):
         cls = knnweights.WEIGHTERS[name]
         if "sigma" not in cls().get_params():
             continue
-        assert fit_outcome(make(name).set_params(sigma=sigma), X, y) in ("ok", "NotImplementedError")
+        assert fit_outcome(weighter(name).set_params(sigma=sigma), X, y) in ("ok", "NotImplementedError")
 
 
 def test_classifiers_never_return_nan_probabilities():
@@ -298,39 +302,15 @@ DEGENERATE = ["all_constant", "all_constant_nonzero", "one_informative", "one_no
 _CONST = ("all_constant", "all_constant_nonzero")
 
 
-# fits that take far too long on a degenerate case (run under a time limit, see test_degenerate_data)
-SLOW = {}
-TIME_LIMIT = 10  # seconds, for the SLOW cases only
-
-
-def _degenerate_params():
-    out = []
-    for name in sorted(knnweights.WEIGHTERS):
-        for case in DEGENERATE:
-            marks = []
-            if (name, case) in SLOW:
-                marks = [pytest.mark.xfail(strict=True, raises=TimeoutError, reason=SLOW[(name, case)])]
-            out.append(pytest.param(name, case, marks=marks, id=f"{name}-{case}"))
-    return out
-
-
-@pytest.mark.parametrize("name, case", _degenerate_params())
-def test_degenerate_data(name, case):
+@pytest.mark.parametrize("name, case", [(name, case) for name in sorted(knnweights.WEIGHTERS) for case in DEGENERATE])
+def test_degenerate_data(name, case, weighter):
     """Constant features get weight 0; all-zero weights come with a warning; else a clear ValueError.
 
     Never an AttributeError, IndexError, ZeroDivisionError or NaN (the NCADiagonal crash on a
     matrix of zeros, ``AttributeError: nit``, was one).
     """
     X, y, constant = _degenerate(case)
-    # a SLOW case runs at the default settings (the ones users get), not the suite's fast ones
-    est = knnweights.WEIGHTERS[name]() if (name, case) in SLOW else make(name)
-    limited = (name, case) in SLOW and hasattr(signal, "SIGALRM")
-    if limited:
-        def _timeout(signum, frame):
-            raise TimeoutError(f"{name} on {case} took more than {TIME_LIMIT} s")
-
-        previous = signal.signal(signal.SIGALRM, _timeout)
-        signal.alarm(TIME_LIMIT)
+    est = weighter(name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -340,10 +320,6 @@ def test_degenerate_data(name, case):
         except ValueError as exc:
             assert_documented_error(exc, name)
             return
-        finally:
-            if limited:
-                signal.alarm(0)
-                signal.signal(signal.SIGALRM, previous)
     w = est.feature_importances_
     assert w.shape == (X.shape[1],) and np.all(np.isfinite(w)) and np.all(w >= 0), w
     assert np.all(w[constant] == 0), f"constant features got weight: {w}"
@@ -413,10 +389,10 @@ def test_hknn_scaled_solve_matches_the_direct_one(alpha):
 
 # -- determinism ---------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["Simba", "EFW", "ERelief", "IM4E", "Relief"])
-def test_same_seed_bit_identical_weights(name):
+def test_same_seed_bit_identical_weights(name, weighter):
     rng = np.random.default_rng(5)
     X, y = rng.normal(size=(50, 8)), np.repeat([0, 1], 25)
-    est = make(name)
+    est = weighter(name)
     if "random_state" in est.get_params():
         est.set_params(random_state=7)
     if name == "Relief":
@@ -424,7 +400,7 @@ def test_same_seed_bit_identical_weights(name):
     if fit_outcome(est, X, y) != "ok":
         pytest.skip("not fitted")
     a = est.feature_importances_.copy()
-    b = make(name).set_params(**est.get_params()).fit(X, y).feature_importances_
+    b = weighter(name).set_params(**est.get_params()).fit(X, y).feature_importances_
     assert np.array_equal(a, b)
 
 
@@ -500,7 +476,7 @@ def test_killed_run_resumes_without_losing_or_duplicating_cells(tmp_path):
 
 
 def test_report_cases_tried(capsys):
-    """Prints how many generated cases each weighter and classifier was tried on (for the issue note)."""
+    """Prints how many generated cases each weighter and classifier was tried on (the size of the fuzzing run)."""
     with capsys.disabled():
         if TRIED:
             total = sum(sum(v.values()) for v in TRIED.values())

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from conftest import informative_problem
 from sklearn.exceptions import ConvergenceWarning
 
 from knnweights import GFlip, IRelief, MulRel, Relief, ReliefF, Simba
@@ -26,7 +25,7 @@ TOP = {"Relief": 10, "MulRel": 30}
 
 
 @pytest.mark.parametrize("name", sorted(FAST))
-def test_recovers_informative_features(name):
+def test_recovers_informative_features(name, informative_problem):
     X, y = informative_problem(n=300, n_informative=5, n_noise=100, random_state=1)
     w = FAST[name].fit(X, y).feature_importances_
     rank = np.argsort(np.argsort(-w, kind="stable"))
@@ -64,7 +63,7 @@ def test_relieff_matches_robnik_sikonja_definition_multiclass():
     np.testing.assert_allclose(ReliefF(n_neighbors=k).fit(X, y).scores_, ref / 45, atol=1e-12)
 
 
-def test_relieff_agrees_with_skrebate():
+def test_relieff_agrees_with_skrebate(informative_problem):
     skrebate = pytest.importorskip("skrebate")
     X, y = informative_problem(n=80, n_informative=3, n_noise=12, random_state=2)
     for k in (1, 5):
@@ -73,7 +72,7 @@ def test_relieff_agrees_with_skrebate():
         assert np.corrcoef(ours, theirs)[0, 1] > 0.999
 
 
-def test_sampled_relief_is_seeded_and_converges_to_full_form():
+def test_sampled_relief_is_seeded_and_converges_to_full_form(informative_problem):
     X, y = informative_problem(n=60, n_noise=10, random_state=3)
     a = Relief(n_iter=500, random_state=4).fit(X, y).scores_
     b = Relief(n_iter=500, random_state=4).fit(X, y).scores_
@@ -82,7 +81,7 @@ def test_sampled_relief_is_seeded_and_converges_to_full_form():
     assert np.corrcoef(a, full)[0, 1] > 0.9
 
 
-def test_relief_is_invariant_to_feature_shift_and_scale():
+def test_relief_is_invariant_to_feature_shift_and_scale(informative_problem):
     X, y = informative_problem(n=60, n_noise=10, random_state=5)
     scale = np.linspace(0.1, 100, X.shape[1])
     for est in (Relief(), ReliefF(n_neighbors=3)):
@@ -91,7 +90,7 @@ def test_relief_is_invariant_to_feature_shift_and_scale():
         np.testing.assert_allclose(a, b, atol=1e-10)
 
 
-def test_constant_feature_gets_zero_weight_never_nan():
+def test_constant_feature_gets_zero_weight_never_nan(informative_problem):
     X, y = informative_problem(n=50, n_noise=5, random_state=6)
     X[:, 3] = 4.2
     for est in FAST.values():
@@ -99,7 +98,7 @@ def test_constant_feature_gets_zero_weight_never_nan():
         assert np.all(np.isfinite(w)) and w[3] == 0.0, type(est).__name__
 
 
-def test_irelief_fixed_point_and_unit_norm():
+def test_irelief_fixed_point_and_unit_norm(informative_problem):
     X, y = informative_problem(n=80, n_noise=8, random_state=7)
     est = IRelief(sigma=2.0, max_iter=200, tol=1e-10, normalize=False).fit(X, y)
     w = est.feature_importances_
@@ -113,14 +112,14 @@ def test_irelief_fixed_point_and_unit_norm():
     assert callable(again)
 
 
-def test_iterative_methods_warn_at_max_iter():
+def test_iterative_methods_warn_at_max_iter(informative_problem):
     X, y = informative_problem(n=60, n_noise=20, random_state=8)
     for est in (IRelief(sigma=0.5, max_iter=1, tol=0), GFlip(max_iter=1, random_state=0)):
         with pytest.warns(ConvergenceWarning, match="max_iter"):
             est.fit(X, y)
 
 
-def test_mulrel_uses_weighted_neighbours():
+def test_mulrel_uses_weighted_neighbours(informative_problem):
     X, y = informative_problem(n=80, n_noise=30, random_state=9)
     w1 = MulRel(n_rounds=1).fit(X, y)
     plain = np.maximum(relieff_margins(range_normalize(X), y, 1, per_class=False), 0)
@@ -151,7 +150,7 @@ def test_mulrel_reports_the_two_cycle_whose_ends_rank_different_relevant_feature
     assert int(np.argmax(more.feature_importances_)) != int(np.argmax(est.feature_importances_))
 
 
-def test_simba_margin_improves_over_uniform():
+def test_simba_margin_improves_over_uniform(informative_problem):
     X, y = informative_problem(n=100, n_informative=2, n_noise=20, random_state=10)
     est = Simba(n_passes=2, n_init=3, random_state=0).fit(X, y)
     from knnweights.weighters.simba import _sum_hypothesis_margins
@@ -160,7 +159,7 @@ def test_simba_margin_improves_over_uniform():
     assert est.margin_ > uniform
 
 
-def test_gflip_evaluation_increases_and_matches_brute_force():
+def test_gflip_evaluation_increases_and_matches_brute_force(informative_problem):
     X, y = informative_problem(n=60, n_informative=2, n_noise=6, random_state=11)
     est = GFlip(random_state=0).fit(X, y)
     assert np.all(np.diff(est.cost_history_) >= -1e-12)
@@ -209,14 +208,14 @@ def test_irelief_auto_sigma_with_normalize_false_follows_units():
     np.testing.assert_allclose(a.feature_importances_, b.feature_importances_, atol=1e-10)
 
 
-def test_irelief_verbose_prints_one_line_per_iteration(capsys):
+def test_irelief_verbose_prints_one_line_per_iteration(capsys, informative_problem):
     X, y = informative_problem(n=60, n_noise=5, random_state=12)
     est = IRelief(max_iter=3, tol=0, verbose=1).fit(X, y)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[IRelief]")]
     assert len(lines) == est.n_iter_ == 3
 
 
-def test_mulrel_verbose_prints_one_line_per_round_and_keeps_the_weights(capsys):
+def test_mulrel_verbose_prints_one_line_per_round_and_keeps_the_weights(capsys, informative_problem):
     X, y = informative_problem(n=60, n_noise=5, random_state=12)
     quiet = MulRel(n_rounds=4).fit(X, y)
     capsys.readouterr()
@@ -227,7 +226,7 @@ def test_mulrel_verbose_prints_one_line_per_round_and_keeps_the_weights(capsys):
     np.testing.assert_array_equal(est.feature_importances_, quiet.feature_importances_)
 
 
-def test_irelief_folded_pass_equals_soft_margins():
+def test_irelief_folded_pass_equals_soft_margins(informative_problem):
     from knnweights.engine._kernels_mixed import PlainDiff
     from knnweights.engine.neighbors import soft_margins
 

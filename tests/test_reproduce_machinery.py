@@ -113,8 +113,7 @@ def _methods():
             "SQPFW": _Weights(SQPFW(max_iter=200))}
 
 
-def test_results_do_not_depend_on_n_jobs_or_threads():
-    from conftest import informative_problem
+def test_results_do_not_depend_on_n_jobs_or_threads(informative_problem):
     from threadpoolctl import threadpool_limits
 
     X, y = informative_problem(n=48, n_noise=5, random_state=3)

@@ -1,4 +1,4 @@
-"""Long runs survive faults (issue 21, item 4), and ``reproduce --scheduler`` gives the serial numbers.
+"""Long runs survive faults, and ``reproduce --scheduler`` gives the serial numbers.
 
 ``knnweights reproduce mdm --tiny`` and ``knnweights evaluate`` on a small generated CSV are
 run as subprocesses and killed with SIGKILL at three random points (a random number of
@@ -197,12 +197,9 @@ def test_killed_reproduce_resumes_to_the_same_report(tmp_path, reproduce_referen
 
 
 @pytest.mark.slow
-def test_killed_evaluate_resumes_to_the_same_report(tmp_path):
-    sys.path.insert(0, str(Path(__file__).parent))
-    from test_cli_user import make_expression_csv
-
+def test_killed_evaluate_resumes_to_the_same_report(tmp_path, write_expression_csv):
     data = tmp_path / "genes.csv"
-    make_expression_csv(data, n=40, d=30)
+    write_expression_csv(data, n=40, d=30)
     args = _evaluate_args(data)
     ref_proc = _launch(args, tmp_path / "ref")  # the uninterrupted run, beside the interrupted ones
     rng = np.random.default_rng(SEED + 1)

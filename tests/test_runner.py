@@ -6,7 +6,6 @@ import os
 
 import numpy as np
 import pytest
-from evalhelpers import FlakyMethod, LeakyMethod, RecordingWeighter, read_log
 from sklearn.base import clone
 from sklearn.neighbors import KNeighborsClassifier
 
@@ -150,15 +149,15 @@ def _leaks(fits, splits):
 
 
 @pytest.mark.parametrize("protocol", [RepeatedCV(3, 2), RepeatedHoldout(2)], ids=["cv", "holdout"])
-def test_weighter_sees_training_rows_only(tmp_path, protocol):
+def test_weighter_sees_training_rows_only(tmp_path, protocol, recording_weighter, read_fit_log, leaky_method):
     X, y = _data(60, 3, seed=1)
     log = str(tmp_path / "fits.jsonl")
-    rec = RecordingWeighter(log_path=log)
+    rec = recording_weighter(log_path=log)
     methods = {"plain": weighted_knn(rec),
                "tuned": Tuned(weighted_knn(rec), {"n_neighbors": [1, 3], "weighter__share": [0.0, 0.34]}, cv=3)}
     data = {"toy": (X, y)}
     run_grid(methods, data, protocol=protocol, random_state=5, n_jobs=1, as_frame=False)
-    fits, splits = _cell_fits(read_log(log), methods, data, protocol, 5)
+    fits, splits = _cell_fits(read_fit_log(log), methods, data, protocol, 5)
     assert len(fits) == 2 * len(splits)  # every cell fitted its weighter
     assert _leaks(fits, splits) == []
     for (m, r, f), seen in fits.items():
@@ -173,19 +172,19 @@ def test_weighter_sees_training_rows_only(tmp_path, protocol):
             assert len(seen) == 1  # validation protocol: one fit on the training part, cached
     # negative control: a method that fits on train + test rows is caught by the same check
     log2 = str(tmp_path / "leaky.jsonl")
-    leaky = {"leaky": LeakyMethod(RecordingWeighter(log_path=log2))}
+    leaky = {"leaky": leaky_method(recording_weighter(log_path=log2))}
     run_grid(leaky, data, protocol=protocol, random_state=5, as_frame=False)
-    fits2, _ = _cell_fits(read_log(log2), leaky, data, protocol, 5)
+    fits2, _ = _cell_fits(read_fit_log(log2), leaky, data, protocol, 5)
     assert len(_leaks(fits2, splits)) == len(splits)
 
 
-def test_resume_after_interruption_runs_only_missing_cells(tmp_path):
+def test_resume_after_interruption_runs_only_missing_cells(tmp_path, flaky_method):
     X, y = _data(60)
     data = {"a": (X, y), "b": (X[:, ::-1].copy(), y)}
     protocol = RepeatedCV(3, 2)
     marker, calls = tmp_path / "fail", tmp_path / "calls.txt"
     fail_seed = derive_seed(11, "cell", "flaky", "b", 1, 0)  # 10th of 12 cells in serial order
-    methods = {"flaky": FlakyMethod(str(marker), str(calls), fail_seed), "1nn": KNeighborsClassifier(1)}
+    methods = {"flaky": flaky_method(str(marker), str(calls), fail_seed), "1nn": KNeighborsClassifier(1)}
     reference = run_grid(methods, data, protocol=protocol, random_state=11, as_frame=False)
     # rows ordered by method, dataset, repeat, fold
     assert [(r["method"], r["dataset"]) for r in reference][::6] == [("flaky", "a"), ("flaky", "b"), ("1nn", "a"),
@@ -222,9 +221,9 @@ def test_resume_after_interruption_runs_only_missing_cells(tmp_path):
     assert [r["seed"] for r in other] != [r["seed"] for r in reference]
 
 
-def test_callable_method_extra_columns_and_errors(tmp_path):
+def test_callable_method_extra_columns_and_errors(tmp_path, flaky_method):
     X, y = _data()
-    fm = FlakyMethod(str(tmp_path / "none"), str(tmp_path / "c.txt"), -1)
+    fm = flaky_method(str(tmp_path / "none"), str(tmp_path / "c.txt"), -1)
     rows = run_grid({"f": fm}, {"toy": (X, y)}, protocol=RepeatedCV(3, 1), as_frame=False)
     assert [r["n_train_seen"] for r in rows] == [r["n_train"] for r in rows] == [40, 40, 40]
     with pytest.raises(TypeError, match="expected an estimator"):

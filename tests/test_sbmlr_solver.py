@@ -1,4 +1,4 @@
-"""SBMLR's faster solvers (issue 20): the secant steps reach the plain iteration's fixed point,
+"""SBMLR's faster solvers: the secant steps reach the plain iteration's fixed point,
 the active-set Newton solve from W = 0 reaches an independent solver's minimiser."""
 
 import numpy as np

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from conftest import informative_problem
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
@@ -34,7 +33,7 @@ def test_turf_recovers_an_xor_pair_that_one_relieff_pass_misses():
     assert turf >= 4 and single <= 2
 
 
-def test_turf_rounds_ranking_and_attributes():
+def test_turf_rounds_ranking_and_attributes(informative_problem):
     X, y = informative_problem(n=80, n_informative=3, n_noise=17, random_state=0)
     t = TuRF(ReliefF(n_neighbors=5), pct=0.25, n_features_to_select=3).fit(X, y)
     # 20 features, 5 removed per round: 20 -> 15 -> 10 -> 5 -> 3 (the last round removes only 2)
@@ -55,13 +54,13 @@ def test_turf_rounds_ranking_and_attributes():
     assert c.get_support().sum() == 10 and c.n_rounds_ == 3
 
 
-def test_turf_verbose_prints_rounds(capsys):
+def test_turf_verbose_prints_rounds(capsys, informative_problem):
     X, y = informative_problem(n=40, n_informative=2, n_noise=6, random_state=0)
     TuRF(ReliefF(n_neighbors=3), pct=0.5, n_features_to_select=2, verbose=1).fit(X, y)
     assert "[TuRF] round 1: 8 features, removed 4" in capsys.readouterr().out
 
 
-def test_select_top_k_uses_the_total_ranking():
+def test_select_top_k_uses_the_total_ranking(informative_problem):
     X, y = informative_problem(n=100, n_informative=2, n_noise=60, random_state=1)
     rf = ReliefF(n_neighbors=5).fit(X, y)
     n_pos = int(np.sum(rf.feature_importances_ > 0))
@@ -85,7 +84,7 @@ def test_select_top_k_uses_the_total_ranking():
     assert cross_val_score(pipe, X, y, cv=3).mean() > 0.8
 
 
-def test_selectors_keep_feature_names_and_pandas_output():
+def test_selectors_keep_feature_names_and_pandas_output(informative_problem):
     pd = pytest.importorskip("pandas")
     X, y = informative_problem(n=80, n_informative=2, n_noise=6, random_state=0)
     df = pd.DataFrame(X, columns=[f"g{j}" for j in range(8)])
@@ -96,7 +95,7 @@ def test_selectors_keep_feature_names_and_pandas_output():
         assert out.index.equals(df.index)
 
 
-def test_selectors_name_the_bad_column():
+def test_selectors_name_the_bad_column(informative_problem):
     pd = pytest.importorskip("pandas")
     X, y = informative_problem(n=40, n_informative=2, n_noise=3, random_state=0)
     df = pd.DataFrame(X, columns=["a", "b", "c", "d", "e"])

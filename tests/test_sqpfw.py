@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from sqpfwhelpers import assert_descent_to_local_minimum
 
 from knnweights._solvers import _active_set_linalg
 from knnweights._solvers.active_set import project_simplex, sqpfw_active_set, sqpfw_objective, sqpfw_path
@@ -277,22 +276,10 @@ def test_plot_path_draws_one_line_per_feature():
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), p.weights_[:, 1])
 
 
-def _regression_cases():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent / "data"))
-    try:
-        import make_sqpfw_regression as m
-    finally:
-        sys.path.pop(0)
-    return m, np.load(Path(__file__).parent / "data" / "sqpfw_regression.npz")
-
-
 @pytest.mark.parametrize("working_set", [None, 20])
-def test_regression_against_reference_weights(working_set):
-    """The compiled step loop reproduces the NumPy implementation's weights (commit 5d6ff7e) to 1e-8."""
-    m, ref = _regression_cases()
+def test_regression_against_reference_weights(working_set, sqpfw_regression):
+    """The compiled step loop reproduces the weights recorded from the NumPy implementation to 1e-8."""
+    m, ref = sqpfw_regression
     for k, (n, d, seed, nc, theta, kappa, lam) in enumerate(m.CASES):
         X, y = m.data(n, d, seed, nc)
         r = sqpfw_active_set(X, y, theta, kappa, lam, working_set=working_set)
@@ -446,7 +433,7 @@ def test_incremental_c_equals_fresh_c():
         np.testing.assert_allclose(c, fresh, rtol=1e-12, atol=1e-12)
 
 
-def test_all_pairs_product_gives_the_same_steps(monkeypatch):
+def test_all_pairs_product_gives_the_same_steps(monkeypatch, assert_descent_to_local_minimum):
     """Microarray shape (d >> n, whole lists): the matrix-product ratio test takes the pair loop's pivots.
 
     With d >> n the active set meets degenerate points (tie rows in the span of the active

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sqpfwhelpers import assert_descent_to_local_minimum
 
 from knnweights._solvers import _active_set_linalg
 from knnweights._solvers.active_set import sqpfw_active_set, sqpfw_objective
@@ -40,7 +39,7 @@ def _raw(n, d, seed):
 
 
 @pytest.mark.parametrize("k", range(len(CASES)))
-def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k):
+def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k, assert_descent_to_local_minimum):
     ref = np.load(REFERENCE)
     n, d, seed, theta = CASES[k]
     X, y = _data(n, d, seed)
@@ -54,17 +53,17 @@ def test_microarray_shapes_reach_a_local_minimum_as_good_as_the_reference(k):
     assert r.fun - start <= 0.5 * (float(ref[f"fun{k}"]) - start)
 
 
-def _tn_consistent(X, y, w, state_hits, cand_hits):
+def _assert_tn_consistent(X, y, w, state_hits, cand_hits):
     """The target hit of every sample (kappa = 1) is at the distance of its first '=' member."""
     nb = nearest_hits_misses(X, y, w, 1, "sqeuclidean")
     rep = cand_hits[np.arange(len(y)), np.argmax(state_hits == 0, axis=1)]
     d_rep = ((X - X[rep]) ** 2) @ w
     d_nn = ((X - X[nb.hit_idx[:, 0]]) ** 2) @ w
-    return np.allclose(d_rep, d_nn, rtol=1e-9, atol=1e-12 * np.abs(d_rep).max())
+    np.testing.assert_allclose(d_rep, d_nn, rtol=1e-9, atol=1e-12 * np.abs(d_rep).max())
 
 
 @pytest.mark.parametrize("maint_min_p", [64, -1])
-def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p):
+def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p, assert_descent_to_local_minimum):
     """Raw-scale features (tie rows ~1e6 x the all-ones row): the EQP equilibrates its rows, so the
     sum constraint holds (the unscaled SVD fallback dropped it: sum(w) - 1 = 3e5 on this case) and
     the result is a TN-consistent local minimum (Theorem 7) with a non-increasing objective."""
@@ -75,7 +74,7 @@ def test_badly_scaled_features_keep_the_simplex(monkeypatch, maint_min_p):
     r = sqpfw_active_set(X, y, 1.0)
     assert r.status == 0
     assert abs(r.x.sum() - 1.0) < 1e-9 and r.x.min() >= 0.0
-    assert _tn_consistent(X, y, r.x, r.hit_state, r.hit_candidates)
+    _assert_tn_consistent(X, y, r.x, r.hit_state, r.hit_candidates)
     assert_descent_to_local_minimum(X, y, r, 1.0, history_tol=1e-9, move=1e-7, min_tol=("rel", 1e-9), seed=1)
 
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from conftest import informative_problem
 
 from knnweights import SURF, MultiSURF, config_context
 
@@ -107,7 +106,7 @@ def test_agrees_with_skrebate(name):
 
 
 @pytest.mark.parametrize("name", METHODS)
-def test_recovers_five_informative_features(name):
+def test_recovers_five_informative_features(name, informative_problem):
     X, y = informative_problem(n=200, n_informative=5, n_noise=30)
     w = METHODS[name]().fit(X, y).feature_importances_
     assert np.min(w[:5]) > 1.5 * np.max(w[5:])

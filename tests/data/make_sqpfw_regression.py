@@ -1,7 +1,7 @@
-"""Generate ``sqpfw_regression.npz``: SQP-FW weights of the pre-compilation implementation.
+"""Generate ``sqpfw_regression.npz``: SQP-FW weights of the NumPy implementation the compiled step loop replaced.
 
-Run once (``python tests/data/make_sqpfw_regression.py``) with the code at commit 5d6ff7e;
-``tests/test_sqpfw.py::test_regression_against_reference_weights`` requires later versions
+The file was recorded once (``python tests/data/make_sqpfw_regression.py``) with that implementation and is a
+fixed reference: ``tests/test_sqpfw.py::test_regression_against_reference_weights`` requires the current code
 to reproduce these weights to 1e-8.
 """
 

@@ -1,11 +1,11 @@
 """The first fits after an install: five methods on Sonar with an empty numba cache.
 
-    python benchmarks/first_fits.py            # one fresh process, empty NUMBA_CACHE_DIR
-    python benchmarks/first_fits.py --warm     # a second process on the cache the first one wrote
-    python benchmarks/first_fits.py --profile SQPFW   # one method: compile seconds per function
+    python benchmarks/first_fit_compile_time.py            # one fresh process, empty NUMBA_CACHE_DIR
+    python benchmarks/first_fit_compile_time.py --warm     # a second process on the cache the first one wrote
+    python benchmarks/first_fit_compile_time.py --profile SQPFW   # one method: compile seconds per function
 
 Prints the import time, each fit's wall time, the number of numba compilations, the process CPU
-time and any warning the fits raise (issue 46 asks for <= 15 s in all and no numba warning).
+time and any warning the fits raise (the target: <= 15 s in all and no numba warning).
 """
 
 import argparse

@@ -1,10 +1,10 @@
-"""Issue 49: defaults on data the reproduction did not choose (measurements for issue49_defaults.md).
+"""Defaults on data the reproduction did not choose (measurements for defaults_on_new_data.md).
 
-    python benchmarks/issue49_defaults.py mulrel
-    python benchmarks/issue49_defaults.py efw
-    python benchmarks/issue49_defaults.py sbmlr
-    python benchmarks/issue49_defaults.py lhrelief-fig1 [--folds 3] [--counts 0,100,300,1000] [--jobs 1]
-    python benchmarks/issue49_defaults.py timing   (SVM-RFE 2000 x 500 and MDM 80 x 3000, each in a fresh process)
+    python benchmarks/defaults_on_new_data.py mulrel
+    python benchmarks/defaults_on_new_data.py efw
+    python benchmarks/defaults_on_new_data.py sbmlr
+    python benchmarks/defaults_on_new_data.py lhrelief-fig1 [--folds 3] [--counts 0,100,300,1000] [--jobs 1]
+    python benchmarks/defaults_on_new_data.py timing   (SVM-RFE 2000 x 500 and MDM 80 x 3000, each in a fresh process)
 """
 
 import argparse
