@@ -152,7 +152,7 @@ def _cell(key, split, save):
     import json
 
     from knnweights.classifiers import _weighted_knn as K
-    from knnweights.evaluation.runner import derive_seed
+    from knnweights.evaluation import derive_seed
     from knnweights.reproduce import sqpfw as R
     from knnweights.reproduce.tables import Config
     from knnweights.weighters import sqpfw as S

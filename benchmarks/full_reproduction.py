@@ -87,7 +87,7 @@ def _alarm(signum, frame):
 
 def time_cells(spec, cfg, which, cap=300):
     """Seconds of the first split's cell per method on the datasets ``which`` (indices among the bundled ones)."""
-    from knnweights.evaluation.runner import _run_cell
+    from knnweights.evaluation.grid import _run_cell
 
     bundled = [ds for ds in spec.datasets if ds.load is not None]
     times = {}

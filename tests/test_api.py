@@ -51,7 +51,7 @@ def test_subpackage_names_import(module, names):
     ["knnweights.engine", "knnweights.weighters", "knnweights.selection", "knnweights._solvers.mdm_lp",
      "knnweights._solvers.lp_ipm",
      "knnweights.evaluation.tuning", "knnweights.evaluation.elimination",
-     "knnweights.evaluation.runner", "knnweights.reproduce", "knnweights.cli", "knnweights.plotting"],
+     "knnweights.evaluation.grid", "knnweights.reproduce", "knnweights.cli", "knnweights.plotting"],
 )
 def test_each_module_imports_first_in_a_fresh_interpreter(module):
     # an import cycle shows up as an ImportError when the cycle's second module is imported first

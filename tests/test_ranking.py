@@ -147,7 +147,7 @@ def test_rank_table_p_q_baselines_and_mean_rank_sit_beside_their_feature(informa
     from sklearn.preprocessing import MinMaxScaler
 
     from knnweights import permutation_pvalues
-    from knnweights.selection import fit_rank_table
+    from knnweights.evaluation import fit_rank_table
     from knnweights.significance import bh_qvalues, univariate_tests
 
     X, y = informative_problem(n=70, n_informative=3, n_noise=9, random_state=5)
@@ -203,7 +203,7 @@ def test_rank_table_takes_a_fitted_weighters_arrays_by_feature_name(informative_
 
 
 def test_fit_rank_table_skips_a_failing_weighter_and_refuses_clashing_columns(informative_problem):
-    from knnweights.selection import fit_rank_table
+    from knnweights.evaluation import fit_rank_table
 
     X, y = informative_problem(n=40, n_informative=2, n_noise=3, random_state=0)
     events = []

@@ -760,7 +760,7 @@ def test_added_parameters_at_their_defaults_leave_the_fingerprint_alone():
     import joblib
 
     from knnweights import ReliefF
-    from knnweights.evaluation.runner import fingerprint_view
+    from knnweights.evaluation.grid import fingerprint_view
 
     plain = ReliefF(n_neighbors=5)
     older = ReliefF(n_neighbors=5)
@@ -806,7 +806,7 @@ def test_a_reproduction_cell_is_keyed_on_its_datas_identity_not_on_its_floats(tm
 def test_no_computed_float_enters_a_reproduction_cells_fingerprint(mode, monkeypatch):
     """Every table's cells are keyed on parameters and data identity only: with NumPy's transcendental functions
     and the standardising one ulp off (another CPU's rounding), every fingerprint stays the same."""
-    from knnweights.evaluation import runner
+    from knnweights.evaluation import grid
     from knnweights.reproduce import PAPERS, _common, _module
 
     cfg = Config(mode=mode, out="unused")
@@ -820,7 +820,7 @@ def test_no_computed_float_enters_a_reproduction_cells_fingerprint(mode, monkeyp
                 for ds in spec.datasets:
                     if ds.load is not None:
                         assert hasattr(ds.load, "identity"), (spec.name, ds.label)  # else its floats are hashed
-                        data[ds.key] = runner._data_key(None, None, ds.load.identity(cfg))
+                        data[ds.key] = grid._data_key(None, None, ds.load.identity(cfg))
                 for m in spec.methods:
                     try:
                         obj = m.build(cfg) if m.build is not None else None
@@ -828,7 +828,7 @@ def test_no_computed_float_enters_a_reproduction_cells_fingerprint(mode, monkeyp
                         continue
                     for key, dh in data.items():
                         if obj is not None:
-                            out[(spec.name, m.label, key)] = runner._fingerprint(obj, dh, protocol, 0, "accuracy")
+                            out[(spec.name, m.label, key)] = grid._fingerprint(obj, dh, protocol, 0, "accuracy")
         return out
 
     plain = fingerprints()

@@ -168,41 +168,6 @@ def test_im4e_wtl_rows_from_printed_means(fname):
     assert wtl and table == wtl
 
 
-def test_paper_table_layout():
-    rng = np.random.default_rng(6)
-    rows = []
-    for ds, ref, comp in [("A", 80.0, 90.0), ("B", 70.0, 70.1)]:
-        base = rng.normal(0, 1, 100)
-        rows += _rows("I-M4E", ds, ref + base)
-        rows += _rows("RFF", ds, comp + base + rng.normal(0, 0.01, 100))
-    table = win_tie_loss_table(rows, "I-M4E", test="ttest")
-    from knnweights.evaluation import paper_table
-
-    out = paper_table(rows, "I-M4E")
-    assert [r["dataset"] for r in out] == ["A", "B", "W/T/L"]
-    assert out[0]["RFF"] == pytest.approx(np.mean([r["accuracy"] for r in rows[100:200]]), abs=0.005)
-    assert out[-1] == {"dataset": "W/T/L", "I-M4E": "-/-/-", "RFF": table[0]["wtl"]} and table[0]["wtl"] == "1/1/0"
-
-
-def _centred(e):
-    return e - e.mean()
-
-
-def test_best_marks_bold_and_asterisk():
-    from knnweights.evaluation import best_marks
-
-    rng = np.random.default_rng(7)
-    base = rng.normal(0, 1, 30)
-    rows = (_rows("SQP-FW", "d", 10.0 + base + rng.normal(0, 0.1, 30))  # error rates: lower is better
-            + _rows("Relief", "d", 10.4 + base + _centred(rng.normal(0, 3.0, 30)))  # close, noisy: not different
-            + _rows("Simba", "d", 14.0 + base + rng.normal(0, 0.1, 30)))  # clearly worse
-    (mark,) = best_marks(rows, value="accuracy", lower_is_better=True)
-    assert mark["best"] == "SQP-FW" and set(mark["not_different"]) == {"SQP-FW", "Relief"}
-    assert mark["p"]["Simba"] < 1e-10 and mark["p"]["SQP-FW"] == 1.0
-    (hi,) = best_marks(rows)  # higher is better: Simba now the best
-    assert hi["best"] == "Simba" and hi["not_different"] == ["Simba"]
-
-
 def test_share_grid_never_exceeds_stop():
     from knnweights.evaluation import share_grid
 
@@ -224,3 +189,42 @@ def test_wtl_table_defaults_to_the_corrected_test():
     assert default["per_dataset"]["A"]["p"] > 0.05 > plain["per_dataset"]["A"]["p"]
     with pytest.raises(ValueError, match='needs n_train and n_test .* pass test="ttest"'):
         win_tie_loss_table(_rows("REF", "A", ref) + _rows("X", "A", comp), "REF")
+
+
+def test_one_outcome_rule_for_every_comparison():
+    from knnweights.evaluation import count_outcomes, paired_outcome
+    from knnweights.evaluation.compare import pairwise_tests
+    from knnweights.evaluation.regression import regression_tests
+
+    def never():
+        raise AssertionError("a difference below min_diff needs no test")
+
+    assert paired_outcome(0.3, never, alpha=0.01, min_diff=0.5) == "tie"
+    assert paired_outcome(0.0, 0.0, alpha=0.05) == "tie"
+    assert [paired_outcome(d, p, alpha=0.05, min_diff=0.5) for d, p in [(0.6, 0.01), (-0.6, 0.01), (0.6, 0.05)]] \
+        == ["win", "loss", "tie"]
+    assert count_outcomes(["win", "tie", "win", "loss"]) == {"wins": 2, "ties": 1, "losses": 1, "wtl": "2/1/1"}
+
+    rng = np.random.default_rng(9)
+    base = 80 + rng.normal(0, 2, 20)
+    rows = []
+    for m, shift in [("A", 0.0), ("B", 3.0), ("C", 0.4)]:
+        acc = base + shift + rng.normal(0, 0.3, 20)
+        rows += [dict(r, n_train=90, n_test=10) for r in _rows(m, "d", acc)]
+    for test, alpha, min_diff in [("plain", 0.05, 0.0), ("plain", 0.01, 0.5), ("corrected", 0.05, 0.0)]:
+        pairs = pairwise_tests(rows, test=test, alpha=alpha, min_diff=min_diff)
+        assert len(pairs) == 6
+        for p in pairs:
+            a = [r["accuracy"] for r in rows if r["method"] == p["method"]]
+            b = [r["accuracy"] for r in rows if r["method"] == p["other"]]
+            kw = {"test": "ttest"} if test == "plain" else {"test": "corrected", "n_train": 90, "n_test": 10}
+            assert p["outcome"] == win_tie_loss(a, b, alpha=alpha, min_diff=min_diff, **kw)
+    assert {(p["method"], p["other"]): p["outcome"] for p in pairwise_tests(rows, test="plain")}[("B", "A")] == "win"
+
+    # regression: a lower RMSE wins, by the same rule on the negated difference
+    reg = [{"method": m, "dataset": "d", "repeat": 0, "fold": f, "rmse": rmse + 0.01 * f, "r2": 0.5,
+            "n_train": 90, "n_test": 10} for f in range(10) for m, rmse in [("kNN", 2.0), ("W", 1.0)]]
+    reg += [{"method": "X", "dataset": "d", "repeat": 0, "fold": f, "rmse": 2.0 + 0.01 * f, "r2": 0.5,
+             "n_train": 90, "n_test": 10} for f in range(10)]
+    out = {r["method"]: r["outcome"] for r in regression_tests(reg)}
+    assert out == {"W": "win", "X": "tie"}

@@ -4,19 +4,22 @@ Every method of the field in one scikit-learn API (``fit``, ``feature_importance
 ``transform``), on one shared, compiled neighbour engine (the :mod:`knnweights.engine` package).
 """
 
+from ._version import __version__
 from .classifiers import WeightedKNNRegressor
 from .engine import config_context, get_config, set_config
-from .selection import SelectTopK, TuRF, rank_table
+from .evaluation.ranking import rank_table
+from .selection import SelectTopK, TuRF
 from .significance import bh_qvalues, permutation_pvalues
 from .weighters import (
-    CONTINUOUS_TARGET_METHODS,
     EFW,
     IM4E,
     MDM,
+    REGRESSION_WEIGHTERS,
     SBMLR,
     SQPFW,
     SURF,
     SVMRFE,
+    WEIGHTERS,
     ERelief,
     GFlip,
     IRelief,
@@ -32,20 +35,8 @@ from .weighters import (
     ZeroWeightsWarning,
 )
 
-__version__ = "0.1.0"
-
-#: name -> class of every weighter, so tools can loop over them
-WEIGHTERS = {
-    cls.__name__: cls
-    for cls in (
-        IM4E, LHRelief, SQPFW, MDM, EFW, ERelief,
-        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, SVMRFE, SBMLR,
-    )
-}
-
-#: name -> class of the weighters with a continuous-target definition (the Relief ones also take classes)
-REGRESSION_WEIGHTERS = {name: {**WEIGHTERS, "MLKRDiagonal": MLKRDiagonal}[name] for name in CONTINUOUS_TARGET_METHODS}
-
 __all__ = ["WEIGHTERS", "get_config", "set_config", "config_context", "__version__", "SelectTopK", "TuRF",
            "rank_table", "ZeroWeightsWarning", "bh_qvalues", "permutation_pvalues", "MLKRDiagonal",
-           "WeightedKNNRegressor", "REGRESSION_WEIGHTERS", *WEIGHTERS]
+           "WeightedKNNRegressor", "REGRESSION_WEIGHTERS",
+           "IM4E", "LHRelief", "SQPFW", "MDM", "EFW", "ERelief", "Relief", "ReliefF", "SURF", "MultiSURF", "IRelief",
+           "Simba", "GFlip", "MulRel", "Logo", "NCADiagonal", "SVMRFE", "SBMLR"]

@@ -269,14 +269,14 @@ def _fit_context(name):
 
 def _rank_table(names, X, y, args, continuous=False, *, scale=None, baselines=True, feature_names=None,
                 weighter_params=None):
-    """The rank table of the methods fitted on all rows (:func:`knnweights.selection.fit_rank_table`),
+    """The rank table of the methods fitted on all rows (:func:`knnweights.evaluation.fit_rank_table`),
     with a status line per fit; the table, the fitted weighters, the methods that ran, the warnings.
 
     With ``--pvalues`` (rank) each method gets ``<name>_p`` and ``<name>_q`` columns; the
     univariate baselines follow the methods.  A method whose fit fails is left out, said in
     one line.
     """
-    from .selection import fit_rank_table
+    from .evaluation.ranking import fit_rank_table
 
     ticker = contextlib.ExitStack()
 
@@ -316,7 +316,7 @@ def _rank_table(names, X, y, args, continuous=False, *, scale=None, baselines=Tr
 
 
 def _baseline_names(table):
-    from .selection import BASELINES
+    from .evaluation.ranking import BASELINES
 
     return [b for b in BASELINES.values() if f"{b}_rank" in table]
 
@@ -440,10 +440,9 @@ def _cmd_evaluate(args):
     _require("matplotlib")
     import pandas as pd
 
-    from .evaluation import write_csv
+    from .evaluation import summarize, write_csv
     from .evaluation.compare import PLAIN, compare_methods, pairwise_tests, top_curves, warning_summary
     from .evaluation.distributed import use_scheduler
-    from .evaluation.runner import summarize
     from .io import fill_median
     from .plotting.report import write_user_report
 

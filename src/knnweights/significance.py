@@ -16,12 +16,14 @@
 """
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy import stats
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from .engine import mixed_kernels as _kernels_mixed
 from .engine import pair_kernels as _kernels_pairs
+from .utils import check_finite_columns, progress_bar
 
 __all__ = ["PairMoments", "bh_qvalues", "difference_sums", "mantel_moments", "permutation_pvalues",
            "univariate_tests"]
@@ -635,8 +637,6 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     >>> bool(res.pvalues[0] == 0.05)
     True
     """
-    from joblib import Parallel, delayed
-
     B = int(n_permutations)
     if B < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
@@ -651,8 +651,6 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     observed = np.asarray(getattr(clone(weighter).fit(X, y), attribute), dtype=np.float64)
     bar = None
     if progress:
-        from .utils import progress_bar
-
         bar = progress_bar(B, label=f"permutations ({type(weighter).__name__})")
     null = np.empty((B, observed.size))
     results = Parallel(n_jobs=n_jobs, return_as="generator")(
@@ -694,8 +692,6 @@ def univariate_tests(X, y, continuous=False):
         ``"F"`` for classes, ``"pearson"`` and ``"spearman"`` (the statistic is the
         correlation) for a continuous target.
     """
-    from .utils import check_finite_columns
-
     check_finite_columns(X)
     X = np.asarray(X, dtype=np.float64)
     out = {}

@@ -1,10 +1,7 @@
 """Comparing weighters on a user's data: repeated CV of weighted kNN against plain kNN.
 
-The pieces behind ``knnweights rank`` and ``knnweights evaluate``:
+The pieces behind ``knnweights evaluate``:
 
-* :func:`rank_methods` fits each weighter once on all rows and returns the feature
-  table (weight, signed score, rank per method; :func:`knnweights.selection.fit_rank_table`
-  builds it) with the fitted weighters;
 * :class:`KNNCell` is one cross-validation cell (impute and scale on the training part
   only, fit the weighter, score the weighted kNN on the test part, and the accuracy of
   plain kNN on the top ``m`` features of the fold's ranking); it records the warnings
@@ -23,54 +20,41 @@ from collections import Counter
 import numpy as np
 from sklearn.base import clone
 
-from .runner import RepeatedCV, run_grid
-from .stats import corrected_ttest, paired_ttest
+from ..classifiers import KNNClassifier, WeightedKNN, class_votes, majority_class
+from ..engine.neighbors import select_nearest, tie_tolerance, weighted_distances
+from ..selection import fitted_ranking
+from .grid import run_grid
+from .preprocessing import impute_and_scale
+from .protocols import RepeatedCV
+from .results import as_records, paired_cells
+from .stats import corrected_ttest, count_outcomes, paired_outcome, paired_ttest
 from .tuning import set_random_states
 
-__all__ = ["PLAIN", "KNNCell", "rank_methods", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
-           "warning_summary", "top_grid", "top_curves", "make_scaler", "collect_warnings"]
+__all__ = ["PLAIN", "KNNCell", "compare_methods", "pairwise_tests", "win_tie_loss_counts",
+           "warning_summary", "top_grid", "top_curves", "collect_warnings"]
 
 #: name of the plain (unweighted) kNN baseline in the results
 PLAIN = "kNN"
 
 
 def top_grid(n_features):
-    """Numbers of top features for the curves: 1, 2, 5, 10, 20, 50, ... up to ``n_features`` (included)."""
+    """Numbers of top features for the curves: 1, 2, 5, 10, 20, 50, ... up to ``n_features`` (included).
+
+    Parameters
+    ----------
+    n_features : int
+        The number of features; the grid ends with it.
+
+    Returns
+    -------
+    grid : list of int
+        The numbers, increasing.
+    """
     grid, base = [], 1
     while base <= n_features:
         grid.extend(m for m in (base, 2 * base, 5 * base) if m < n_features)
         base *= 10
     return [*sorted(set(grid)), int(n_features)]
-
-
-def make_scaler(scale):
-    """The scaler of ``scale``: ``"standard"`` (``StandardScaler``), ``"minmax"`` (``MinMaxScaler``),
-    or ``None`` for ``"none"`` / ``None``; a ``ValueError`` naming the choices otherwise."""
-    from sklearn.preprocessing import MinMaxScaler, StandardScaler
-
-    if scale == "standard":
-        return StandardScaler()
-    if scale == "minmax":
-        return MinMaxScaler()
-    if scale in (None, "none"):
-        return None
-    raise ValueError(f"scale must be 'standard', 'minmax' or 'none'; got {scale!r}.")
-
-
-def _prepare(X_train, X_test, scale):
-    """Median imputation and scaling, fitted on the training part only."""
-    from sklearn.impute import SimpleImputer
-
-    X_train = np.asarray(X_train, dtype=np.float64)
-    X_test = np.asarray(X_test, dtype=np.float64)
-    if np.isnan(X_train).any() or np.isnan(X_test).any():
-        imp = SimpleImputer(strategy="median", keep_empty_features=True).fit(X_train)
-        X_train, X_test = imp.transform(X_train), imp.transform(X_test)
-    sc = make_scaler(scale)
-    if sc is not None:
-        sc.fit(X_train)
-        X_train, X_test = sc.transform(X_train), sc.transform(X_test)
-    return X_train, X_test
 
 
 _NUMBER = re.compile(r"[-+]?\d[\d.,eE+-]*")
@@ -88,6 +72,16 @@ def collect_warnings(record):
 
     A warning's pattern is its category and message with the numbers replaced by ``#``, so the
     same warning from every fold counts once; the first message of each pattern is kept.
+
+    Parameters
+    ----------
+    record : list of warnings.WarningMessage
+        The warnings caught.
+
+    Returns
+    -------
+    summary : list of list
+        One ``[pattern, first message, count]`` per pattern, in order of first appearance.
     """
     seen = {}
     for w in record:
@@ -108,9 +102,6 @@ def _top_curve(Xtr, ytr, Xte, yte, ranks, grid, k):
     with the tolerances of the top ``m`` features, and a tie of votes goes to the first class
     (:func:`~knnweights.classifiers.majority_class`).
     """
-    from ..classifiers import class_votes, majority_class
-    from ..engine.neighbors import select_nearest, tie_tolerance, weighted_distances
-
     order = np.argsort(ranks, kind="stable")
     classes, codes = np.unique(ytr, return_inverse=True)
     D = np.zeros((Xte.shape[0], Xtr.shape[0]))
@@ -143,7 +134,9 @@ class KNNCell:
     weighter : estimator or None
         An unfitted weighter (cloned; an unset ``random_state`` is seeded per cell).
     n_neighbors : int, default=5
+        Neighbours of the kNN (at most the training part's size).
     scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling fitted on the training part (:func:`~knnweights.evaluation.preprocessing.make_scaler`).
     curve : bool, default=True
         Also record the accuracy of plain kNN on the fold's top ``m`` features
         (``m`` in :func:`top_grid`), from the weighter's ranking.
@@ -166,14 +159,11 @@ class KNNCell:
                 f"curve={self.curve})")
 
     def __call__(self, X_train, y_train, X_test, y_test, X_val=None, y_val=None, random_state=None):
-        from ..classifiers import KNNClassifier, WeightedKNN
-        from ..selection import fitted_ranking
-
         out = {}
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             with np.errstate(all="ignore"):
-                Xtr, Xte = _prepare(X_train, X_test, self.scale)
+                Xtr, Xte = impute_and_scale(X_train, X_test, self.scale)
                 k = min(self.n_neighbors, Xtr.shape[0])
                 if self.weighter is None:
                     knn = KNNClassifier(n_neighbors=k).fit(Xtr, y_train)
@@ -194,54 +184,6 @@ class KNNCell:
         return out
 
 
-def rank_methods(weighters, X, y, feature_names=None, scale="standard", random_state=0, log=None):
-    """Fit each weighter once on all rows; the feature table and the fitted weighters.
-
-    Parameters
-    ----------
-    weighters : dict
-        Name -> unfitted weighter.
-    X : array-like or DataFrame of shape (n, d)
-        Numeric features without missing values.
-    y : array-like of shape (n,)
-    feature_names : list of str, optional
-        Default: the DataFrame's columns, else ``x0, x1, ...``.
-    scale : {"standard", "minmax", "none"}, default="standard"
-        Scaling before the fits (the weights are those of the scaled features).
-    random_state : int, default=0
-        Seeds every weighter whose ``random_state`` is unset.
-    log : callable, optional
-        Called with a progress line before and after each fit.
-
-    Returns
-    -------
-    table : pandas.DataFrame
-        ``feature``, then per method ``<name>_weight``, ``<name>_score`` (signed; the
-        weight where the method has no separate score), ``<name>_rank`` (1 = best,
-        no ties), and with several methods ``mean_rank``; rows sorted by the mean rank
-        (then by the first method's rank).
-    fitted : dict
-        Name -> fitted weighter.
-    caught : dict
-        Name -> ``[[pattern, first message, count]]`` of the warnings its fit raised.
-    seconds : dict
-        Name -> fit time.
-    """
-    from ..selection import fit_rank_table
-
-    ests = {name: set_random_states(clone(w), random_state) for name, w in weighters.items()}
-
-    def progress(event, label, index, total, **info):
-        if event == "fit":
-            log(f"[{index}/{total}] {label}: fitting on {info['shape'][0]} x {info['shape'][1]} ...")
-        elif event == "fitted":
-            log(f"[{index}/{total}] {label}: done in {info['seconds']:.1f} s")
-
-    res = fit_rank_table(ests, X, y, feature_names, scale=scale, sort_by="mean_rank", record_warnings=True,
-                         progress=progress if log else None)
-    return res.table, res.fitted, res.warnings, res.seconds
-
-
 def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5, scale="standard",
                     random_state=0, n_jobs=None, store=None, progress=None, plain=True, curve=True):
     """Repeated stratified CV of weighted kNN for each weighter (and plain kNN) on one dataset.
@@ -251,14 +193,19 @@ def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5,
     X : array-like of shape (n, d)
         Numeric features; NaN allowed (filled with the training part's medians per cell).
     y : array-like of shape (n,)
+        Class labels.
     weighters : dict
         Name -> unfitted weighter.
     name : str, default="data"
         The dataset's name in the rows.
     cv : (n_splits, n_repeats), default=(10, 10)
+        Folds per repeat and repeats of the stratified CV.
     n_neighbors : int, default=5
+        Neighbours of every kNN.
     scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling fitted on each training part.
     random_state : int, default=0
+        Root seed of the splits and of every cell.
     n_jobs : int, optional
         As in :func:`~knnweights.evaluation.run_grid` (``None`` follows the active
         joblib backend, e.g. a dask cluster through
@@ -266,6 +213,7 @@ def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5,
     store : str or path-like, optional
         Resumable store of finished cells (JSON lines).
     progress : bool, optional
+        Progress bar on stderr; default: only when stderr is a terminal.
     plain : bool, default=True
         Include plain kNN, named :data:`PLAIN`.
     curve : bool, default=True
@@ -290,14 +238,6 @@ def compare_methods(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors=5,
                     store=store, progress=progress, as_frame=True)
 
 
-def _cells(rows, value="accuracy"):
-    cells, sizes = {}, {}
-    for r in rows:
-        cells.setdefault((r["dataset"], r["method"]), {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
-        sizes.setdefault(r["dataset"], []).append((float(r["n_train"]), float(r["n_test"])))
-    return cells, {d: np.mean(np.asarray(v), axis=0) for d, v in sizes.items()}
-
-
 def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=None):
     """Every ordered pair of methods on every dataset: mean difference, t, p and outcome.
 
@@ -312,9 +252,11 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
         (:func:`~knnweights.evaluation.paired_ttest`, the papers' choice, too liberal
         for repeated CV).
     alpha : float, default=0.05
+        Significance level.
     min_diff : float, default=0.0
         Minimum mean difference (percentage points) for a win.
     methods : list of str, optional
+        The methods compared and their order (default: order of appearance).
 
     Returns
     -------
@@ -325,50 +267,53 @@ def pairwise_tests(results, test="corrected", alpha=0.05, min_diff=0.0, methods=
     """
     if test not in ("corrected", "plain"):
         raise ValueError(f"test must be 'corrected' or 'plain'; got {test!r}.")
-    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
-    cells, sizes = _cells(rows)
+    rows = as_records(results)
+    cells, sizes = paired_cells(rows)
     if methods is None:
         methods = list(dict.fromkeys(r["method"] for r in rows))
     out = []
     for d in dict.fromkeys(r["dataset"] for r in rows):
         for a in methods:
             for b in methods:
-                if a == b or (d, a) not in cells or (d, b) not in cells:
+                if a == b or (a, d) not in cells or (b, d) not in cells:
                     continue
-                keys = sorted(set(cells[(d, a)]) & set(cells[(d, b)]))
+                keys = sorted(set(cells[(a, d)]) & set(cells[(b, d)]))
                 if len(keys) < 2:
                     continue
-                va = np.array([cells[(d, a)][k] for k in keys])
-                vb = np.array([cells[(d, b)][k] for k in keys])
+                va = np.array([cells[(a, d)][k] for k in keys])
+                vb = np.array([cells[(b, d)][k] for k in keys])
                 diff = float(np.mean(va - vb))
                 if test == "corrected":
                     n_train, n_test = sizes[d]
                     t, p = corrected_ttest(va - vb, n_train, n_test)
                 else:
                     t, p = paired_ttest(va, vb)
-                if p < alpha and abs(diff) >= min_diff and diff != 0.0:
-                    outcome = "win" if diff > 0 else "loss"
-                else:
-                    outcome = "tie"
                 out.append({"dataset": d, "method": a, "other": b, "diff": diff, "t": float(t), "p": float(p),
-                            "outcome": outcome, "n_pairs": len(keys)})
+                            "outcome": paired_outcome(diff, p, alpha=alpha, min_diff=min_diff), "n_pairs": len(keys)})
     return out
 
 
 def win_tie_loss_counts(pairs, against=None):
     """W/T/L of each method against every other (or only against ``against``), from :func:`pairwise_tests`.
 
-    Returns a list of dicts ``method``, ``wins``, ``ties``, ``losses`` (the format of
-    :func:`knnweights.plotting.plot_win_tie_loss`), in order of first appearance.
+    Parameters
+    ----------
+    pairs : list of dict
+        Rows of :func:`pairwise_tests`.
+    against : str, optional
+        Count only the comparisons with this method.
+
+    Returns
+    -------
+    list of dict
+        ``method``, ``wins``, ``ties``, ``losses`` and ``wtl`` (the format of
+        :func:`knnweights.plotting.plot_win_tie_loss`), in order of first appearance.
     """
-    counts = {}
+    outcomes = {}
     for p in pairs:
-        if against is not None and p["other"] != against:
-            continue
-        c = counts.setdefault(p["method"], Counter())
-        c[p["outcome"]] += 1
-    return [{"method": m, "wins": c["win"], "ties": c["tie"], "losses": c["loss"],
-             "wtl": f"{c['win']}/{c['tie']}/{c['loss']}"} for m, c in counts.items()]
+        if against is None or p["other"] == against:
+            outcomes.setdefault(p["method"], []).append(p["outcome"])
+    return [{"method": m, **count_outcomes(o)} for m, o in outcomes.items()]
 
 
 def warning_summary(results):
@@ -383,7 +328,7 @@ def warning_summary(results):
     -------
     list of str
     """
-    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    rows = as_records(results)
     groups, cells = {}, Counter()
     for r in rows:
         cells[(r["method"], r["dataset"])] += 1
@@ -403,9 +348,18 @@ def warning_summary(results):
 def top_curves(results):
     """Per method: ``n_features``, ``mean`` and ``std`` (fractions) of the top-feature accuracies over the cells.
 
-    The format :func:`knnweights.plotting.plot_top_feature_curves` draws.
+    Parameters
+    ----------
+    results : DataFrame or list of dict
+        Rows of :func:`compare_methods` (those with ``top_n`` and ``top_accuracy``).
+
+    Returns
+    -------
+    dict
+        Method -> ``{"n_features", "mean", "std"}``, the format
+        :func:`knnweights.plotting.plot_top_feature_curves` draws.
     """
-    rows = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    rows = as_records(results)
     acc = {}
     for r in rows:
         grid, vals = r.get("top_n"), r.get("top_accuracy")

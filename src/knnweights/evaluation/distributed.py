@@ -5,7 +5,7 @@ scheduler (an address such as ``tcp://10.0.0.5:8786``, or the environment variab
 ``DASK_SCHEDULER_ADDRESS``) and, inside the block, runs joblib under the ``"dask"``
 backend, so :func:`~knnweights.evaluation.run_grid` (and every other ``n_jobs`` loop of
 the library) sends its cells to the cluster's workers.  Results do not depend on where
-the cells run: every cell's seed comes from its names (see :mod:`~knnweights.evaluation.runner`).
+the cells run: every cell's seed comes from its names (see :mod:`~knnweights.evaluation.protocols`).
 
 The workers need ``knnweights`` installed (the same version); the data of each cell
 travels with it.  :func:`knnweights.cli.add_scheduler_argument` gives a command line the
@@ -14,6 +14,8 @@ travels with it.  :func:`knnweights.cli.add_scheduler_argument` gives a command 
 
 import contextlib
 import os
+
+import joblib
 
 from ..exceptions import SchedulerError
 
@@ -27,7 +29,18 @@ CONNECT_TIMEOUT = 10.0
 
 
 def scheduler_address(address=None):
-    """The address to use: ``address``, else ``$DASK_SCHEDULER_ADDRESS``, else ``None``."""
+    """The address to use: ``address``, else ``$DASK_SCHEDULER_ADDRESS``, else ``None``.
+
+    Parameters
+    ----------
+    address : str, optional
+        A scheduler's address given by the caller (``tcp://host:8786``).
+
+    Returns
+    -------
+    address : str or None
+        The address, or ``None`` when none is given or set.
+    """
     if address:
         return str(address)
     env = os.environ.get(ENV_VAR, "").strip()
@@ -70,10 +83,9 @@ def use_scheduler(address=None, timeout=None):
         yield None
         return
     try:
-        from dask.distributed import Client
+        from dask.distributed import Client  # optional: dask[distributed]
     except ImportError:
         raise SchedulerError("--scheduler needs dask.distributed: pip install 'dask[distributed]'") from None
-    import joblib
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT if timeout is None else timeout, set_as_default=False)

@@ -22,6 +22,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..classifiers import KNNClassifier, WeightedKNN
 from ..selection import fitted_ranking
 from ..utils import HasMethods, Interval, check_finite_columns, check_numeric_columns, check_target, validate_params
 from .pipelines import cached_fit, fit_cache
@@ -64,7 +65,7 @@ def halving_counts(n_features, min_features=50, factor=0.5):
     return counts
 
 
-def _top(ranking, k):
+def _top_indices(ranking, k):
     """Indices of the ``k`` best-ranked features, sorted."""
     return np.sort(np.argsort(ranking, kind="stable")[:k])
 
@@ -75,15 +76,21 @@ def ranked_subsets(ranker, X, y, counts, recursive=False):
     Parameters
     ----------
     ranker : estimator with ``feature_importances_`` or ``coef_``
-    X, y : arrays
-    counts : list of int, decreasing, ``counts[0] = n_features``
+        Unfitted; fitted (a clone, cached) on ``X, y``.
+    X : ndarray of shape (n_samples, n_features)
+        Training samples.
+    y : ndarray of shape (n_samples,)
+        Targets.
+    counts : list of int
+        Subset sizes, decreasing, ``counts[0] = n_features``.
     recursive : bool, default=False
         ``False``: rank once on all features and cut.  ``True``: refit the ranker on
         the surviving features before each cut (as SVM-RFE does).
 
     Returns
     -------
-    list of ndarray of feature indices, one per count.
+    subsets : list of ndarray of int
+        The kept feature indices (sorted), one array per count.
 
     Notes
     -----
@@ -93,23 +100,19 @@ def ranked_subsets(ranker, X, y, counts, recursive=False):
     d = X.shape[1]
     if not recursive:
         r = fitted_ranking(cached_fit(ranker, X, y))
-        return [np.arange(d) if k >= d else _top(r, k) for k in counts]
+        return [np.arange(d) if k >= d else _top_indices(r, k) for k in counts]
     current = np.arange(d)
     out = [current]
     for k in counts[1:]:
         r = fitted_ranking(cached_fit(ranker, X[:, current], y))
-        current = current[_top(r, k)]
+        current = current[_top_indices(r, k)]
         out.append(current)
     return out
 
 
 def _default_estimator(ranker):
     if hasattr(ranker, "_metric") or hasattr(ranker, "metric_"):
-        from ..classifiers import WeightedKNN
-
         return WeightedKNN(ranker, n_neighbors=1)
-    from ..classifiers import KNNClassifier
-
     return KNNClassifier(n_neighbors=1)
 
 

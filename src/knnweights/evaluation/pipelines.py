@@ -18,13 +18,15 @@ import numbers
 import threading
 from collections import OrderedDict
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..selection import fitted_ranking
+from ..classifiers import WeightedKNN
+from ..selection import fitted_ranking, fitted_weights
 from ..utils import HasMethods, Interval, check_finite_columns, check_numeric_columns, check_target, validate_params
 
 __all__ = ["RemoveLowestWeights", "weighted_knn", "weighter_pipeline", "fit_cache", "cached_fit"]
@@ -97,8 +99,6 @@ def cached_fit(estimator, X, y):
     cache = getattr(_local, "cache", None)
     if cache is None or not _deterministic(estimator):
         return clone(estimator).fit(X, y)
-    import joblib
-
     key = joblib.hash((estimator, np.asarray(X), np.asarray(y)))
     if key in cache:
         cache.move_to_end(key)
@@ -178,7 +178,9 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
                              ensure_all_finite="allow-nan" if allow_nan else True)
         self.weighter_ = cached_fit(self.weighter, X, y)
-        w = _feature_weights(self.weighter_)
+        w = fitted_weights(self.weighter_)
+        if w is None:
+            raise TypeError(f"{type(self.weighter_).__name__} has neither feature_importances_ nor coef_.")
         d = w.shape[0]
         n_keep = max(1, d - int(math.floor(self.share * d + 1e-9)))
         self.ranking_ = fitted_ranking(self.weighter_)
@@ -264,16 +266,6 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         return tags
 
 
-def _feature_weights(est):
-    """Non-negative per-feature weights of a fitted weighter / linear model."""
-    if hasattr(est, "feature_importances_"):
-        return np.asarray(est.feature_importances_, dtype=np.float64)
-    if hasattr(est, "coef_"):
-        coef = np.atleast_2d(np.asarray(est.coef_, dtype=np.float64))
-        return (coef**2).sum(axis=0)  # SVM-RFE ranking criterion (Guyon et al. 2002)
-    raise TypeError(f"{type(est).__name__} has neither feature_importances_ nor coef_.")
-
-
 def weighted_knn(weighter, n_neighbors=1, share=0.0):
     """Weighted kNN with the weighter's metric, optionally after removing low-weight features.
 
@@ -295,8 +287,6 @@ def weighted_knn(weighter, n_neighbors=1, share=0.0):
     model : WeightedKNN
         Unfitted classifier.
     """
-    from ..classifiers import WeightedKNN
-
     return WeightedKNN(RemoveLowestWeights(weighter, share=share), n_neighbors=n_neighbors)
 
 

@@ -13,26 +13,25 @@ import time
 import warnings
 
 import numpy as np
+from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.metrics import r2_score
 
-from ._seeds import derive_seed
-from .compare import PLAIN, _prepare, collect_warnings
-from .runner import RepeatedCV
-from .stats import corrected_ttest
+from ..classifiers import KNNRegressor, WeightedKNNRegressor
+from .compare import PLAIN, collect_warnings
+from .preprocessing import impute_and_scale
+from .protocols import RepeatedCV, derive_seed
+from .stats import corrected_ttest, paired_outcome
 from .tuning import set_random_states
 
 __all__ = ["compare_regression", "regression_tests"]
 
 
-def _cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
-    from sklearn.metrics import r2_score
-
-    from ..classifiers import KNNRegressor, WeightedKNNRegressor
-
+def _regression_cell(method, weighter, X, y, train, test, n_neighbors, scale, seed):
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
         warnings.simplefilter("always")
-        Xtr, Xte = _prepare(X[train], X[test], scale)
+        Xtr, Xte = impute_and_scale(X[train], X[test], scale)
         k = min(n_neighbors, Xtr.shape[0])
         if weighter is None:
             model = KNNRegressor(n_neighbors=k)
@@ -57,10 +56,16 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
         The continuous target.
     weighters : dict
         Name -> unfitted weighter with a continuous-target definition.
+    name : str, default="data"
+        The dataset's name in the rows (and in the cells' seeds).
     cv : (n_splits, n_repeats), default=(10, 10)
+        Folds per repeat and repeats of the CV.
     n_neighbors : int, default=5
+        Neighbours of every kNN regressor.
     scale : {"standard", "minmax", "none"}, default="standard"
+        Scaling fitted on each training part.
     random_state : int, default=0
+        Root seed of the splits and of every cell.
     n_jobs : int, optional
         Cells in parallel (joblib).
     plain : bool, default=True
@@ -72,14 +77,12 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
         One row per (method, repeat, fold): ``rmse``, ``r2``, ``n_train``, ``n_test``,
         ``fit_time``, ``warnings``.
     """
-    from joblib import Parallel, delayed
-
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     methods = ({PLAIN: None} if plain else {}) | dict(weighters)
     splits = list(RepeatedCV(cv[0], cv[1], stratified=False).split(y, random_state, name))
     jobs = [(m, w, r, f, tr, te) for m, w in methods.items() for r, f, tr, _, te in splits]
-    out = Parallel(n_jobs=n_jobs)(delayed(_cell)(m, w, X, y, tr, te, n_neighbors, scale,
+    out = Parallel(n_jobs=n_jobs)(delayed(_regression_cell)(m, w, X, y, tr, te, n_neighbors, scale,
                                                  derive_seed(random_state, "cell", m, name, r, f))
                                   for m, w, r, f, tr, te in jobs)
     for row, (_, _, r, f, _, _) in zip(out, jobs, strict=True):
@@ -89,6 +92,15 @@ def compare_regression(X, y, weighters, *, name="data", cv=(10, 10), n_neighbors
 
 def regression_tests(rows, alpha=0.05, reference=PLAIN):
     """Every method against ``reference`` on the same cells: mean RMSE and R^2 differences, corrected t-test.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`compare_regression`.
+    alpha : float, default=0.05
+        Significance level.
+    reference : str, default=PLAIN
+        The method every other is compared with.
 
     Returns
     -------
@@ -111,10 +123,7 @@ def regression_tests(rows, alpha=0.05, reference=PLAIN):
         n_train = np.mean([ref[k]["n_train"] for k in keys])
         n_test = np.mean([ref[k]["n_test"] for k in keys])
         t, p = corrected_ttest(d_rmse, n_train, n_test) if len(keys) > 1 else (0.0, 1.0)
-        outcome = "tie"
-        if p < alpha and d_rmse.mean() != 0:
-            outcome = "win" if d_rmse.mean() < 0 else "loss"
         out.append({"method": m, "other": reference, "rmse_diff": float(d_rmse.mean()),
-                    "r2_diff": float(d_r2.mean()), "t": float(t), "p": float(p), "outcome": outcome,
-                    "n_pairs": len(keys)})
+                    "r2_diff": float(d_r2.mean()), "t": float(t), "p": float(p),
+                    "outcome": paired_outcome(-float(d_rmse.mean()), p, alpha=alpha), "n_pairs": len(keys)})
     return out

@@ -20,11 +20,31 @@ __all__ = ["irrelevant_feature_curve", "irrelevant_feature_errors"]
 
 
 def irrelevant_feature_errors(estimator, X, y, n_noise, cv, noise_seed, cv_seed):
-    """Cross-validated errors of ``estimator`` on ``X`` plus ``n_noise`` N(0, 1) features: one repeat
-    of :func:`irrelevant_feature_curve`.
+    """Cross-validated errors of ``estimator`` on ``X`` plus ``n_noise`` N(0, 1) features.
 
-    The noise is drawn from ``noise_seed``; ``cv`` is a number of stratified folds
-    (shuffled by ``cv_seed``) or a splitter.  Returns the error of each fold, an ndarray.
+    One repeat of :func:`irrelevant_feature_curve`.
+
+    Parameters
+    ----------
+    estimator : classifier
+        Unfitted; a clone is fitted on each training fold.
+    X : ndarray of shape (n_samples, n_features)
+        The original features.
+    y : ndarray of shape (n_samples,)
+        Class labels.
+    n_noise : int
+        Number of N(0, 1) features appended.
+    cv : int or cross-validation splitter
+        A number of stratified folds (shuffled by ``cv_seed``) or a splitter.
+    noise_seed : int
+        Seeds the noise features.
+    cv_seed : int
+        Shuffles the folds when ``cv`` is an int.
+
+    Returns
+    -------
+    errors : ndarray of shape (n_splits,)
+        The error of each fold.
     """
     Xn = add_irrelevant_features(X, n_noise, random_state=noise_seed)
     if isinstance(cv, numbers.Integral):

@@ -16,18 +16,22 @@ points.  Differences that are all equal never give NaN: all zero is a tie with
 ``p = 1``; a constant non-zero difference has ``p = 0`` (its t statistic is infinite).
 """
 
+from collections import Counter
+
 import numpy as np
 from scipy import stats as _sps
+
+from .results import as_records, paired_cells
 
 __all__ = [
     "paired_ttest",
     "corrected_ttest",
     "wilcoxon_test",
+    "paired_outcome",
     "win_tie_loss",
+    "count_outcomes",
     "win_tie_loss_table",
     "format_wtl",
-    "paper_table",
-    "best_marks",
 ]
 
 
@@ -202,14 +206,59 @@ def win_tie_loss(acc_a, acc_b, alpha=0.01, min_diff=0.5, test="ttest", n_train=N
     >>> win_tie_loss(a, b), win_tie_loss(b, a), win_tie_loss(a, a)
     ('win', 'loss', 'tie')
     """
-    d = _as_diffs(acc_a, acc_b)
-    mean = float(d.mean())
-    if abs(mean) < min_diff or mean == 0.0:
+    mean = float(_as_diffs(acc_a, acc_b).mean())
+    return paired_outcome(mean, lambda: _p_value(acc_a, acc_b, test, n_train, n_test), alpha=alpha,
+                          min_diff=min_diff)
+
+
+def paired_outcome(mean_diff, p, *, alpha, min_diff=0.0):
+    """Win, tie or loss from a mean paired difference and its test's p-value: every W/T/L rule of the package.
+
+    ``"win"`` when ``p < alpha`` and ``mean_diff >= min_diff``, ``"loss"`` when ``p < alpha``
+    and ``-mean_diff >= min_diff``, else ``"tie"``; a zero difference is always a tie.
+
+    Parameters
+    ----------
+    mean_diff : float
+        Mean difference of the judged side minus the other, oriented so that larger is
+        better (for an error rate: the other's minus the judged side's).
+    p : float or callable
+        The paired test's p-value, or a function returning it, called only when the
+        difference is large enough to matter (a tie then needs no test).
+    alpha : float
+        Significance level.
+    min_diff : float, default=0.0
+        Minimum absolute mean difference for a win or a loss.
+
+    Returns
+    -------
+    outcome : {"win", "tie", "loss"}
+        The outcome from the judged side.
+    """
+    if abs(mean_diff) < min_diff or mean_diff == 0.0:
         return "tie"
-    p = _p_value(acc_a, acc_b, test, n_train, n_test)
+    p = p() if callable(p) else p
     if not p < alpha:
         return "tie"
-    return "win" if mean > 0 else "loss"
+    return "win" if mean_diff > 0 else "loss"
+
+
+def count_outcomes(outcomes):
+    """Wins, ties and losses counted from a sequence of outcomes, with their ``"w/t/l"``.
+
+    Parameters
+    ----------
+    outcomes : iterable of {"win", "tie", "loss"}
+        One outcome per comparison.
+
+    Returns
+    -------
+    counts : dict
+        ``wins``, ``ties``, ``losses`` (ints) and ``wtl`` (:func:`format_wtl`).
+    """
+    c = Counter(outcomes)
+    counts = {"wins": c["win"], "ties": c["tie"], "losses": c["loss"]}
+    return {**counts, "wtl": format_wtl(counts)}
 
 
 def format_wtl(counts):
@@ -272,20 +321,13 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="co
         One row per competitor: ``method``, ``wins``, ``ties``, ``losses``, ``wtl``
         (``"w/t/l"``) and ``per_dataset`` (dataset -> outcome, p-value, mean difference).
     """
-    rows = _rows(results)
-    table = {}
-    sizes = {}
-    for r in rows:
-        key = (r["method"], r["dataset"])
-        table.setdefault(key, {})[(int(r["repeat"]), int(r["fold"]))] = float(r[value])
-        if "n_train" in r and "n_test" in r:
-            sizes.setdefault(r["dataset"], []).append((r["n_train"], r["n_test"]))
+    rows = as_records(results)
+    table, sizes = paired_cells(rows, value)
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     if methods is None:
         methods = [m for m in dict.fromkeys(r["method"] for r in rows) if m != reference]
     out = []
     for m in methods:
-        counts = {"win": 0, "tie": 0, "loss": 0}
         per = {}
         for ds in datasets:
             ref, comp = table.get((reference, ds)), table.get((m, ds))
@@ -302,115 +344,9 @@ def win_tie_loss_table(results, reference, *, alpha=0.01, min_diff=0.5, test="co
                     raise ValueError(
                         f'test="corrected" (the default) needs n_train and n_test in the rows of dataset {ds!r} '
                         '(run_grid writes them); pass test="ttest" for the plain paired t-test.')
-                n_train, n_test = np.mean(np.asarray(sizes[ds], dtype=float), axis=0)
+                n_train, n_test = sizes[ds]
             outcome = win_tie_loss(a, b, alpha=alpha, min_diff=min_diff, test=test, n_train=n_train, n_test=n_test)
-            counts[outcome] += 1
             per[ds] = {"outcome": outcome, "p": _p_value(a, b, test, n_train, n_test) if len(cells) > 1 else 1.0,
                        "diff": float(a.mean() - b.mean()), "n_pairs": len(cells)}
-        out.append({"method": m, "wins": counts["win"], "ties": counts["tie"], "losses": counts["loss"],
-                    "wtl": format_wtl((counts["win"], counts["tie"], counts["loss"])), "per_dataset": per})
+        out.append({"method": m, **count_outcomes(v["outcome"] for v in per.values()), "per_dataset": per})
     return out
-
-
-def paper_table(results, reference, *, alpha=0.01, min_diff=0.5, test="ttest", value="accuracy", methods=None,
-                decimals=2):
-    """Mean accuracy per dataset and method, plus the W/T/L row, laid out as I-M4E's tables.
-
-    Parameters
-    ----------
-    results : list of dict or pandas.DataFrame
-        Rows of :func:`knnweights.evaluation.run_grid`.
-    reference : str
-        The method the others are compared with (its W/T/L cell is ``"-/-/-"``).
-    alpha : float, default=0.01
-        Significance level of the paired test, as in :func:`win_tie_loss`.
-    min_diff : float, default=0.5
-        Minimum mean difference (percentage points), as in :func:`win_tie_loss`.
-    test : {"ttest", "corrected", "wilcoxon"}, default="ttest"
-        As in :func:`win_tie_loss_table`, but the default is the papers' plain paired
-        t-test: this function lays out their tables.
-    value : str, default="accuracy"
-        Column averaged and compared.
-    methods : list of str, optional
-        Column order (default: order of appearance, reference included).
-    decimals : int, default=2
-        Decimals of the rounded means.
-
-    Returns
-    -------
-    list of dict
-        One row per dataset (``{"dataset": name, method: mean, ...}``, means rounded to
-        ``decimals``) and a last row ``{"dataset": "W/T/L", method: "w/t/l", ...}``.
-    """
-    rows = _rows(results)
-    if methods is None:
-        methods = list(dict.fromkeys(r["method"] for r in rows))
-    sums = {}
-    for r in rows:
-        sums.setdefault((r["dataset"], r["method"]), []).append(float(r[value]))
-    out = []
-    for d in dict.fromkeys(r["dataset"] for r in rows):
-        line = {"dataset": d}
-        for m in methods:
-            v = sums.get((d, m))
-            line[m] = round(float(np.mean(v)), decimals) if v else None
-        out.append(line)
-    wtl = {t["method"]: t["wtl"] for t in win_tie_loss_table(rows, reference, alpha=alpha, min_diff=min_diff,
-                                                              test=test, value=value,
-                                                              methods=[m for m in methods if m != reference])}
-    out.append({"dataset": "W/T/L", **{m: ("-/-/-" if m == reference else wtl[m]) for m in methods}})
-    return out
-
-
-def best_marks(results, *, alpha=0.05, value="accuracy", lower_is_better=False, test="ttest"):
-    """Per dataset: the best method and the methods not significantly different from it.
-
-    SQP-FW's Table 1 marks the best of the row with an asterisk and sets in bold every
-    method with no significant difference from the best (paired t-test, ``p >= 0.05``).
-
-    Parameters
-    ----------
-    results : list of dict or pandas.DataFrame
-        Rows of :func:`knnweights.evaluation.run_grid`.
-    alpha : float, default=0.05
-        Significance level: a method with ``p >= alpha`` against the best is marked
-        as not different from it.
-    value : str, default="accuracy"
-        Column compared.
-    lower_is_better : bool, default=False
-        ``True`` for error rates.
-    test : {"ttest", "wilcoxon"}, default="ttest"
-        Paired test against the best (:func:`paired_ttest` or :func:`wilcoxon_test`).
-
-    Returns
-    -------
-    list of dict
-        ``dataset``, ``best`` (name), ``not_different`` (names, the best included) and
-        ``p`` (method -> p-value against the best; 1 for the best itself).
-    """
-    rows = _rows(results)
-    cells = {}
-    for r in rows:
-        cells.setdefault(r["dataset"], {}).setdefault(r["method"], {})[(int(r["repeat"]), int(r["fold"]))] = float(
-            r[value])
-    out = []
-    for d, per in cells.items():
-        means = {m: np.mean(list(v.values())) for m, v in per.items()}
-        best = (min if lower_is_better else max)(means, key=means.get)
-        pvals, same = {}, []
-        for m, v in per.items():
-            keys = sorted(set(v) & set(per[best]))
-            p = 1.0 if m == best or len(keys) < 2 else _p_value([v[k] for k in keys], [per[best][k] for k in keys],
-                                                                 test, None, None)
-            pvals[m] = p
-            if p >= alpha:
-                same.append(m)
-        out.append({"dataset": d, "best": best, "not_different": same, "p": pvals})
-    return out
-
-
-def _rows(results):
-    """List of dicts from a list of dicts or a pandas DataFrame."""
-    if hasattr(results, "to_dict") and hasattr(results, "columns"):
-        return results.to_dict(orient="records")
-    return list(results)

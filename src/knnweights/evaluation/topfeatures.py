@@ -10,9 +10,10 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, check_cv
-from sklearn.preprocessing import MinMaxScaler
 from sklearn.svm import SVC
 from sklearn.utils import Bunch
+
+from .preprocessing import make_scaler
 
 __all__ = ["feature_order", "top_feature_curve"]
 
@@ -93,7 +94,7 @@ def top_feature_curve(weighter, X, y, n_features_grid, cv=5, classifier=None, ra
     if isinstance(scaler, str):
         if scaler != "minmax":
             raise ValueError(f"scaler must be 'minmax', a transformer or None, got {scaler!r}.")
-        scaler = MinMaxScaler()
+        scaler = make_scaler(scaler)
     if isinstance(cv, int):
         cv = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
     cv = check_cv(cv, y, classifier=True)

@@ -7,6 +7,7 @@ features) on a separate validation third.  :func:`tune` does either; :class:`Tun
 carries the grid into :func:`knnweights.evaluation.run_grid`.
 """
 
+import decimal
 import numbers
 
 import numpy as np
@@ -14,8 +15,8 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 
-from ._seeds import derive_seed
 from .pipelines import fit_cache
+from .protocols import derive_seed
 
 __all__ = ["Tuned", "tune", "halving_grid", "share_grid", "log_grid", "set_random_states"]
 
@@ -223,8 +224,6 @@ def log_grid(low=1e-3, high=1e2, num=100):
     grid : list of float
         The values, from ``low`` to ``high`` inclusive.
     """
-    import decimal
-
     num = int(num)
     if not (low > 0 and high > 0) or num < 0:
         raise ValueError(f"log_grid needs low > 0, high > 0 and num >= 0, got {low!r}, {high!r}, {num!r}.")

@@ -1,10 +1,13 @@
-"""Shared plotting helpers: a pyplot-free Figure, and the common finish (title, legend, PNG)."""
+"""Shared plotting helpers: a pyplot-free Figure, the common finish (title, legend, PNG), and legend labels
+that say when a line hides another."""
+
+import numpy as np
 
 
 def _new_axes(ax, figsize):
     if ax is not None:
         return ax
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # optional: matplotlib
 
     return Figure(figsize=figsize).subplots()
 
@@ -20,3 +23,24 @@ def _finish(ax, title, path, legend=True, outside=False):
     if path is not None:
         ax.figure.savefig(path, dpi=120, bbox_inches="tight")
     return ax
+
+
+def _coinciding_labels(names, xs, ys):
+    """Legend labels that say when a line lies on an earlier one (it would be hidden otherwise).
+
+    Returns ``(labels, dashed)``: ``"B (same as A)"`` for a line whose points equal (to
+    1e-9) those of the earlier line ``A``, and a flag to draw it dashed so both show.
+    """
+    labels, dashed = [], []
+    for i, name in enumerate(names):
+        same = None
+        xi, yi = np.asarray(xs[i], float), np.asarray(ys[i], float)
+        for j in range(i):
+            xj, yj = np.asarray(xs[j], float), np.asarray(ys[j], float)
+            if xi.shape == xj.shape and np.allclose(xi, xj) and np.allclose(yi, yj, rtol=1e-9, atol=1e-9,
+                                                                              equal_nan=True):
+                same = names[j]
+                break
+        dashed.append(same is not None)
+        labels.append(f"{name} (same as {same})" if same is not None and name else name)
+    return labels, dashed

@@ -8,15 +8,10 @@ Figure) and saves a PNG when ``path`` is given.
 
 import numpy as np
 
-from ._common import _finish, _new_axes
+from ..evaluation.results import as_records
+from ._common import _coinciding_labels, _finish, _new_axes
 
 __all__ = ["plot_accuracy_boxplots", "plot_win_tie_loss", "plot_elimination_curves"]
-
-
-def _records(results):
-    if hasattr(results, "to_dict") and hasattr(results, "columns"):
-        return results.to_dict(orient="records")
-    return list(results)
 
 
 def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy", ax=None, title=None, path=None):
@@ -45,7 +40,7 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
     ax : matplotlib Axes
         The Axes drawn on (``ax.figure`` is its Figure).
     """
-    rows = _records(results)
+    rows = as_records(results)
     if dataset is not None:
         rows = [r for r in rows if r["dataset"] == dataset]
     if not rows:
@@ -57,7 +52,7 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
         vals.setdefault((r["dataset"], r["method"]), []).append(float(r[value]))
     nm = len(methods)
     ax = _new_axes(ax, (max(4.0, 1.0 + 0.5 * nm * len(datasets)), 4.0))
-    import matplotlib as mpl
+    import matplotlib as mpl  # optional: matplotlib
 
     colors = mpl.colormaps["tab10"] if nm <= 10 else mpl.colormaps["tab20"]
     width = 0.8 / nm
@@ -132,33 +127,12 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
     ax.invert_yaxis()
     total = (w + t + l_).max()
     ax.set_xlim(0, total * 1.2 + 0.5)
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import MaxNLocator  # optional: matplotlib
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("number of datasets (win / tie / loss)")
     ax.set_ylabel("method" + (f" vs {reference}" if reference else ""))
     return _finish(ax, title, path, outside=True)
-
-
-def _coinciding_labels(names, xs, ys):
-    """Legend labels that say when a line lies on an earlier one (it would be hidden otherwise).
-
-    Returns ``(labels, dashed)``: ``"B (same as A)"`` for a line whose points equal (to
-    1e-9) those of the earlier line ``A``, and a flag to draw it dashed so both show.
-    """
-    labels, dashed = [], []
-    for i, name in enumerate(names):
-        same = None
-        xi, yi = np.asarray(xs[i], float), np.asarray(ys[i], float)
-        for j in range(i):
-            xj, yj = np.asarray(xs[j], float), np.asarray(ys[j], float)
-            if xi.shape == xj.shape and np.allclose(xi, xj) and np.allclose(yi, yj, rtol=1e-9, atol=1e-9,
-                                                                              equal_nan=True):
-                same = names[j]
-                break
-        dashed.append(same is not None)
-        labels.append(f"{name} (same as {same})" if same is not None and name else name)
-    return labels, dashed
 
 
 def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
@@ -218,7 +192,7 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
             k = int(np.flatnonzero(x == chosen)[0])
             ax.plot([x[k]], [acc[k]], marker="*", ms=12, color=line.get_color(), linestyle="none")
     if logx:
-        from matplotlib.ticker import NullFormatter, ScalarFormatter
+        from matplotlib.ticker import NullFormatter, ScalarFormatter  # optional: matplotlib
 
         ax.set_xscale("log")
         if len(xs) <= 12:  # label the counts visited (2000, 1000, ..., 31), not powers of ten

@@ -13,10 +13,16 @@ import os
 
 import numpy as np
 
+from ..evaluation.compare import PLAIN, win_tie_loss_counts
+from ..evaluation.results import as_records, summarize
+from .evaluation import plot_accuracy_boxplots, plot_win_tie_loss
+from .topfeatures import plot_top_feature_curves
+from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight_profiles
+
 __all__ = ["write_user_report", "render_markdown", "render_html"]
 
 
-def _fmt(v, decimals=2):
+def _format_value(v, decimals=2):
     if isinstance(v, (float, np.floating)):
         if not np.isfinite(v):
             return "-"
@@ -27,8 +33,16 @@ def _fmt(v, decimals=2):
 def render_markdown(blocks):
     """Markdown text of a list of blocks.
 
-    Blocks are ``("h", level, text)``, ``("p", text)``, ``("table", header, rows)``,
-    ``("img", path, caption)`` (linked by file name) and ``("pre", text)``.
+    Parameters
+    ----------
+    blocks : list of tuple
+        ``("h", level, text)``, ``("p", text)``, ``("table", header, rows)``,
+        ``("img", path, caption)`` (linked by file name) and ``("pre", text)``.
+
+    Returns
+    -------
+    text : str
+        The Markdown document.
     """
     out = []
     for b in blocks:
@@ -42,7 +56,7 @@ def render_markdown(blocks):
         elif kind == "table":
             header, rows = b[1], b[2]
             lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-            lines += ["| " + " | ".join(_fmt(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+            lines += ["| " + " | ".join(_format_value(c).replace("|", "\\|") for c in r) + " |" for r in rows]
             out.append("\n".join(lines))
         elif kind == "img":
             out.append(f"![{b[2]}]({os.path.basename(b[1])})")
@@ -66,7 +80,20 @@ def _inline(text):
 
 
 def render_html(blocks, title):
-    """A self-contained HTML page of ``blocks`` (images embedded as base64 PNG)."""
+    """A self-contained HTML page of ``blocks`` (images embedded as base64 PNG).
+
+    Parameters
+    ----------
+    blocks : list of tuple
+        As for :func:`render_markdown`.
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    page : str
+        The HTML document.
+    """
     body = []
     for b in blocks:
         kind = b[0]
@@ -78,7 +105,8 @@ def render_html(blocks, title):
             body.append(f"<pre>{html.escape(b[1])}</pre>")
         elif kind == "table":
             head = "".join(f"<th>{html.escape(str(h))}</th>" for h in b[1])
-            rows = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in r) + "</tr>" for r in b[2])
+            rows = "".join("<tr>" + "".join(f"<td>{html.escape(_format_value(c))}</td>" for c in r) + "</tr>"
+                           for r in b[2])
             body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
         elif kind == "img":
             with open(b[1], "rb") as fh:
@@ -92,7 +120,7 @@ def render_html(blocks, title):
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def _save(ax, path):
+def _save_png(ax, path):
     ax.figure.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
@@ -106,6 +134,7 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     out : str
         Output folder (created).
     dataset : str
+        The dataset's name, in the title.
     shape : (int, int)
         Rows and features used.
     classes : dict
@@ -121,7 +150,11 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     methods : list of str
         Methods in report order, plain kNN first.
     test : {"corrected", "plain"}
-    alpha, min_diff : float
+        The paired test of ``pairs``, named in the report.
+    alpha : float
+        Its significance level.
+    min_diff : float
+        The minimum difference (points) for a win, said when non-zero.
     curves : dict
         :func:`~knnweights.evaluation.compare.top_curves` output.
     weights : dict
@@ -138,21 +171,16 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
     dict
         ``markdown`` and ``html`` paths and ``plots`` (name -> PNG path).
     """
-    from ..evaluation.compare import PLAIN, win_tie_loss_counts
-    from ..evaluation.runner import summarize
-    from . import plot_accuracy_boxplots, plot_top_feature_curves, plot_win_tie_loss
-    from .user import plot_pairwise_differences, plot_top_feature_ranks, plot_weight_profiles
-
     os.makedirs(out, exist_ok=True)
     plots = {}
     test_name = ("Nadeau & Bengio's corrected resampled t-test" if test == "corrected"
                  else "Student's paired t-test (the papers' test; too liberal for repeated CV)")
-    cells = results.to_dict(orient="records") if hasattr(results, "to_dict") else list(results)
+    cells = as_records(results)
     rows = summarize(cells)
     present = [m for m in methods if any(s["method"] == m for s in rows)]
     weighted = [m for m in present if m != PLAIN]
 
-    plots["accuracy"] = _save(plot_accuracy_boxplots(
+    plots["accuracy"] = _save_png(plot_accuracy_boxplots(
         cells, dataset=dataset, methods=present, title=f"Accuracy per CV cell ({dataset})"),
         os.path.join(out, "accuracy_boxplots.png"))
     wtl_all = win_tie_loss_counts(pairs)
@@ -160,21 +188,21 @@ def write_user_report(out, *, dataset, shape, classes, messages, settings, resul
         ax = plot_win_tie_loss(wtl_all, title="Wins / ties / losses against every other method")
         ax.set_xlabel("number of other methods (win / tie / loss)")
         ax.set_ylabel("method")
-        plots["wtl"] = _save(ax, os.path.join(out, "win_tie_loss.png"))
-        plots["pairwise"] = _save(plot_pairwise_differences(
+        plots["wtl"] = _save_png(ax, os.path.join(out, "win_tie_loss.png"))
+        plots["pairwise"] = _save_png(plot_pairwise_differences(
             pairs, methods=present, title="Mean accuracy difference, row minus column (* significant)"),
             os.path.join(out, "pairwise_differences.png"))
     if curves:
         d = shape[1]
-        plots["curves"] = _save(plot_top_feature_curves(
+        plots["curves"] = _save_png(plot_top_feature_curves(
             curves, logx=d > 20, title="Plain kNN on each fold's top-ranked features"),
             os.path.join(out, "top_feature_curves.png"))
     if weights:
-        plots["weights"] = _save(plot_weight_profiles(weights, logx=shape[1] > 20,
+        plots["weights"] = _save_png(plot_weight_profiles(weights, logx=shape[1] > 20,
                                                       title="Weight profiles (fit on all rows)"),
                                  os.path.join(out, "weight_profiles.png"))
     if table is not None and weighted:
-        plots["ranks"] = _save(plot_top_feature_ranks(table, weighted, n_top=min(20, len(table)),
+        plots["ranks"] = _save_png(plot_top_feature_ranks(table, weighted, n_top=min(20, len(table)),
                                                       title="Ranks of the top features (fit on all rows)"),
                                os.path.join(out, "top_feature_ranks.png"))
 

@@ -1,6 +1,6 @@
 """Plot error against the number of irrelevant features (LH-RELIEF, Figs. 1b and 2)."""
 
-from ._common import _finish, _new_axes
+from ._common import _coinciding_labels, _finish, _new_axes
 
 __all__ = ["plot_irrelevant_feature_curve"]
 
@@ -36,8 +36,6 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
     if "counts" in results:
         results = {"": results}
     scale = 100.0 if percent else 1.0
-    from .evaluation import _coinciding_labels
-
     names = list(results)
     labels, dashed = _coinciding_labels(names, [results[n]["counts"] for n in names],
                                         [results[n]["mean_error"] for n in names])

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ._common import _new_axes
+
 __all__ = ["plot_sqpfw_path"]
 
 
@@ -12,8 +14,8 @@ def plot_sqpfw_path(path, ax=None, feature_names=None, log_theta=False, breakpoi
     ----------
     path : SQPFWPath
         From :meth:`knnweights.SQPFW.path`.
-    ax : matplotlib Axes, default=None
-        Axes to draw on; default: a new pyplot figure's Axes.
+    ax : matplotlib Axes, optional
+        Axes to draw on; default: the Axes of a new Figure, made without pyplot.
     feature_names : list of str, default=None
         Legend label of each feature; default ``"feature 0"``, ``"feature 1"``, ...
     log_theta : bool, default=False
@@ -26,10 +28,7 @@ def plot_sqpfw_path(path, ax=None, feature_names=None, log_theta=False, breakpoi
     ax : matplotlib Axes
         The Axes drawn on (``ax.figure`` is its Figure).
     """
-    import matplotlib.pyplot as plt
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
+    ax = _new_axes(ax, (6, 4))
     T, W = np.asarray(path.thetas_), np.asarray(path.weights_)
     keep = T > 0 if log_theta else np.ones(T.size, bool)
     names = feature_names if feature_names is not None else [f"feature {j}" for j in range(W.shape[1])]

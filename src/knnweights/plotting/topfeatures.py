@@ -1,6 +1,6 @@
 """Plot accuracy against the number of top-ranked features (the EFW paper's Fig. 2)."""
 
-from ._common import _finish, _new_axes
+from ._common import _coinciding_labels, _finish, _new_axes
 
 __all__ = ["plot_top_feature_curves"]
 
@@ -30,8 +30,6 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
     ax : matplotlib Axes
         The Axes drawn on (``ax.figure`` is its Figure).
     """
-    from .evaluation import _coinciding_labels
-
     ax = _new_axes(ax, (6, 4))
     names = list(curves)
     labels, dashed = _coinciding_labels(names, [curves[n]["n_features"] for n in names],

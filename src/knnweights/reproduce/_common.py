@@ -237,7 +237,7 @@ def _params_hash(deps):
     """
     import joblib
 
-    from ..evaluation.runner import fingerprint_view
+    from ..evaluation.grid import fingerprint_view
 
     return joblib.hash(fingerprint_view(list(deps)))[:16]
 
@@ -256,7 +256,7 @@ def cached(cfg, name, key, compute, deps=()):
     import os
 
     from ..evaluation import ResultStore
-    from ..evaluation.runner import jsonable
+    from ..evaluation.store import jsonable
 
     code = _code_record(cfg, name + repr(key), deps)
     params = _params_hash(deps)

@@ -6,7 +6,8 @@ Besides the weighters, the contract's pieces other packages use: :class:`BaseWei
 :class:`ZeroWeightsWarning`, :func:`feature_ranking` (the total order of ``ranking_``),
 :func:`check_class_neighbors` (a neighbour count against the class sizes) and
 :func:`is_continuous_target` (whether a Relief-family fit takes ``y`` as a continuous target) and
-:data:`CONTINUOUS_TARGET_METHODS` (the names of the weighters that accept one).
+:data:`CONTINUOUS_TARGET_METHODS` (the names of the weighters that accept one); :data:`WEIGHTERS` and
+:data:`REGRESSION_WEIGHTERS`, name -> class, so tools can loop over them.
 """
 
 from ._base import CONTINUOUS_TARGET_METHODS, BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
@@ -28,5 +29,18 @@ __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
     "BaseWeighter", "CONTINUOUS_TARGET_METHODS", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking",
-    "is_continuous_target",
+    "is_continuous_target", "WEIGHTERS", "REGRESSION_WEIGHTERS",
 ]
+
+#: name -> class of every weighter, so tools can loop over them
+WEIGHTERS = {
+    cls.__name__: cls
+    for cls in (
+        IM4E, LHRelief, SQPFW, MDM, EFW, ERelief,
+        Relief, ReliefF, SURF, MultiSURF, IRelief, Simba, GFlip, MulRel, Logo, NCADiagonal, SVMRFE, SBMLR,
+    )
+}
+
+#: name -> class of the weighters with a continuous-target definition (the Relief ones also take classes)
+REGRESSION_WEIGHTERS = {name: {**WEIGHTERS, "MLKRDiagonal": MLKRDiagonal}[name] for name in CONTINUOUS_TARGET_METHODS}
+
