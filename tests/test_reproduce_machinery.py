@@ -183,7 +183,7 @@ def test_report_records_its_versions_and_check_report(mdm_tiny, tmp_path, capsys
     meta = json.loads((mdm_tiny / "report.json").read_text())
     assert meta["provenance"]["version"] and "source_hash" not in meta["provenance"]
     keys = {m: rec["version"] for m, rec in meta["code"]["mdm_ours"].items()}
-    assert keys["hard MDM + 1-NN"] == f"MDM={MDM._algorithm_version},WeightedKNN=1,_Run=1,protocol=1"
+    assert keys["hard MDM + 1-NN"] == f"KNNClassifier=1,MDM={MDM._algorithm_version},WeightedKNN=1,_Run=1,protocol=1"
     assert check_report(md)["match"] is True
     assert main(["reproduce", "--check-report", str(md)]) == 0
     assert "made by the algorithm versions installed now" in capsys.readouterr().out
