@@ -34,6 +34,7 @@ import numpy as np
 from ..utils import validate_params
 from . import _kernels_bytes as kb
 from ._config import get_config
+from ._dask import FeatureRanges
 
 __all__ = ["GenotypeMatrix", "ByteDiff", "BedSource", "is_byte_input"]
 
@@ -296,54 +297,10 @@ class _Local:
         pass
 
 
-class _Dask:
-    """Contiguous feature ranges as tasks on a ``dask.distributed`` cluster, one or more per worker;
-    each range's columns live on (or, from a ``.bed`` file, are read by) the worker that runs it."""
-
-    def __init__(self, X, address):
-        from ..evaluation.distributed import SchedulerError
-
-        try:
-            from dask.distributed import Client
-        except ImportError as exc:  # pragma: no cover - the distributed extra missing
-            raise SchedulerError("scheduler= needs dask.distributed: pip install 'knnweights[distributed]'") from exc
-        try:
-            self.client = Client(address, timeout=10, set_as_default=False)
-        except OSError as exc:
-            raise SchedulerError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
-        workers = list(self.client.scheduler_info()["workers"])
-        if not workers:
-            self.client.close()
-            raise SchedulerError(f"the dask scheduler at {address} has no workers")
-        d = X.shape[1]
-        k = max(1, min(d, len(workers)))
-        edges = np.linspace(0, d, k + 1).astype(int)
-        self.ranges = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-        self.sources = []
-        for t, (a, b) in enumerate(self.ranges):
-            w = workers[t % len(workers)]
-            if isinstance(X, BedSource):
-                self.sources.append((X, a, b))
-            else:
-                part = X[:, a:b]
-                fut = self.client.scatter(part, workers=[w], direct=True)
-                self.sources.append((fut, 0, b - a))
-        self.workers = [workers[t % len(workers)] for t in range(len(self.ranges))]
-
-    def map(self, fn, args_for):
-        futs = []
-        for (src, a, b), (f0, f1), w in zip(self.sources, self.ranges, self.workers, strict=True):
-            futs.append(self.client.submit(fn, src, a, b, *args_for(f0, f1), workers=[w], pure=False))
-        return self.client.gather(futs)
-
-    def close(self):
-        self.client.close()
-
-
 def _executor(X):
     cfg = get_config()
     if cfg.get("scheduler"):
-        return _Dask(X, cfg["scheduler"])
+        return FeatureRanges(X, cfg["scheduler"], scatter=not isinstance(X, BedSource))
     return _Local(X, cfg.get("n_jobs"))
 
 
