@@ -4,7 +4,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from knnweights.engine import _kernels
+from knnweights.engine import _kernels, _kernels_radius, _kernels_soft
 from knnweights.engine._config import config_context
 from knnweights.engine.neighbors import (
     distance_chunks,
@@ -225,7 +225,7 @@ def test_soft_coefficient_kernel_matches_log_space_reference(sigma):
         la, lb, lh, lm = soft_neighbor_log_probabilities(D[start:stop], y[start:stop], y, sigma, row_offset=start)
         P = np.full((stop - start, 30), np.nan)
         out = [np.empty(stop - start) for _ in range(4)]
-        _kernels.soft_coefficients(D[start:stop], y[start:stop], y, start, 1.0 / sigma, P, *out)
+        _kernels_soft.soft_coefficients(D[start:stop], y[start:stop], y, start, 1.0 / sigma, P, *out)
         np.testing.assert_allclose(P, np.exp(lb) - np.exp(la), rtol=1e-12, atol=1e-300)
         np.testing.assert_array_equal(np.isinf(out[0]), np.isinf(lh))
         np.testing.assert_allclose(out[0][np.isfinite(lh)], lh[np.isfinite(lh)], rtol=1e-12)
@@ -240,7 +240,7 @@ def test_soft_coefficient_kernel_matches_log_space_reference(sigma):
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 31])
 def test_fold_pairs_gives_every_unordered_pair_to_exactly_one_row(n):
     P = np.random.default_rng(n).normal(size=(n, n))
-    F = _kernels.fold_pairs(P, np.empty_like(P))
+    F = _kernels_radius.fold_pairs(P, np.empty_like(P))
     owner = (F != 0).astype(int)
     iu = np.triu_indices(n, 1)
     assert np.all((owner + owner.T)[iu] == 1) and not owner.diagonal().any()
@@ -294,21 +294,21 @@ def test_radius_kernels_match_masks_and_fold_pairs(kind, n_groups, n):
     table = rng.normal(size=(n, n_groups))
     every = np.arange(n)
     counts = np.empty((n, n_groups), np.int64)
-    _kernels.radius_counts(D, T, every, lab, lab, 0.7, kind, counts)
-    P = _kernels.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, False, False, np.empty((n, n)))
+    _kernels_radius.radius_counts(D, T, every, lab, lab, 0.7, kind, counts)
+    P = _kernels_radius.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, False, False, np.empty((n, n)))
     ref_counts, ref_P = _radius_reference(D, T, every, lab, lab, 0.7, kind, table)
     np.testing.assert_array_equal(counts, ref_counts)
     assert np.array_equal(P, ref_P)
-    folded = _kernels.fold_pairs(ref_P, np.empty_like(ref_P))
+    folded = _kernels_radius.fold_pairs(ref_P, np.empty_like(ref_P))
     for symmetric in (False, True):
-        F = _kernels.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric, np.empty((n, n)))
+        F = _kernels_radius.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric, np.empty((n, n)))
         assert np.array_equal(F, folded)
     # a block of rows, the sample itself given by index (one row without a sample of its own)
     rows = np.array([n - 1, 2, 0])
     self_cols = np.array([n - 1, 2, -1])
     Db, Tb = D[rows], T[rows]
-    _kernels.radius_counts(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, counts[:3])
-    Pb = _kernels.radius_coefficients(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows], False, False,
+    _kernels_radius.radius_counts(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, counts[:3])
+    Pb = _kernels_radius.radius_coefficients(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows], False, False,
                                       np.empty((3, n)))
     ref_counts, ref_P = _radius_reference(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows])
     np.testing.assert_array_equal(counts[:3], ref_counts)

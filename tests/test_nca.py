@@ -275,7 +275,7 @@ def test_default_start_recovers_planted_features():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_nca_kernels_against_numpy(dtype):
     # the two compiled steps of nca_terms on a block of rows 5..16 of 30 (row_offset), against NumPy
-    from knnweights.engine import _kernels
+    from knnweights.engine import kernels as _kernels
 
     rng = np.random.RandomState(11)
     A = rng.normal(size=(30, 4)).astype(dtype)

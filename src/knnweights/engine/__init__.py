@@ -2,8 +2,10 @@
 
 - :mod:`knnweights.engine.neighbors`: weighted distances in memory-bounded row blocks,
   hit/miss selection, soft (kernel) neighbour probabilities in log space, margin vectors;
-- ``kernels`` (the module ``knnweights.engine._kernels``): the compiled (numba) kernels behind
-  them, which the method files also call directly for their own passes (Simba, G-flip, Relief);
+- :mod:`knnweights.engine.kernels`: the compiled (numba) kernels behind them that the method
+  files also call directly for their own passes (Simba, G-flip, Relief, SURF), each from the
+  module of its family (``_kernels``: pairwise distances, ``_kernels_select``, ``_kernels_soft``,
+  ``_kernels_radius``, ``_kernels_simba``, ``_kernels_nca``);
 - ``mixed_kernels`` (the module ``knnweights.engine._kernels_mixed``): the Relief family's
   ``diff`` on mixed data (discrete, continuous and missing values) and its compiled kernels;
 - ``pair_kernels`` (the module ``knnweights.engine._kernels_pairs``): the compiled sums over
@@ -16,7 +18,7 @@
 Method files (:mod:`knnweights.weighters`) hold only their own update and call these.
 """
 
-from . import _kernels as kernels
+from . import kernels
 from . import _kernels_mixed as mixed_kernels
 from . import _kernels_pairs as pair_kernels
 from ._config import config_context, get_config, set_config

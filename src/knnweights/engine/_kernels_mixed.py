@@ -481,7 +481,7 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_row
     candidates)``: the same as the mean over the k nearest averaged over every order of the
     tied ones, so the result does not depend on the row order.  Equal distances are those of
     the engine's tie rule (tolerances ``tol_rows`` / ``tol_cols``, as
-    :func:`knnweights.engine._kernels.insert_sorted`).  Column ``self_cols[r]`` is skipped.
+    :func:`knnweights.engine._kernels_select.insert_sorted`).  Column ``self_cols[r]`` is skipped.
     With ``hitmiss`` the groups are hits (0) and misses (1) of row ``r`` instead of classes.
     """
     nr, nc = D.shape

@@ -16,7 +16,7 @@ ties to the lower index) and computes only the pairs that can still enter a list
 * the pairs whose lower bound exceeds that are left out; the others are computed by the engine's
   own tile kernel (``_tile_phi``: a pair's bits do not depend on where it falls in a tile nor on
   which of the two is the tile's row) and selected as the full pass selects
-  (:func:`~knnweights.engine._kernels.insert_sorted`).
+  (:func:`~knnweights.engine._kernels_select.insert_sorted`).
 
 The bounds are rigorous (rounding included), so no pair that can enter a list is left out.  The
 candidates' distances have the full pass's bits: every engine kernel sums a distance's terms in
@@ -34,9 +34,10 @@ elsewhere every call is a plain :func:`nearest_hits_misses`.
 import numpy as np
 from numba import prange
 
-from . import _kernels
+from . import _kernels, _kernels_select
 from ._config import get_config
-from ._kernels import _tile_phi, insert_sorted
+from ._kernels import _tile_phi
+from ._kernels_select import insert_sorted
 from .jit import njit, size_dispatch
 from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric, tie_tolerance
 
@@ -251,7 +252,7 @@ class IncrementalHitMiss:
         D = _pairwise_sym(A, self.phi)
         hi, hd, mi, md = self._alloc(k)
         T = tie_tolerance(A, self.metric)
-        _kernels.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi, md)
+        _kernels_select.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi, md)
         N0, r = np.empty(n), np.empty(n)
         _bound_parts(self.Xp, w, w, self.g, self.c, np.zeros(n), r, N0)
         self.base = (w.copy(), D, N0)

@@ -31,7 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, _kernels_nca, _kernels_select, _kernels_soft
 from ._config import get_config
 
 __all__ = [
@@ -306,7 +306,7 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
     for s, e, D in distance_chunks(B, None, None, metric, working_memory) if every_row else \
             distance_chunks(B[rows], B, None, metric, working_memory):
         r = rows[s:e]
-        _kernels.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
+        _kernels_select.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
                                     miss_dist[s:e])
     return Neighbors(hit_idx, hit_dist, miss_idx, miss_dist)
 
@@ -353,7 +353,7 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
     dist = np.empty((n, n_classes, k), Xq.dtype)
     codes_rows = np.zeros(n, np.int64)
     for s, e, D in distance_chunks(A, None if every_row else B, None, metric, working_memory):
-        _kernels.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e], T_cols,
+        _kernels_select.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e], T_cols,
                                   idx[s:e], dist[s:e])
     return idx, dist
 
@@ -380,7 +380,7 @@ def select_nearest(D, n_neighbors, T_rows, T_cols):
     k = int(n_neighbors)
     idx = np.empty((nq, 1, k), np.int64)
     dist = np.empty((nq, 1, k), D.dtype)
-    _kernels.select_neighbors(np.ascontiguousarray(D), np.full(nq, -1, np.int64), np.zeros(nq, np.int64),
+    _kernels_select.select_neighbors(np.ascontiguousarray(D), np.full(nq, -1, np.int64), np.zeros(nq, np.int64),
                               np.zeros(n, np.int64), 1, k, np.ascontiguousarray(T_rows, dtype=np.float64),
                               np.ascontiguousarray(T_cols, dtype=np.float64), idx, dist)
     return idx[:, 0], dist[:, 0]
@@ -515,7 +515,7 @@ def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, 
         return
     for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
         P = np.empty(D.shape, dtype=np.float64)
-        _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
+        _kernels_soft.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
                                    lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
         yield s, e, coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, np.ascontiguousarray(P, dtype=Zd.dtype), phi)
 
@@ -640,7 +640,7 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
         mh = np.empty(nb)
         mm = np.empty(nb)
         counts = np.empty(nb, np.int64)
-        _kernels.soft_coefficient_counts(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, counts)
+        _kernels_soft.soft_coefficient_counts(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, counts)
         if counts.sum() < 0.25 * D.size:
             # nearly hard neighbourhoods (NCA on many features: 97-99 % of the coefficients
             # below 1e-18 of their row's largest): CSR coefficients, a sparse product
@@ -650,7 +650,7 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
             np.cumsum(counts, out=indptr[1:])
             indices = np.empty(indptr[-1], np.int64)
             data = np.empty(indptr[-1])
-            _kernels.soft_coefficients_sparse(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, indptr,
+            _kernels_soft.soft_coefficients_sparse(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, indptr,
                                               indices, data, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
             del D
             P = sparse.csr_matrix((data, indices, indptr), shape=(nb, n))
@@ -662,7 +662,7 @@ def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_
             CX = P.astype(X.dtype) @ X
         else:
             P = np.empty(D.shape, dtype=np.float64)
-            _kernels.soft_coefficients(D, codes[s:e], codes, s, 1.0 / sigma, P, lh[s:e], lm[s:e], ent_h[s:e],
+            _kernels_soft.soft_coefficients(D, codes[s:e], codes, s, 1.0 / sigma, P, lh[s:e], lm[s:e], ent_h[s:e],
                                        ent_m[s:e])
             del D
             if sample_weight is not None:
@@ -716,9 +716,9 @@ def nca_terms(X, y, w, working_memory=None, centred=False):
     for s in range(0, n, step):
         e = min(n, s + step)
         G = A[s:e] @ A.T
-        _kernels.nca_shifted_logits(G, sq[s:e], sq, s)
+        _kernels_nca.nca_shifted_logits(G, sq[s:e], sq, s)
         np.exp(G, out=G)
-        _kernels.nca_coefficients(G, codes[s:e], codes, p[s:e])
+        _kernels_nca.nca_coefficients(G, codes[s:e], codes, p[s:e])
         colsum += G.sum(axis=0, dtype=np.float64)
         CX = G @ X
         del G
