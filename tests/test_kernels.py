@@ -301,7 +301,8 @@ def test_radius_kernels_match_masks_and_fold_pairs(kind, n_groups, n):
     assert np.array_equal(P, ref_P)
     folded = _kernels_radius.fold_pairs(ref_P, np.empty_like(ref_P))
     for symmetric in (False, True):
-        F = _kernels_radius.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric, np.empty((n, n)))
+        F = _kernels_radius.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric,
+                                                np.empty((n, n)))
         assert np.array_equal(F, folded)
     # a block of rows, the sample itself given by index (one row without a sample of its own)
     rows = np.array([n - 1, 2, 0])

@@ -18,9 +18,9 @@
 Method files (:mod:`knnweights.weighters`) hold only their own update and call these.
 """
 
-from . import kernels
 from . import _kernels_mixed as mixed_kernels
 from . import _kernels_pairs as pair_kernels
+from . import kernels
 from ._config import config_context, get_config, set_config
 from .linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 

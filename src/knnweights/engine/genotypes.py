@@ -31,12 +31,13 @@ import math
 
 import numpy as np
 
+from ..io import BedSource
 from ..utils import validate_params
 from . import _kernels_bytes as kb
 from ._config import get_config
 from ._dask import FeatureRanges
 
-__all__ = ["GenotypeMatrix", "ByteDiff", "BedSource", "is_byte_input"]
+__all__ = ["GenotypeMatrix", "ByteDiff", "is_byte_input"]
 
 #: distinct neighbour coefficients per row counted exactly (Relief: hits plus one per miss class)
 _MAX_GROUPS = 8
@@ -51,35 +52,6 @@ def is_byte_input(X):
     if isinstance(X, (BedSource, GenotypeMatrix)):
         return True
     return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.uint8, np.int8)
-
-
-class BedSource:
-    """The genotypes of a PLINK ``.bed`` file, read by column range (bed-reader).
-
-    Picklable: a dask worker opens the file itself and reads only its own columns."""
-
-    def __init__(self, path, shape, rows=None):
-        self.path = str(path)
-        self.file_shape = tuple(int(s) for s in shape)
-        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
-        n = self.file_shape[0] if rows is None else self.rows.size
-        self.shape = (n, self.file_shape[1])
-        self.dtype = np.dtype(np.int8)
-        self.ndim = 2
-
-    def read(self, f0, f1=None):
-        """Columns ``f0:f1`` (or the column indices ``f0``) as ``int8``, -127 where unknown."""
-        from bed_reader import open_bed
-
-        cols = slice(f0, f1) if f1 is not None else np.asarray(f0, dtype=np.int64)
-        with open_bed(self.path, iid_count=self.file_shape[0], sid_count=self.file_shape[1]) as bed:
-            r = slice(None) if self.rows is None else self.rows
-            return bed.read(index=np.s_[r, cols], dtype="int8", order="C")
-
-    def __getitem__(self, key):
-        """``source[:, cols]``: those columns read into memory (as TuRF's rounds slice a matrix)."""
-        rows, cols = key
-        return self.read(np.arange(self.shape[1])[cols])[rows]
 
 
 def _raw_block(X, f0, f1):

@@ -252,7 +252,8 @@ class IncrementalHitMiss:
         D = _pairwise_sym(A, self.phi)
         hi, hd, mi, md = self._alloc(k)
         T = tie_tolerance(A, self.metric)
-        _kernels_select.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi, md)
+        _kernels_select.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi,
+                                           md)
         N0, r = np.empty(n), np.empty(n)
         _bound_parts(self.Xp, w, w, self.g, self.c, np.zeros(n), r, N0)
         self.base = (w.copy(), D, N0)

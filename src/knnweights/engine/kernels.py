@@ -16,8 +16,14 @@ from ._kernels import L1, L2SQ, TIE_ULPS, coef_phi_rows, index_phi_dot, index_ph
 from ._kernels_nca import nca_coefficients, nca_shifted_logits
 from ._kernels_radius import fold_pairs, radius_coefficients, radius_counts
 from ._kernels_select import select_hits_misses, select_neighbors
-from ._kernels_simba import (gflip_flip, gflip_margins, gflip_scan_candidates, gflip_sort_rows, gflip_sorted_margins,
-                             simba_pass)
+from ._kernels_simba import (
+           gflip_flip,
+           gflip_margins,
+           gflip_scan_candidates,
+           gflip_sort_rows,
+           gflip_sorted_margins,
+           simba_pass,
+)
 from ._kernels_soft import soft_coefficient_counts, soft_coefficients, soft_coefficients_sparse
 
 __all__ = ["L1", "L2SQ", "TIE_ULPS", "pairwise_phi", "pairwise_phi_sym", "coef_phi_rows", "index_phi_rows",

@@ -306,8 +306,8 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
     for s, e, D in distance_chunks(B, None, None, metric, working_memory) if every_row else \
             distance_chunks(B[rows], B, None, metric, working_memory):
         r = rows[s:e]
-        _kernels_select.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
-                                    miss_dist[s:e])
+        _kernels_select.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e],
+                                           miss_idx[s:e], miss_dist[s:e])
     return Neighbors(hit_idx, hit_dist, miss_idx, miss_dist)
 
 
@@ -353,8 +353,8 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
     dist = np.empty((n, n_classes, k), Xq.dtype)
     codes_rows = np.zeros(n, np.int64)
     for s, e, D in distance_chunks(A, None if every_row else B, None, metric, working_memory):
-        _kernels_select.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e], T_cols,
-                                  idx[s:e], dist[s:e])
+        _kernels_select.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e],
+                                         T_cols, idx[s:e], dist[s:e])
     return idx, dist
 
 
@@ -381,8 +381,8 @@ def select_nearest(D, n_neighbors, T_rows, T_cols):
     idx = np.empty((nq, 1, k), np.int64)
     dist = np.empty((nq, 1, k), D.dtype)
     _kernels_select.select_neighbors(np.ascontiguousarray(D), np.full(nq, -1, np.int64), np.zeros(nq, np.int64),
-                              np.zeros(n, np.int64), 1, k, np.ascontiguousarray(T_rows, dtype=np.float64),
-                              np.ascontiguousarray(T_cols, dtype=np.float64), idx, dist)
+                                     np.zeros(n, np.int64), 1, k, np.ascontiguousarray(T_rows, dtype=np.float64),
+                                     np.ascontiguousarray(T_cols, dtype=np.float64), idx, dist)
     return idx[:, 0], dist[:, 0]
 
 
