@@ -17,12 +17,12 @@ from ._kernels_nca import nca_coefficients, nca_shifted_logits
 from ._kernels_radius import fold_pairs, radius_coefficients, radius_counts
 from ._kernels_select import select_hits_misses, select_neighbors
 from ._kernels_simba import (
-           gflip_flip,
-           gflip_margins,
-           gflip_scan_candidates,
-           gflip_sort_rows,
-           gflip_sorted_margins,
-           simba_pass,
+    gflip_flip,
+    gflip_margins,
+    gflip_scan_candidates,
+    gflip_sort_rows,
+    gflip_sorted_margins,
+    simba_pass,
 )
 from ._kernels_soft import soft_coefficient_counts, soft_coefficients, soft_coefficients_sparse
 
