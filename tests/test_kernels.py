@@ -9,7 +9,6 @@ from knnweights.engine._config import config_context
 from knnweights.engine.neighbors import (
     distance_chunks,
     hard_margin_vectors,
-    margin_vectors,
     nearest_by_class,
     nearest_hits_misses,
     soft_margins,
@@ -144,12 +143,13 @@ def test_hard_margin_vectors_match_reference(metric):
     rng = np.random.default_rng(6)
     X, y = rng.normal(size=(30, 6)), rng.integers(0, 2, 30)
     w = rng.uniform(0.1, 1, 6)
-    z = margin_vectors(X, y, w, metric, mode="nearest", n_neighbors=2, per_sample=True)
+    nb = nearest_hits_misses(X, y, w, 2, metric)
+    z = hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, metric, per_sample=True)
     D = ref_distances(X, X, w, metric)
     hits, misses = ref_neighbors(D, y, 2)
     ref = PHI[metric](X[:, None] - X[misses]).mean(1) - PHI[metric](X[:, None] - X[hits]).mean(1)
     np.testing.assert_allclose(z, ref, atol=1e-12)
-    zk = margin_vectors(X, y, w, metric, mode="kth", n_neighbors=2)
+    zk = hard_margin_vectors(X, nb.hit_idx[:, -1:], nb.miss_idx[:, -1:], metric)
     refk = (PHI[metric](X - X[misses[:, 1]]) - PHI[metric](X - X[hits[:, 1]])).sum(0)
     np.testing.assert_allclose(zk, refk, atol=1e-10)
     np.testing.assert_allclose(hard_margin_vectors(X, hits, misses, metric), ref.sum(0), atol=1e-10)

@@ -102,6 +102,7 @@ def read_table(path, sheet=None, sep=None):
     Returns
     -------
     pandas.DataFrame
+        The table, its column names as str.
 
     Raises
     ------
@@ -221,6 +222,7 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     Returns
     -------
     UserData
+        The features, the labels and what was done to the table.
 
     Raises
     ------

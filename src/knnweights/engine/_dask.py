@@ -39,6 +39,7 @@ def scheduler_address(address=None):
     Returns
     -------
     str or None
+        The address, or ``None`` for none given.
     """
     if address:
         return str(address)
@@ -63,6 +64,7 @@ def connect(address, timeout=None, require_workers=False):
     Returns
     -------
     dask.distributed.Client
+        The connected client.
 
     Raises
     ------

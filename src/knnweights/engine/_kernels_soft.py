@@ -1,5 +1,5 @@
 """Compiled soft (kernel) neighbour coefficients: each row's hit / miss softmax over a distance block,
-fused into margin coefficients, dense or sparse.
+fused into margin coefficients.
 
 Like every kernel of the engine, these take plain arrays and write plain arrays, never let the
 compiler reassociate a sum (no ``fastmath``), and give the same bits serially or threaded
@@ -87,93 +87,5 @@ def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h
     return P
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def soft_coefficient_counts(D, codes_rows, codes_cols, row_offset, inv_sigma, cutoff, mh, mm, counts):
-    """First pass of :func:`soft_coefficients_sparse`: each row's largest hit / miss logit
-    (``mh``, ``mm``; ``-inf`` if none) and how many of its logits lie within ``cutoff`` of
-    their group's largest (the coefficients kept)."""  # pragma: no cover - compiled
-    nr, nc = D.shape
-    for r in prange(nr):
-        own = codes_rows[r]
-        me = row_offset + r
-        h, m = _row_logit_max(D, r, codes_cols, own, me, inv_sigma)
-        k = 0
-        for c in range(nc):
-            if c == me:
-                continue
-            g = -D[r, c] * inv_sigma
-            if codes_cols[c] == own:
-                if g >= h - cutoff:
-                    k += 1
-            elif g >= m - cutoff:
-                k += 1
-        mh[r] = h
-        mm[r] = m
-        counts[r] = k
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def soft_coefficients_sparse(D, codes_rows, codes_cols, row_offset, inv_sigma, cutoff, mh, mm, indptr, indices,
-                             data, lse_h, lse_m, ent_h, ent_m):  # pragma: no cover - compiled
-    """:func:`soft_coefficients` in CSR form, keeping only the logits within ``cutoff`` of
-    their group's largest (``exp(-cutoff)`` relative; the others are not exponentiated).
-
-    Row ``r``'s entries go to ``indices`` / ``data[indptr[r]:indptr[r+1]]`` (sizes from
-    :func:`soft_coefficient_counts`): ``beta`` on misses, ``-alpha`` on hits, normalised
-    over the kept entries; ``lse_*`` and the entropies likewise over the kept entries (a
-    relative change below ``n exp(-cutoff)``)."""
-    nr, nc = D.shape
-    for r in prange(nr):
-        own = codes_rows[r]
-        me = row_offset + r
-        h = mh[r]
-        m = mm[r]
-        pos = indptr[r]
-        sh = 0.0
-        sm = 0.0
-        for c in range(nc):
-            if c == me:
-                continue
-            g = -D[r, c] * inv_sigma
-            if codes_cols[c] == own:
-                if g >= h - cutoff:
-                    e = np.exp(g - h)
-                    sh += e
-                    indices[pos] = c
-                    data[pos] = -e
-                    pos += 1
-            elif g >= m - cutoff:
-                e = np.exp(g - m)
-                sm += e
-                indices[pos] = c
-                data[pos] = e
-                pos += 1
-        lh = h + np.log(sh) if sh > 0.0 else -np.inf
-        lm = m + np.log(sm) if sm > 0.0 else -np.inf
-        inv_h = 1.0 / sh if sh > 0.0 else 0.0
-        inv_m = 1.0 / sm if sm > 0.0 else 0.0
-        eh = 0.0
-        em = 0.0
-        for q in range(indptr[r], pos):
-            c = indices[q]
-            g = -D[r, c] * inv_sigma
-            if data[q] < 0.0:
-                p = -data[q] * inv_h
-                data[q] = -p
-                if p > 0.0:
-                    eh -= p * (g - lh)
-            else:
-                p = data[q] * inv_m
-                data[q] = p
-                if p > 0.0:
-                    em -= p * (g - lm)
-        lse_h[r] = lh
-        lse_m[r] = lm
-        ent_h[r] = eh
-        ent_m[r] = em
-
-
 # -- serial / threaded choice per call (see knnweights.engine.jit.size_dispatch) ---------------------------------
 soft_coefficients = size_dispatch(soft_coefficients, lambda D, *a: D.size * 40)
-soft_coefficient_counts = size_dispatch(soft_coefficient_counts, lambda D, *a: D.size * 4)
-soft_coefficients_sparse = size_dispatch(soft_coefficients_sparse, lambda D, *a: D.size * 4)

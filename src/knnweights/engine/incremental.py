@@ -27,8 +27,8 @@ the next call runs the full pass, which becomes the new ``D0``.  When the pruned
 a full one has more candidates than a quarter of the pairs a full pass computes (the weights move
 too much per call for the bound), pruning backs off for 1, 2, 4 ... calls.  ``D0`` is ``n x n``
 float64: the search is used up to the smaller of 256 MiB and the ``working_memory`` budget, on the
-CPU, and from ``n^2 d / 2 = 2^22`` element operations a pass (below, a pass takes milliseconds);
-elsewhere every call is a plain :func:`nearest_hits_misses`.
+CPU, and from ``n^2 d / 2 = 2^22`` element operations a pass (below, a full pass costs less than
+compiling the pruned one saves); elsewhere every call is a plain :func:`nearest_hits_misses`.
 """
 
 import numpy as np
@@ -178,9 +178,11 @@ class IncrementalHitMiss:
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        The samples.
     codes : ndarray of shape (n,)
         Class labels (integer codes or any labels ``nearest_hits_misses`` accepts).
-    metric : {"manhattan", "sqeuclidean"}
+    metric : {"manhattan", "sqeuclidean"}, default="manhattan"
+        The distance: ``phi(a) = |a|`` or ``a**2``.
 
     Attributes
     ----------
@@ -191,8 +193,8 @@ class IncrementalHitMiss:
     _REBASE_SHARE = 0.02
     _FAIL_SHARE = 0.125  # a quarter of the pairs a full (symmetric) pass computes
     _MAX_BYTES = 2**28
-    #: a full pass of fewer element operations (``n^2 d / 2``) takes a few milliseconds: the search would save
-    #: less over a fit than compiling its pruned pass costs, so every call is a plain search there
+    #: below this many element operations (``n^2 d / 2``) a full pass is cheap: the search would save less
+    #: over a fit than compiling its pruned pass costs, so every call is a plain search there
     _MIN_WORK = 2**22
 
     def __init__(self, X, codes, metric="manhattan"):

@@ -24,10 +24,9 @@ from ._kernels_simba import (
     gflip_sorted_margins,
     simba_pass,
 )
-from ._kernels_soft import soft_coefficient_counts, soft_coefficients, soft_coefficients_sparse
+from ._kernels_soft import soft_coefficients
 
 __all__ = ["L1", "L2SQ", "TIE_ULPS", "pairwise_phi", "pairwise_phi_sym", "coef_phi_rows", "index_phi_rows",
-           "index_phi_dot", "select_neighbors", "select_hits_misses", "soft_coefficients", "soft_coefficient_counts",
-           "soft_coefficients_sparse", "radius_counts", "radius_coefficients", "fold_pairs", "simba_pass",
-           "gflip_margins", "gflip_sorted_margins", "gflip_scan_candidates", "gflip_flip", "gflip_sort_rows",
-           "nca_shifted_logits", "nca_coefficients"]
+           "index_phi_dot", "select_neighbors", "select_hits_misses", "soft_coefficients", "radius_counts",
+           "radius_coefficients", "fold_pairs", "simba_pass", "gflip_margins", "gflip_sorted_margins",
+           "gflip_scan_candidates", "gflip_flip", "gflip_sort_rows", "nca_shifted_logits", "nca_coefficients"]
