@@ -31,7 +31,7 @@ def test_unreachable_scheduler_is_a_one_line_error():
 
 
 def _worker_address(_):
-    from distributed import get_worker
+    from distributed import get_worker  # optional: dask
 
     return get_worker().address
 
