@@ -10,7 +10,13 @@
   ``diff`` on mixed data (discrete, continuous and missing values) and its compiled kernels;
 - ``pair_kernels`` (the module ``knnweights.engine._kernels_pairs``): the compiled sums over
   neighbour pairs behind the p-values of :mod:`knnweights.significance`;
+- :mod:`knnweights.engine.genotypes`: Relief's ``diff`` on byte (genotype) matrices, in feature
+  blocks;
+- :mod:`knnweights.engine.incremental`: nearest hits and misses under weights that move a little
+  between calls;
 - ``knnweights.engine._torch_backend``: the same blocks on a GPU (``set_config(device=...)``);
+- ``knnweights.engine._dask``: the library's one way to reach ``dask.distributed`` (a scheduler's
+  address, a client, joblib on it, feature ranges as tasks);
 - :mod:`knnweights.engine.linalg`: small dense solves under one BLAS thread;
 - ``set_config`` / ``get_config`` / ``config_context``: the engine's settings (device,
   working memory, threads).

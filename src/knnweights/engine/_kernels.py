@@ -341,8 +341,8 @@ def index_phi_rows(A, B, idx, coef, phi, out):  # pragma: no cover - compiled
 def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
     """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
 
-    Added for SQP-FW: distances to listed candidates under a weight vector or a step
-    direction (which may be negative, so the pre-scaling trick does not apply).
+    Distances to listed candidates under a weight vector or a step direction (SQP-FW's), which
+    may be negative, so the pre-scaling of the other kernels does not apply.
     """
     na, d = A.shape
     kk = idx.shape[1]
