@@ -1,7 +1,10 @@
 import numpy as np
+import pandas as pd
 import pytest
+from sklearn.model_selection import cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
 
-from knnweights import datasets
+from knnweights import ReliefF, datasets
 
 
 def test_every_bundled_dataset_loads_with_its_recorded_size():
@@ -36,9 +39,6 @@ def test_aliases_and_unknown_name():
 def test_spiral_labels_depend_on_first_two_features_only():
     X, y = datasets.make_spiral(random_state=0, n_irrelevant=5)
     assert X.shape == (400, 7) and np.bincount(y).tolist() == [200, 200]
-    from sklearn.model_selection import cross_val_score
-    from sklearn.neighbors import KNeighborsClassifier
-
     assert cross_val_score(KNeighborsClassifier(1), X[:, :2], y, cv=5).mean() > 0.9
     X2, _ = datasets.make_spiral(random_state=0, n_irrelevant=5)
     np.testing.assert_array_equal(X, X2)
@@ -52,7 +52,6 @@ def test_add_irrelevant_features_is_seeded():
 
 
 def test_load_as_frame_keeps_names_and_matches_the_arrays():
-    pd = pytest.importorskip("pandas")
     X, y = datasets.load("wpbc", return_X_y=True)
     Xf, yf = datasets.load("wpbc", return_X_y=True, as_frame=True)
     assert isinstance(Xf, pd.DataFrame) and isinstance(yf, pd.Series) and yf.name == "label"
@@ -63,8 +62,6 @@ def test_load_as_frame_keeps_names_and_matches_the_arrays():
     assert list(b.frame.columns) == [*b.feature_names, "label"] and not b.frame.isna().any().any()
     assert b.data.columns.tolist() == b.feature_names.tolist()
     # the names reach the weighters: get_feature_names_out, and errors name the column
-    from knnweights import ReliefF
-
     assert list(ReliefF(n_neighbors=3).fit(b.data, b.target).get_feature_names_out()) == list(b.feature_names)
     raw = datasets.load("breast_cancer_wisconsin_original", as_frame=True)
     with pytest.raises(ValueError, match="NaN in column 'bare_nuclei'"):

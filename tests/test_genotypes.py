@@ -5,10 +5,14 @@ import tracemalloc
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from knnweights import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF, TuRF
-from knnweights.engine import config_context
+from knnweights.cli import main
+from knnweights.engine import config_context, genotypes
+from knnweights.exceptions import DataError, SchedulerError
+from knnweights.io import read_plink
 
 
 def _genotypes(n=90, d=30, seed=0, missing=0.0):
@@ -88,8 +92,6 @@ def test_values_above_15_take_the_float_path():
 
 def test_no_float_copy_of_the_matrix(monkeypatch):
     """Beyond the n x n distances, memory is a few feature blocks: far less than a float copy of X."""
-    from knnweights.engine import genotypes
-
     monkeypatch.setattr(genotypes, "_BLOCK_BYTES", 2**20)
     rng = np.random.default_rng(0)
     n, d = 150, 100_000
@@ -106,8 +108,6 @@ def test_no_float_copy_of_the_matrix(monkeypatch):
 
 
 def test_row_chunks_and_feature_blocks_give_the_same_weights(monkeypatch):
-    from knnweights.engine import genotypes
-
     X, y, _ = _genotypes(n=120, d=700)
     ref = MultiSURF().fit(X, y).scores_
     refk = ReliefF().fit(X, y).scores_
@@ -194,8 +194,6 @@ def test_dask_cluster_gives_the_same_weights():
 
 def test_unreachable_scheduler_is_a_clear_error():
     pytest.importorskip("dask.distributed")
-    from knnweights.evaluation.distributed import SchedulerError
-
     X, y, _ = _genotypes()
     with config_context(scheduler="tcp://127.0.0.1:9"), pytest.raises(SchedulerError, match="cannot reach"):
         MultiSURF().fit(X, y)
@@ -219,8 +217,6 @@ def _write_bed(tmp_path, n=60, d=40, seed=5):
 
 
 def test_read_plink_gives_the_genotype_bytes(tmp_path):
-    from knnweights.io import read_plink
-
     path, G, y = _write_bed(tmp_path)
     p = read_plink(path)
     assert p.X.dtype == np.int8 and p.X.shape == (59, 40)
@@ -237,8 +233,6 @@ def test_read_plink_gives_the_genotype_bytes(tmp_path):
 
 
 def test_read_plink_pheno_file(tmp_path):
-    from knnweights.io import DataError, read_plink
-
     path, G, y = _write_bed(tmp_path)
     ph = tmp_path / "pheno.txt"
     ph.write_text("FID IID age disease\n" + "".join(f"f{i} i{i} {30 + i} {'NA' if i == 2 else i % 2}\n"
@@ -251,11 +245,6 @@ def test_read_plink_pheno_file(tmp_path):
 
 
 def test_cli_ranks_the_snps_of_a_bed_file(tmp_path, capsys):
-    pytest.importorskip("pandas")
-    import pandas as pd
-
-    from knnweights.cli import main
-
     path, G, y = _write_bed(tmp_path, n=120, seed=6)
     out = tmp_path / "ranks.csv"
     assert main(["rank", str(path), "--out", str(out), "--top", "3"]) == 0
@@ -269,8 +258,6 @@ def test_cli_ranks_the_snps_of_a_bed_file(tmp_path, capsys):
 
 def test_bed_file_blocks_read_by_the_dask_workers(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
-    from knnweights.io import read_plink
-
     path, G, y = _write_bed(tmp_path, n=70, d=60, seed=8)
     p = read_plink(path)
     ref = MultiSURF(missing="diff").fit(p.X, p.y).scores_
@@ -289,9 +276,6 @@ def test_the_callers_genotype_array_is_left_as_it_was():
 
 
 def test_cli_bad_phenotypes_are_one_line_and_status_2(tmp_path, capsys):
-    pytest.importorskip("pandas")
-    from knnweights.cli import main
-
     path, G, y = _write_bed(tmp_path)
     ph = tmp_path / "pheno.txt"
     ph.write_text("FID IID one bmi\n" + "".join(f"f{i} i{i} 1 {20 + 0.37 * i:.2f}\n" for i in range(60)))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from knnweights import IRelief, config_context
-from knnweights.engine import _kernels
+from knnweights.engine import kernels as _kernels
 from knnweights.engine.neighbors import soft_margins, weighted_distances
 
 torch = pytest.importorskip("torch")

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import knnweights.weighters.lhrelief as lh
 from knnweights import LHRelief
 from knnweights.engine import config_context
 from knnweights.engine.incremental import IncrementalHitMiss, _pruned_hits_misses
@@ -111,8 +112,6 @@ def test_small_working_memory_falls_back_to_the_plain_search():
 @pytest.mark.parametrize("update", ["multiplicative", "additive"])
 def test_lhrelief_weights_are_those_of_the_plain_search(update, monkeypatch):
     """The fit with the incremental search and with one full search per iteration: the same bits."""
-    import knnweights.weighters.lhrelief as lh
-
     rng = np.random.RandomState(3)
     n = 400
     X = np.hstack([rng.randn(n, 3), rng.randn(n, 12)])

@@ -1,7 +1,11 @@
 """The serial / threaded choice of the compiled kernels (knnweights.engine.jit)."""
 
 import importlib
+import json
+import os
 import pkgutil
+import subprocess
+import sys
 
 import numba
 import numpy as np
@@ -9,6 +13,7 @@ import pytest
 from numba import prange
 
 import knnweights
+from knnweights import IM4E, SQPFW, GFlip, IRelief, LHRelief, MultiSURF, NCADiagonal, ReliefF
 from knnweights.engine import jit
 
 two_threads = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba runs one thread here")
@@ -72,8 +77,6 @@ def test_every_threaded_kernel_of_the_library_is_size_dispatched():
 
 
 def _fits():
-    from knnweights import IM4E, SQPFW, GFlip, IRelief, LHRelief, MultiSURF, NCADiagonal, ReliefF
-
     rng = np.random.RandomState(0)
     X = rng.randn(60, 9)
     y = (X[:, 0] - X[:, 1] + 0.3 * rng.randn(60) > 0).astype(int)
@@ -110,11 +113,6 @@ def test_serial_and_threaded_kernels_give_the_same_weights(monkeypatch):
 @pytest.mark.slow
 def test_the_library_runs_uncompiled_under_numba_disable_jit():
     """``NUMBA_DISABLE_JIT=1`` (numba's switch for debugging kernels in Python) gives the compiled weights."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     script = ("import json, numpy as np; from knnweights import ReliefF; rng = np.random.RandomState(0); "
               "X = rng.randn(30, 4); y = (X[:, 0] > 0).astype(int); "
               "print(json.dumps(ReliefF(n_neighbors=3).fit(X, y).feature_importances_.tolist()))")

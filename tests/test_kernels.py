@@ -4,12 +4,11 @@ import mpmath
 import numpy as np
 import pytest
 
-from knnweights.engine import _kernels
+from knnweights.engine import _kernels, _kernels_radius, _kernels_soft
 from knnweights.engine._config import config_context
 from knnweights.engine.neighbors import (
     distance_chunks,
     hard_margin_vectors,
-    margin_vectors,
     nearest_by_class,
     nearest_hits_misses,
     soft_margins,
@@ -144,12 +143,13 @@ def test_hard_margin_vectors_match_reference(metric):
     rng = np.random.default_rng(6)
     X, y = rng.normal(size=(30, 6)), rng.integers(0, 2, 30)
     w = rng.uniform(0.1, 1, 6)
-    z = margin_vectors(X, y, w, metric, mode="nearest", n_neighbors=2, per_sample=True)
+    nb = nearest_hits_misses(X, y, w, 2, metric)
+    z = hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, metric, per_sample=True)
     D = ref_distances(X, X, w, metric)
     hits, misses = ref_neighbors(D, y, 2)
     ref = PHI[metric](X[:, None] - X[misses]).mean(1) - PHI[metric](X[:, None] - X[hits]).mean(1)
     np.testing.assert_allclose(z, ref, atol=1e-12)
-    zk = margin_vectors(X, y, w, metric, mode="kth", n_neighbors=2)
+    zk = hard_margin_vectors(X, nb.hit_idx[:, -1:], nb.miss_idx[:, -1:], metric)
     refk = (PHI[metric](X - X[misses[:, 1]]) - PHI[metric](X - X[hits[:, 1]])).sum(0)
     np.testing.assert_allclose(zk, refk, atol=1e-10)
     np.testing.assert_allclose(hard_margin_vectors(X, hits, misses, metric), ref.sum(0), atol=1e-10)
@@ -225,7 +225,7 @@ def test_soft_coefficient_kernel_matches_log_space_reference(sigma):
         la, lb, lh, lm = soft_neighbor_log_probabilities(D[start:stop], y[start:stop], y, sigma, row_offset=start)
         P = np.full((stop - start, 30), np.nan)
         out = [np.empty(stop - start) for _ in range(4)]
-        _kernels.soft_coefficients(D[start:stop], y[start:stop], y, start, 1.0 / sigma, P, *out)
+        _kernels_soft.soft_coefficients(D[start:stop], y[start:stop], y, start, 1.0 / sigma, P, *out)
         np.testing.assert_allclose(P, np.exp(lb) - np.exp(la), rtol=1e-12, atol=1e-300)
         np.testing.assert_array_equal(np.isinf(out[0]), np.isinf(lh))
         np.testing.assert_allclose(out[0][np.isfinite(lh)], lh[np.isfinite(lh)], rtol=1e-12)
@@ -240,7 +240,7 @@ def test_soft_coefficient_kernel_matches_log_space_reference(sigma):
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 31])
 def test_fold_pairs_gives_every_unordered_pair_to_exactly_one_row(n):
     P = np.random.default_rng(n).normal(size=(n, n))
-    F = _kernels.fold_pairs(P, np.empty_like(P))
+    F = _kernels_radius.fold_pairs(P, np.empty_like(P))
     owner = (F != 0).astype(int)
     iu = np.triu_indices(n, 1)
     assert np.all((owner + owner.T)[iu] == 1) and not owner.diagonal().any()
@@ -294,21 +294,22 @@ def test_radius_kernels_match_masks_and_fold_pairs(kind, n_groups, n):
     table = rng.normal(size=(n, n_groups))
     every = np.arange(n)
     counts = np.empty((n, n_groups), np.int64)
-    _kernels.radius_counts(D, T, every, lab, lab, 0.7, kind, counts)
-    P = _kernels.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, False, False, np.empty((n, n)))
+    _kernels_radius.radius_counts(D, T, every, lab, lab, 0.7, kind, counts)
+    P = _kernels_radius.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, False, False, np.empty((n, n)))
     ref_counts, ref_P = _radius_reference(D, T, every, lab, lab, 0.7, kind, table)
     np.testing.assert_array_equal(counts, ref_counts)
     assert np.array_equal(P, ref_P)
-    folded = _kernels.fold_pairs(ref_P, np.empty_like(ref_P))
+    folded = _kernels_radius.fold_pairs(ref_P, np.empty_like(ref_P))
     for symmetric in (False, True):
-        F = _kernels.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric, np.empty((n, n)))
+        F = _kernels_radius.radius_coefficients(D, T, every, lab, lab, 0.7, kind, table, True, symmetric,
+                                                np.empty((n, n)))
         assert np.array_equal(F, folded)
     # a block of rows, the sample itself given by index (one row without a sample of its own)
     rows = np.array([n - 1, 2, 0])
     self_cols = np.array([n - 1, 2, -1])
     Db, Tb = D[rows], T[rows]
-    _kernels.radius_counts(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, counts[:3])
-    Pb = _kernels.radius_coefficients(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows], False, False,
+    _kernels_radius.radius_counts(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, counts[:3])
+    Pb = _kernels_radius.radius_coefficients(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows], False, False,
                                       np.empty((3, n)))
     ref_counts, ref_P = _radius_reference(Db, Tb, self_cols, lab[rows], lab, 0.7, kind, table[rows])
     np.testing.assert_array_equal(counts[:3], ref_counts)

@@ -154,35 +154,6 @@ def test_max_iter_warns():
         NCADiagonal(max_iter=1, tol=0.0).fit(X, y)
 
 
-def test_blas_margin_sum_equals_the_compiled_pair_kernels():
-    # the BLAS path (||a||^2 + ||b||^2 - 2 a.b, (r + c).X^2 - 2 diag(X^T C X)) against the
-    # compiled pair loops of soft_margins, on offset data (cancellation), in small row blocks
-    from knnweights.engine.neighbors import soft_margins, sqeuclidean_soft_margin_sum
-    from knnweights.weighters.nca import _correct_share_weight
-
-    rng = np.random.RandomState(4)
-    X = rng.normal(size=(70, 9)) + 50.0
-    y = rng.randint(0, 3, 70)
-    w = rng.uniform(0.0, 1.0, 9)
-    w[2] = 0.0
-    ref = soft_margins(X, y, w, 0.7, "sqeuclidean", sample_weight=_correct_share_weight)
-    for wm in (None, 0.002):
-        got = sqeuclidean_soft_margin_sum(X, y, w, 0.7, sample_weight=_correct_share_weight, working_memory=wm)
-        np.testing.assert_allclose(got.z, ref.z, rtol=1e-9, atol=1e-9 * np.abs(ref.z).max())
-        np.testing.assert_allclose(got.log_hit_mass, ref.log_hit_mass, rtol=1e-9)
-        np.testing.assert_allclose(got.miss_entropy, ref.miss_entropy, rtol=1e-8, atol=1e-12)
-    got32 = sqeuclidean_soft_margin_sum(X.astype(np.float32), y, w, 0.7, sample_weight=_correct_share_weight)
-    np.testing.assert_allclose(got32.z, ref.z, rtol=1e-3, atol=1e-4 * np.abs(ref.z).max())
-    # nearly hard neighbourhoods: most coefficients dropped, the sparse (CSR) product
-    w_hard = 40.0 * w
-    ref = soft_margins(X, y, w_hard, 0.7, "sqeuclidean", sample_weight=_correct_share_weight)
-    for wm in (None, 0.002):
-        got = sqeuclidean_soft_margin_sum(X, y, w_hard, 0.7, sample_weight=_correct_share_weight, working_memory=wm)
-        np.testing.assert_allclose(got.z, ref.z, rtol=1e-9, atol=1e-9 * np.abs(ref.z).max())
-        np.testing.assert_allclose(got.log_miss_mass, ref.log_miss_mass, rtol=1e-9)
-        np.testing.assert_allclose(got.hit_entropy, ref.hit_entropy, rtol=1e-6, atol=1e-9)
-
-
 def test_gradient_in_the_sqrt_parametrisation_matches_check_grad():
     from knnweights.weighters.nca import _negated
 
@@ -275,7 +246,7 @@ def test_default_start_recovers_planted_features():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_nca_kernels_against_numpy(dtype):
     # the two compiled steps of nca_terms on a block of rows 5..16 of 30 (row_offset), against NumPy
-    from knnweights.engine import _kernels
+    from knnweights.engine import kernels as _kernels
 
     rng = np.random.RandomState(11)
     A = rng.normal(size=(30, 4)).astype(dtype)

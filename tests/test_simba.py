@@ -97,7 +97,7 @@ def test_gflip_batch_scan_switches_to_whole_rows_with_the_same_result():
     # stale 2-nearest lists after removals (large slack): every row falls back to a full
     # scan, so the batch kernel switches to whole rows; the accepted candidate and its
     # value must equal those of whole-row scans from the start
-    from knnweights.engine import _kernels
+    from knnweights.engine import kernels as _kernels
 
     rng = np.random.RandomState(5)
     n, d = 30, 10

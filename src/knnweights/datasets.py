@@ -7,9 +7,11 @@ LH-RELIEF Fig. 1) and :func:`add_irrelevant_features`.
 """
 
 import gzip
+import hashlib
 from importlib import resources
 
 import numpy as np
+import pandas as pd
 from sklearn.utils import Bunch, check_random_state
 
 __all__ = ["DATASETS", "list_datasets", "load", "make_spiral", "add_irrelevant_features", "dataset_info"]
@@ -128,8 +130,6 @@ def _read(fname):
 
 def _content_digest(name):
     """SHA-256 (hex) of a bundled dataset's CSV text: its identity, read before any parsing or arithmetic."""
-    import hashlib
-
     h = hashlib.sha256()
     with resources.files("knnweights.data").joinpath(DATASETS[_resolve(name)][0]).open("rb") as fh:
         with gzip.open(fh, "rb") as raw:
@@ -186,8 +186,6 @@ def load(name, return_X_y=False, missing="keep", as_frame=False):
         X, names = X[:, keep], [nm for nm, k in zip(names, keep, strict=True) if k]
     frame = None
     if as_frame:
-        import pandas as pd
-
         X = pd.DataFrame(X, columns=list(names))
         y = pd.Series(y, name="label")
         frame = pd.concat([X, y], axis=1)

@@ -32,7 +32,14 @@ class DataError(ValueError):
 
 
 class SchedulerError(RuntimeError):
-    """The dask scheduler cannot be reached, or dask.distributed is not installed (a one-line message)."""
+    """The dask scheduler cannot be reached or has no worker, or dask.distributed is not installed (one line)."""
+
+
+class BytePathTooWide(ValueError):
+    """A byte (genotype) matrix holds values that need more bit planes than the byte path takes.
+
+    Internal: the Relief family catches it and scores a float copy instead.
+    """
 
 
 class UsageError(ValueError):

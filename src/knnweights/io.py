@@ -14,11 +14,14 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
+from scipy import stats
 
 from .exceptions import DataError
 from .utils import format_label
 
-__all__ = ["DataError", "UserData", "PlinkData", "read_table", "load_table", "fill_median", "read_plink", "IMPUTE"]
+__all__ = ["DataError", "UserData", "PlinkData", "BedSource", "read_table", "load_table", "fill_median",
+           "count_like_features", "read_plink", "IMPUTE"]
 
 #: the imputation choices of :func:`load_table` (``"keep"`` leaves NaN for a pipeline to fill)
 IMPUTE = ("median", "drop-features", "none")
@@ -33,7 +36,7 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zip", ".zst")
 class UserData:
     """A table made ready for the weighters.
 
-    Attributes
+    Parameters
     ----------
     X : pandas.DataFrame of float64, shape (n_samples, n_features)
         The numeric features, named by their columns (one-hot columns as ``col=value``).
@@ -45,6 +48,8 @@ class UserData:
         The file's stem (the dataset name in reports).
     messages : list of str
         What was done to the table (columns dropped, values imputed), one line each.
+    continuous : bool, default=False
+        ``y`` is a continuous target (float64), not class labels.
     """
 
     X: object
@@ -52,7 +57,6 @@ class UserData:
     ids: object = None
     name: str = "data"
     messages: list = field(default_factory=list)
-    #: ``y`` is a continuous target (float64), not class labels
     continuous: bool = False
 
     @property
@@ -98,14 +102,13 @@ def read_table(path, sheet=None, sep=None):
     Returns
     -------
     pandas.DataFrame
+        The table, its column names as str.
 
     Raises
     ------
     DataError
         Missing or unreadable file, a missing optional reader, an empty table.
     """
-    import pandas as pd
-
     path = os.fspath(path)
     if not os.path.exists(path):
         raise DataError(f"{path}: no such file.")
@@ -156,8 +159,6 @@ def _column(df, name, what, path):
 
 def _numeric(series):
     """The column as float64 when every non-missing value is a number, else None."""
-    import pandas as pd
-
     if pd.api.types.is_bool_dtype(series):
         return series.astype(np.float64)
     if pd.api.types.is_numeric_dtype(series):
@@ -210,7 +211,7 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     min_class_size : int, default=2
         Every class needs at least this many rows (the Relief family needs a nearest
         hit of the same class).
-    sheet, sep
+    sheet, sep : str, optional
         Passed to :func:`read_table`.
     target_type : {"classes", "auto", "continuous"}, default="classes"
         ``"classes"``: the target holds class labels (non-integer numbers are refused);
@@ -221,14 +222,13 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     Returns
     -------
     UserData
+        The features, the labels and what was done to the table.
 
     Raises
     ------
     DataError
         With a one-line message naming the file and the column.
     """
-    import pandas as pd
-
     if impute not in (*IMPUTE, "keep"):
         raise ValueError(f"impute must be one of {', '.join(IMPUTE)} or 'keep'; got {impute!r}.")
     path = os.fspath(path)
@@ -358,14 +358,21 @@ def count_like_features(X, skew_limit=1.0, share=0.5):
     have a sample skewness above ``skew_limit``; such features are usually analysed on a
     log scale (``log2(x + 1)``).
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The features (NaN ignored).
+    skew_limit : float, default=1.0
+        The skewness above which a feature counts as right-skewed.
+    share : float, default=0.5
+        The share of non-constant features that must be right-skewed.
+
     Returns
     -------
     (bool, float, int)
         The verdict, the median skewness of the non-constant features and how many of them
         exceed ``skew_limit``.
     """
-    from scipy import stats
-
     A = np.asarray(X, dtype=np.float64)
     if A.size == 0 or np.nanmin(A) < 0:
         return False, 0.0, 0
@@ -383,9 +390,9 @@ def count_like_features(X, skew_limit=1.0, share=0.5):
 class PlinkData:
     """Genotypes of a PLINK ``.bed`` / ``.bim`` / ``.fam`` fileset, ready for the Relief family.
 
-    Attributes
+    Parameters
     ----------
-    X : numpy.ndarray of int8, shape (n_samples, n_snps), or :class:`~knnweights.engine.genotypes.BedSource`
+    X : numpy.ndarray of int8, shape (n_samples, n_snps), or :class:`BedSource`
         Allele counts 0/1/2 (bed-reader's ``count_A1`` convention), -127 where unknown; with
         ``lazy=True`` the file itself, read by column range where the work runs.
     y : numpy.ndarray, shape (n_samples,)
@@ -397,6 +404,7 @@ class PlinkData:
     name : str
         The fileset's stem.
     messages : list of str
+        What was done (samples left out), one line each.
     """
 
     X: object
@@ -408,7 +416,67 @@ class PlinkData:
 
     @property
     def feature_names(self):
+        """The SNP ids, the names of the columns of ``X``."""
         return list(self.snps)
+
+
+class BedSource:
+    """The genotypes of a PLINK ``.bed`` file, read by column range (bed-reader).
+
+    Picklable: a dask worker opens the file itself and reads only its own columns.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``.bed`` file.
+    shape : tuple of int
+        ``(individuals, SNPs)`` of the whole file.
+    rows : array-like of int, optional
+        The individuals kept, in order (default: all).
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(rows kept, SNPs)``.
+    dtype : numpy.dtype
+        ``int8``, the dtype that :meth:`read` returns.
+    """
+
+    def __init__(self, path, shape, rows=None):
+        self.path = str(path)
+        self.file_shape = tuple(int(s) for s in shape)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
+        n = self.file_shape[0] if rows is None else self.rows.size
+        self.shape = (n, self.file_shape[1])
+        self.dtype = np.dtype(np.int8)
+        self.ndim = 2
+
+    def read(self, f0, f1=None):
+        """Columns ``f0:f1`` (or the column indices ``f0``) as ``int8``, -127 where unknown.
+
+        Parameters
+        ----------
+        f0 : int or array-like of int
+            The first column, or the columns' indices when ``f1`` is ``None``.
+        f1 : int, optional
+            The column after the last.
+
+        Returns
+        -------
+        numpy.ndarray of int8, shape (n_rows, n_columns)
+            The genotypes of the kept rows, C-ordered.
+        """
+        from bed_reader import open_bed  # optional: bed-reader
+
+        cols = slice(f0, f1) if f1 is not None else np.asarray(f0, dtype=np.int64)
+        with open_bed(self.path, iid_count=self.file_shape[0], sid_count=self.file_shape[1]) as bed:
+            r = slice(None) if self.rows is None else self.rows
+            return bed.read(index=np.s_[r, cols], dtype="int8", order="C")
+
+    def __getitem__(self, key):
+        """``source[:, cols]``: those columns read into memory (as TuRF's rounds slice a matrix)."""
+        rows, cols = key
+        return self.read(np.arange(self.shape[1])[cols])[rows]
 
 
 #: phenotype values PLINK reads as "unknown" ("0" only in the 1/2 case-control coding)
@@ -472,7 +540,7 @@ def read_plink(path, pheno=None, pheno_col=None, lazy=False):
     pheno_col : str or int, optional
         The phenotype file's column, by header name or 1-based index (default: the first).
     lazy : bool, default=False
-        Return the file (a :class:`~knnweights.engine.genotypes.BedSource`) instead of the
+        Return the file (a :class:`BedSource`) instead of the
         matrix: each feature block (each dask worker's columns) is read where it is used.
 
     Returns
@@ -482,10 +550,9 @@ def read_plink(path, pheno=None, pheno_col=None, lazy=False):
         PLINK reads case/control) are left out (said in ``messages``).
     """
     try:
-        from bed_reader import open_bed
+        from bed_reader import open_bed  # optional: bed-reader
     except ImportError as exc:
         raise DataError("reading PLINK files needs bed-reader: pip install 'knnweights[genomics]'") from exc
-    from .engine.genotypes import BedSource
 
     prefix = _plink_prefix(path)
     bed = prefix + ".bed"

@@ -1,4 +1,4 @@
-"""Helpers shared across knnweights: input and parameter validation, the progress bar, durations.
+"""Helpers shared across knnweights: input and parameter validation, and the progress bar.
 
 Each input check raises one ``ValueError`` whose message names the column (or sample) at
 fault, so that a user of a DataFrame sees which gene or measurement to fix.
@@ -8,37 +8,71 @@ Constructor parameters are declared once per estimator class, in ``_parameter_co
 :func:`validate_params`.  A constraint is an :class:`Interval`, :class:`StrOptions` or
 :class:`HasMethods`, a type (its instances), ``None``, or one of the strings ``"boolean"``,
 ``"verbose"``, ``"random_state"`` and ``"array-like"``; a parameter declared
-``"no_validation"`` is not checked.
+``"no_validation"`` is not checked.  (scikit-learn's own validation of the same form lives in a
+private module, ``sklearn.utils._param_validation``, so the library keeps its own.)
 """
 
 import numbers
 import sys
 
 import numpy as np
+import scipy.sparse
 from tqdm import tqdm
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_seconds",
-           "format_label", "column_label", "column_names", "InvalidParameterError", "Interval", "StrOptions",
-           "HasMethods", "validate_params"]
+__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_label",
+           "column_label", "column_names", "InvalidParameterError", "Interval", "StrOptions", "HasMethods",
+           "validate_params"]
 
 
 def format_label(c):
-    """A class label as the user wrote it, for messages: ``repr`` of NumPy scalars as plain values."""
+    """A class label as the user wrote it, for messages: ``repr`` of NumPy scalars as plain values.
+
+    Parameters
+    ----------
+    c : object
+        The label (a NumPy scalar is shown as its Python value).
+
+    Returns
+    -------
+    str
+        The label's ``repr``.
+    """
     return repr(c.item() if hasattr(c, "item") else c)
 
 
 def column_label(names, j):
     """Column ``j`` for messages: ``'name'`` of a named (DataFrame) column, else its position.
 
-    ``names`` is :func:`column_names` of the input (``None`` for an unnamed array).
+    Parameters
+    ----------
+    names : list of str or None
+        :func:`column_names` of the input (``None`` for an unnamed array).
+    j : int
+        The column's position.
+
+    Returns
+    -------
+    str
+        The quoted name, or the position.
     """
     return f"{j}" if names is None else repr(str(names[j]))
 
 
 def column_names(X):
-    """The column names of a DataFrame ``X`` as strings, or ``None`` for input without names."""
+    """The column names of a DataFrame ``X`` as strings, or ``None`` for input without names.
+
+    Parameters
+    ----------
+    X : array-like
+        The input; only a ``columns`` attribute is read.
+
+    Returns
+    -------
+    list of str or None
+        The names, or ``None``.
+    """
     cols = getattr(X, "columns", None)
     return None if cols is None else [str(c) for c in cols]
 
@@ -71,6 +105,13 @@ def check_numeric_columns(X, what="X"):
 
     DataFrame columns are named (``column 'batch' is not numeric (value 'B1')``), other
     inputs give the column's position.  Numeric and boolean columns are not inspected.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The input (a DataFrame, an array or nested lists).
+    what : str, default="X"
+        The input's name in the message.
     """
     names = column_names(X)
     if names is not None:
@@ -112,7 +153,15 @@ def check_finite_columns(X, what="X", allow_nan=False):
 
     A DataFrame's column is named (``NaN in column 'gene907' (position 907)``), other
     inputs give the position.  Non-numeric input is left to :func:`check_numeric_columns`.
-    With ``allow_nan=True`` only infinity is refused.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The input (a DataFrame, an array or nested lists).
+    what : str, default="X"
+        The input's name in the message.
+    allow_nan : bool, default=False
+        Refuse only infinity (NaN is left to the caller).
     """
     names = column_names(X)
     try:
@@ -139,7 +188,13 @@ def check_finite_columns(X, what="X", allow_nan=False):
 
 
 def check_target(y):
-    """Raise a ``ValueError`` that says "y" when the labels hold a missing value (NaN or None)."""
+    """Raise a ``ValueError`` that says "y" when the labels hold a missing value (NaN or None).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or None
+        The labels (``None``: nothing to check).
+    """
     if y is None:
         return
     yv = np.asarray(y)
@@ -281,8 +336,6 @@ class HasMethods(_Constraint):
 
 def _is_array_like(value):
     """A sequence or array that is not a scalar (a string is a scalar) nor a sparse matrix."""
-    import scipy.sparse
-
     return (not scipy.sparse.issparse(value) and not np.isscalar(value)
             and any(hasattr(value, a) for a in ("__len__", "shape", "__array__")))
 
@@ -348,13 +401,6 @@ def validate_params(estimator):
 
 
 # -- progress ----------------------------------------------------------------------------------------
-def format_seconds(s):
-    """``mm:ss`` or ``h:mm:ss`` (tqdm's format); ``?`` when unknown."""
-    if s is None or s != s or s in (float("inf"), float("-inf")):
-        return "?"
-    return tqdm.format_interval(int(round(s)))
-
-
 def progress_bar(total, label="", initial=0, unit="it", enabled=True, file=None):
     """The progress bar of knnweights' long loops: a :class:`tqdm.tqdm` with the package's defaults.
 

@@ -45,6 +45,7 @@ from numba import prange
 
 from . import _kernels
 from .jit import array_work, njit, size_dispatch
+from .neighbors import coef_phi_rows, distance_chunks, scale_for_metric, tie_tolerance
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
 
@@ -280,8 +281,6 @@ class DiffData:
         return np.ones(self.d) if w is None else np.ascontiguousarray(w, dtype=np.float64)
 
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
-        from .neighbors import distance_chunks
-
         M = self.M
         wf = self._w(w)
         we = None if w is None else wf[M.ecol]
@@ -298,8 +297,6 @@ class DiffData:
         """Per-row tolerances of the engine's tie rule (:func:`knnweights.engine.neighbors.tie_tolerance`)
         for ``distance_chunks(w=w)``: those of the weighted expanded matrix, plus a bound on the terms
         the unknown values add (each at most the feature's largest table entry)."""
-        from .neighbors import tie_tolerance
-
         M = self.M
         wf = self._w(w)
         E = M.E if w is None else M.E * wf[M.ecol]
@@ -360,8 +357,6 @@ class DiffData:
         return out
 
     def index_sum(self, rows, idx, coef):
-        from . import _kernels
-
         M = self.M
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         idx = np.ascontiguousarray(idx, dtype=np.int64)
@@ -377,8 +372,6 @@ class DiffData:
         return z
 
     def coef_sum(self, rows, P):
-        from .neighbors import coef_phi_rows
-
         M = self.M
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         A = _take_rows(M.E, rows)
@@ -405,19 +398,13 @@ class PlainDiff:
 
     def tie_tolerance(self, w=None):
         """Per-row tolerances of the engine's tie rule for ``distance_chunks(w=w)``."""
-        from .neighbors import scale_for_metric, tie_tolerance
-
         return tie_tolerance(scale_for_metric(self.Z, w, "manhattan"), "manhattan")
 
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
-        from .neighbors import distance_chunks
-
         XA = self.Z if rows is None else self.Z[np.asarray(rows, dtype=np.int64)]
         yield from distance_chunks(XA, None if rows is None else self.Z, w, "manhattan", working_memory, n_arrays)
 
     def coef_sum(self, rows, P):
-        from .neighbors import coef_phi_rows
-
         A = _take_rows(self.Z, np.asarray(rows, dtype=np.int64))
         out = coef_phi_rows(A, self.Z, np.ascontiguousarray(P, dtype=self.Z.dtype), 0)
         return out.sum(axis=0, dtype=np.float64)
@@ -481,7 +468,7 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_row
     candidates)``: the same as the mean over the k nearest averaged over every order of the
     tied ones, so the result does not depend on the row order.  Equal distances are those of
     the engine's tie rule (tolerances ``tol_rows`` / ``tol_cols``, as
-    :func:`knnweights.engine._kernels.insert_sorted`).  Column ``self_cols[r]`` is skipped.
+    :func:`knnweights.engine._kernels_select.insert_sorted`).  Column ``self_cols[r]`` is skipped.
     With ``hitmiss`` the groups are hits (0) and misses (1) of row ``r`` instead of classes.
     """
     nr, nc = D.shape

@@ -8,12 +8,12 @@ takes an explicit torch ``device`` so the same code can be checked on any device
 
 import numpy as np
 
-_L1 = 0
+from ._kernels import L1
 
 
 def _torch():
     try:
-        import torch
+        import torch  # optional: torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("device='cuda' needs PyTorch: pip install 'knnweights[gpu]'") from exc
     return torch
@@ -40,7 +40,7 @@ def pairwise_phi(A, B, phi, device="cuda"):
 
 def _pairwise_t(tA, tB, phi):
     torch = _torch()
-    if phi == _L1:
+    if phi == L1:
         return torch.cdist(tA, tB, p=1)
     return torch.cdist(tA, tB, p=2, compute_mode="donot_use_mm_for_euclid_dist") ** 2
 
@@ -102,7 +102,7 @@ def soft_margin_block(A, B, Za, Zb, codes_rows, codes_cols, row_offset, sigma, p
 def _coef_phi_rows_t(tA, tB, tP, phi, budget_bytes=2**30):
     torch = _torch()
     dev = tA.device
-    if phi != _L1:
+    if phi != L1:
         return tA * tA * tP.sum(1, keepdim=True) - 2 * tA * (tP @ tB) + tP @ (tB * tB)
     na, d = tA.shape
     nb = tB.shape[0]

@@ -29,13 +29,20 @@ unknown-value terms are float sums, equal to rounding).
 
 import math
 
+import numba
 import numpy as np
 
+from ..exceptions import BytePathTooWide
+from ..io import BedSource
 from ..utils import validate_params
 from . import _kernels_bytes as kb
 from ._config import get_config
+from ._dask import FeatureRanges
+from ._kernels import TIE_ULPS
+from ._kernels_mixed import discrete_mask, missing_lists
+from .neighbors import _rows_per_chunk
 
-__all__ = ["GenotypeMatrix", "ByteDiff", "BedSource", "is_byte_input"]
+__all__ = ["GenotypeMatrix", "ByteDiff", "is_byte_input"]
 
 #: distinct neighbour coefficients per row counted exactly (Relief: hits plus one per miss class)
 _MAX_GROUPS = 8
@@ -46,39 +53,21 @@ _BLOCK_BYTES = 16 * 2**20
 
 
 def is_byte_input(X):
-    """Whether ``X`` is a 2-d ``uint8`` / ``int8`` array (masked or not) or a :class:`BedSource`."""
+    """Whether ``X`` is a 2-d ``uint8`` / ``int8`` array (masked or not) or a :class:`BedSource`.
+
+    Parameters
+    ----------
+    X : object
+        A weighter's input.
+
+    Returns
+    -------
+    bool
+        ``X`` takes the byte path.
+    """
     if isinstance(X, (BedSource, GenotypeMatrix)):
         return True
     return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype in (np.uint8, np.int8)
-
-
-class BedSource:
-    """The genotypes of a PLINK ``.bed`` file, read by column range (bed-reader).
-
-    Picklable: a dask worker opens the file itself and reads only its own columns."""
-
-    def __init__(self, path, shape, rows=None):
-        self.path = str(path)
-        self.file_shape = tuple(int(s) for s in shape)
-        self.rows = None if rows is None else np.asarray(rows, dtype=np.int64)
-        n = self.file_shape[0] if rows is None else self.rows.size
-        self.shape = (n, self.file_shape[1])
-        self.dtype = np.dtype(np.int8)
-        self.ndim = 2
-
-    def read(self, f0, f1=None):
-        """Columns ``f0:f1`` (or the column indices ``f0``) as ``int8``, -127 where unknown."""
-        from bed_reader import open_bed
-
-        cols = slice(f0, f1) if f1 is not None else np.asarray(f0, dtype=np.int64)
-        with open_bed(self.path, iid_count=self.file_shape[0], sid_count=self.file_shape[1]) as bed:
-            r = slice(None) if self.rows is None else self.rows
-            return bed.read(index=np.s_[r, cols], dtype="int8", order="C")
-
-    def __getitem__(self, key):
-        """``source[:, cols]``: those columns read into memory (as TuRF's rounds slice a matrix)."""
-        rows, cols = key
-        return self.read(np.arange(self.shape[1])[cols])[rows]
 
 
 def _raw_block(X, f0, f1):
@@ -171,8 +160,6 @@ def _missing_tables(raw, prm, codes, n_classes):
 
 
 def _missing_lists(raw):
-    from ._kernels_mixed import missing_lists
-
     return missing_lists(raw == kb.MISSING)
 
 
@@ -281,8 +268,7 @@ class _Local:
         self.ranges = [(0, d)]
 
     def map(self, fn, args_for):
-        import numba
-
+        """``[fn(X, f0, f1, *args_for(f0, f1))]`` over the ranges, here, on ``n_jobs`` threads."""
         old = numba.get_num_threads()
         if self.n_jobs is not None:
             nj = numba.config.NUMBA_NUM_THREADS if self.n_jobs < 0 else min(self.n_jobs, numba.config.NUMBA_NUM_THREADS)
@@ -293,57 +279,13 @@ class _Local:
             numba.set_num_threads(old)
 
     def close(self):
-        pass
-
-
-class _Dask:
-    """Contiguous feature ranges as tasks on a ``dask.distributed`` cluster, one or more per worker;
-    each range's columns live on (or, from a ``.bed`` file, are read by) the worker that runs it."""
-
-    def __init__(self, X, address):
-        from ..evaluation.distributed import SchedulerError
-
-        try:
-            from dask.distributed import Client
-        except ImportError as exc:  # pragma: no cover - the distributed extra missing
-            raise SchedulerError("scheduler= needs dask.distributed: pip install 'knnweights[distributed]'") from exc
-        try:
-            self.client = Client(address, timeout=10, set_as_default=False)
-        except OSError as exc:
-            raise SchedulerError(f"cannot reach the dask scheduler at {address}: {exc}") from exc
-        workers = list(self.client.scheduler_info()["workers"])
-        if not workers:
-            self.client.close()
-            raise SchedulerError(f"the dask scheduler at {address} has no workers")
-        d = X.shape[1]
-        k = max(1, min(d, len(workers)))
-        edges = np.linspace(0, d, k + 1).astype(int)
-        self.ranges = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-        self.sources = []
-        for t, (a, b) in enumerate(self.ranges):
-            w = workers[t % len(workers)]
-            if isinstance(X, BedSource):
-                self.sources.append((X, a, b))
-            else:
-                part = X[:, a:b]
-                fut = self.client.scatter(part, workers=[w], direct=True)
-                self.sources.append((fut, 0, b - a))
-        self.workers = [workers[t % len(workers)] for t in range(len(self.ranges))]
-
-    def map(self, fn, args_for):
-        futs = []
-        for (src, a, b), (f0, f1), w in zip(self.sources, self.ranges, self.workers, strict=True):
-            futs.append(self.client.submit(fn, src, a, b, *args_for(f0, f1), workers=[w], pure=False))
-        return self.client.gather(futs)
-
-    def close(self):
-        self.client.close()
+        """Nothing to release."""
 
 
 def _executor(X):
     cfg = get_config()
     if cfg.get("scheduler"):
-        return _Dask(X, cfg["scheduler"])
+        return FeatureRanges(X, cfg["scheduler"], scatter=not isinstance(X, BedSource))
     return _Local(X, cfg.get("n_jobs"))
 
 
@@ -351,8 +293,13 @@ def _executor(X):
 class GenotypeMatrix:
     """A byte matrix handed to a Relief-family ``_fit`` (``X`` itself is never converted).
 
-    ``stats()`` runs one pass over the bytes: per feature the min / max of the known values,
-    the values present, the unknown count and whether a value above 15 occurs.
+    Its feature blocks run where the configuration says (:func:`knnweights.engine.get_config`:
+    ``n_jobs`` threads here, or a dask ``scheduler``).
+
+    Parameters
+    ----------
+    X : ndarray of uint8 or int8, numpy.ma.MaskedArray, BedSource or GenotypeMatrix
+        The genotypes (unknown: a negative ``int8``, the ``uint8`` value 255 or masked).
     """
 
     def __init__(self, X):
@@ -366,16 +313,27 @@ class GenotypeMatrix:
 
     @property
     def executor(self):
+        """Where the feature ranges run (opened at first use; :meth:`close` releases it)."""
         if self._exec is None:
             self._exec = _executor(self.X)
         return self._exec
 
     def close(self):
+        """Release the executor (a dask client)."""
         if self._exec is not None:
             self._exec.close()
             self._exec = None
 
     def stats(self):
+        """One pass over the bytes (cached): per feature the min / max of the known values, the values
+        present, the unknown count and whether a value above 15 occurs.
+
+        Returns
+        -------
+        dict
+            ``vmin``, ``vmax`` (uint8), ``present`` (a bit mask of the values), ``n_missing`` and
+            ``bad`` (bool), each of shape ``(n_features,)``.
+        """
         if self._stats is None:
             parts = self.executor.map(_stats_task, lambda f0, f1: ())
             vmin, vmax, present, nmiss, bad = (np.concatenate(x) for x in zip(*parts, strict=True))
@@ -383,22 +341,63 @@ class GenotypeMatrix:
         return self._stats
 
     def levels(self):
-        """Distinct known values per feature."""
+        """Distinct known values per feature.
+
+        Returns
+        -------
+        ndarray of shape (n_features,), int64
+            The count of each feature's distinct known values.
+        """
         return _value_levels(self.stats()["present"])[1]
 
     def constant(self):
+        """Features without two distinct known values.
+
+        Returns
+        -------
+        ndarray of shape (n_features,), bool
+            Constant, or entirely unknown.
+        """
         s = self.stats()
         return (s["vmax"] <= s["vmin"]) & (s["n_missing"] == 0) | (s["n_missing"] == self.shape[0])
 
     def discrete_mask(self, discrete_features, discrete_limit):
+        """The discrete features, as :func:`knnweights.engine._kernels_mixed.discrete_mask` chooses them.
+
+        Parameters
+        ----------
+        discrete_features : "auto", bool or array-like
+            ``"auto"``: at most ``discrete_limit`` distinct known values; else as the float path.
+        discrete_limit : int
+            The most distinct values of a discrete feature.
+
+        Returns
+        -------
+        ndarray of shape (n_features,), bool
+            The discrete features.
+        """
         d = self.shape[1]
         if isinstance(discrete_features, str) and discrete_features == "auto":
             return self.levels() <= discrete_limit
-        from ._kernels_mixed import discrete_mask
-
         return discrete_mask(np.empty((0, d)), discrete_features, discrete_limit)
 
     def diff_data(self, codes, disc, normalize):
+        """Relief's ``diff`` on these bytes.
+
+        Parameters
+        ----------
+        codes : ndarray of shape (n_samples,)
+            Integer class codes.
+        disc : ndarray of shape (n_features,), bool
+            The discrete features.
+        normalize : bool
+            Divide each continuous feature's differences by its range.
+
+        Returns
+        -------
+        ByteDiff
+            Distances and margin sums, in feature blocks.
+        """
         return ByteDiff(self, codes, disc, normalize)
 
 
@@ -409,6 +408,17 @@ class ByteDiff:
 
     ``fold_pairs = False``: the margin kernels count the neighbours of a row by their
     coefficient (one per class), which folded pair coefficients would not allow.
+
+    Parameters
+    ----------
+    G : GenotypeMatrix
+        The bytes.
+    codes : ndarray of shape (n_samples,)
+        Integer class codes.
+    disc : ndarray of shape (n_features,), bool
+        The discrete features.
+    normalize : bool
+        Divide each continuous feature's differences by its range.
     """
 
     fold_pairs = False
@@ -440,7 +450,7 @@ class ByteDiff:
             cmax = r * S
         planes = int(max(1, S if disc.any() else 0, cmax[cont].max(initial=0)))
         if planes > _MAX_PLANES:
-            raise _TooWide(planes)
+            raise BytePathTooWide(planes)
         level, L = _value_levels(st["present"])
         ncols = np.ones(self.d, np.int64)
         ncols[disc] = np.maximum(1, (L[disc] + 1) // 2)
@@ -455,19 +465,45 @@ class ByteDiff:
         return lambda f0, f1: (prm.part(f0, f1), self.codes, self.K) + extra
 
     def tie_tolerance(self, w=None):
-        """Per-row tolerances of the engine's tie rule for ``distance_chunks(w=w)``: zero where the
-        distances are exact (integer sums, unweighted, no unknown value), else a bound from each
-        feature's largest diff."""
+        """Per-row tolerances of the engine's tie rule for ``distance_chunks(w=w)``.
+
+        Parameters
+        ----------
+        w : ndarray of shape (n_features,), default=None
+            Feature weights (``None``: unweighted).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Zero where the distances are exact (integer sums, unweighted, no unknown value), else
+            a bound from each feature's largest diff.
+        """
         if w is None and not self.prm.has_missing.any():
             return np.zeros(self.n)
-        from ._kernels import TIE_ULPS
-
         wv = np.ones(self.d) if w is None else np.asarray(w, dtype=np.float64)
         return np.full(self.n, TIE_ULPS * (self.d + 8) * float(np.sum(wv * self._top)))
 
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
-        from .neighbors import _rows_per_chunk
+        """Yield ``(start, stop, D)``: row blocks of ``d_w(i, j) = sum_f w_f diff_f(i, j)``.
 
+        Parameters
+        ----------
+        rows : ndarray of int, default=None
+            The query samples (``None``: all, the whole symmetric matrix when it fits).
+        w : ndarray of shape (n_features,), default=None
+            Feature weights (``None``: unweighted, exact integer sums).
+        working_memory : float, default=None
+            MiB budget for one block; ``None`` takes the global configuration.
+        n_arrays : int, default=1
+            The number of block-sized arrays the caller builds from each block.
+
+        Yields
+        ------
+        start, stop : int
+            Positions ``start:stop`` in ``rows``.
+        D : ndarray of shape (stop - start, n_samples), float64
+            The distances (0 from a query to itself).
+        """
         every = rows is None
         rows = np.arange(self.n) if every else np.ascontiguousarray(rows, dtype=np.int64)
         step = _rows_per_chunk(self.n, 8, working_memory, n_arrays)
@@ -497,19 +533,49 @@ class ByteDiff:
         return D
 
     def coef_sum(self, rows, P):
+        """``sum_r sum_j P[r, j] diff(rows[r], j)`` for a dense coefficient block.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            The query samples.
+        P : ndarray of shape (len(rows), n_samples)
+            The coefficients (zero on the sample itself).
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            Each feature's margin sum.
+        """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         P = np.ascontiguousarray(P, dtype=np.float64)
         return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, P, None, None)))
 
     def index_sum(self, rows, idx, coef):
+        """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` for listed neighbours.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            The query samples.
+        idx : ndarray of shape (len(rows), k)
+            Each query's neighbours (``-1``: none).
+        coef : ndarray of shape (len(rows), k)
+            Their coefficients.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            Each feature's margin sum.
+        """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         idx = np.ascontiguousarray(idx, dtype=np.int64)
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, None, idx, coef)))
 
 
-class _TooWide(ValueError):
-    """The values need more bit planes than the byte path takes (the float path runs instead)."""
+#: the name the byte-path fit catches
+_TooWide = BytePathTooWide
 
 
 def _continuous_target(est, y):

@@ -16,7 +16,7 @@ ties to the lower index) and computes only the pairs that can still enter a list
 * the pairs whose lower bound exceeds that are left out; the others are computed by the engine's
   own tile kernel (``_tile_phi``: a pair's bits do not depend on where it falls in a tile nor on
   which of the two is the tile's row) and selected as the full pass selects
-  (:func:`~knnweights.engine._kernels.insert_sorted`).
+  (:func:`~knnweights.engine._kernels_select.insert_sorted`).
 
 The bounds are rigorous (rounding included), so no pair that can enter a list is left out.  The
 candidates' distances have the full pass's bits: every engine kernel sums a distance's terms in
@@ -27,16 +27,17 @@ the next call runs the full pass, which becomes the new ``D0``.  When the pruned
 a full one has more candidates than a quarter of the pairs a full pass computes (the weights move
 too much per call for the bound), pruning backs off for 1, 2, 4 ... calls.  ``D0`` is ``n x n``
 float64: the search is used up to the smaller of 256 MiB and the ``working_memory`` budget, on the
-CPU, and from ``n^2 d / 2 = 2^22`` element operations a pass (below, a pass takes milliseconds);
-elsewhere every call is a plain :func:`nearest_hits_misses`.
+CPU, and from ``n^2 d / 2 = 2^22`` element operations a pass (below, a full pass costs less than
+compiling the pruned one saves); elsewhere every call is a plain :func:`nearest_hits_misses`.
 """
 
 import numpy as np
 from numba import prange
 
-from . import _kernels
+from . import _kernels, _kernels_select
 from ._config import get_config
-from ._kernels import _tile_phi, insert_sorted
+from ._kernels import _tile_phi
+from ._kernels_select import insert_sorted
 from .jit import njit, size_dispatch
 from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric, tie_tolerance
 
@@ -177,9 +178,11 @@ class IncrementalHitMiss:
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        The samples.
     codes : ndarray of shape (n,)
         Class labels (integer codes or any labels ``nearest_hits_misses`` accepts).
-    metric : {"manhattan", "sqeuclidean"}
+    metric : {"manhattan", "sqeuclidean"}, default="manhattan"
+        The distance: ``phi(a) = |a|`` or ``a**2``.
 
     Attributes
     ----------
@@ -190,8 +193,8 @@ class IncrementalHitMiss:
     _REBASE_SHARE = 0.02
     _FAIL_SHARE = 0.125  # a quarter of the pairs a full (symmetric) pass computes
     _MAX_BYTES = 2**28
-    #: a full pass of fewer element operations (``n^2 d / 2``) takes a few milliseconds: the search would save
-    #: less over a fit than compiling its pruned pass costs, so every call is a plain search there
+    #: below this many element operations (``n^2 d / 2``) a full pass is cheap: the search would save less
+    #: over a fit than compiling its pruned pass costs, so every call is a plain search there
     _MIN_WORK = 2**22
 
     def __init__(self, X, codes, metric="manhattan"):
@@ -251,7 +254,8 @@ class IncrementalHitMiss:
         D = _pairwise_sym(A, self.phi)
         hi, hd, mi, md = self._alloc(k)
         T = tie_tolerance(A, self.metric)
-        _kernels.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi, md)
+        _kernels_select.select_hits_misses(D, np.arange(n, dtype=np.int64), self.codes, self.codes, k, T, T, hi, hd, mi,
+                                           md)
         N0, r = np.empty(n), np.empty(n)
         _bound_parts(self.Xp, w, w, self.g, self.c, np.zeros(n), r, N0)
         self.base = (w.copy(), D, N0)

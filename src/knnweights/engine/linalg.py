@@ -1,10 +1,9 @@
 """The BLAS thread policy: small dense algebra on one thread, large products on the threads in force.
 
 Small solves (least squares, factorisations of a few hundred columns) are dominated by
-thread start-up and synchronisation when BLAS uses several threads (measured in
-``benchmarks/sqpfw_blas_threads.md``). Every method's small solves run inside
-:func:`single_thread_blas`; a product large enough to pay for threads runs under
-:func:`blas_threads_for_work`, which picks one thread or several by its size.
+thread start-up and synchronisation when BLAS uses several threads.  Every method's small
+solves run inside :func:`single_thread_blas`; a product large enough to pay for threads runs
+under :func:`blas_threads_for_work`, which picks one thread or several by its size.
 """
 
 import contextlib
@@ -20,10 +19,15 @@ _controller = {"n_modules": -1, "ctl": None}
 def threadpool_controller():
     """One :class:`threadpoolctl.ThreadpoolController`, rebuilt only when new modules were imported.
 
-    Building a controller scans every loaded shared library (~9 ms here); a method that
-    enters :func:`single_thread_blas` once per inner solve paid that scan each time.  A
-    native library is loaded by an import, so the scan is repeated when ``sys.modules``
-    has grown since the last one.
+    Building a controller scans every loaded shared library, which a method entering
+    :func:`single_thread_blas` once per inner solve cannot afford each time.  A native
+    library is loaded by an import, so the scan is repeated when ``sys.modules`` has grown
+    since the last one.
+
+    Returns
+    -------
+    threadpoolctl.ThreadpoolController
+        The controller of the libraries loaded now.
     """
     n_modules = len(sys.modules)
     if _controller["ctl"] is None or _controller["n_modules"] != n_modules:

@@ -31,7 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, _kernels_nca, _kernels_select, _kernels_soft, _torch_backend
 from ._config import get_config
 
 __all__ = [
@@ -49,10 +49,8 @@ __all__ = [
     "row_log_softmax",
     "entropy_from_log",
     "soft_margins",
-    "sqeuclidean_soft_margin_sum",
     "nca_terms",
     "hard_margin_vectors",
-    "margin_vectors",
     "indexed_distances",
     "coef_phi_rows",
     "on_gpu",
@@ -69,20 +67,49 @@ METRICS = {"manhattan": _kernels.L1, "l1": _kernels.L1, "sqeuclidean": _kernels.
 Neighbors = namedtuple("Neighbors", ["hit_idx", "hit_dist", "miss_idx", "miss_dist"])
 Neighbors.__doc__ = """k nearest hits and misses of each sample, sorted by distance.
 
-``hit_idx``/``miss_idx`` are ``(n, k)`` integer arrays (``-1`` where fewer than k
-exist), ``hit_dist``/``miss_dist`` the matching weighted distances (``inf`` there)."""
+Parameters
+----------
+hit_idx : ndarray of shape (n, k), int64
+    The nearest hits (``-1`` where fewer than k exist).
+hit_dist : ndarray of shape (n, k)
+    Their weighted distances (``inf`` where missing).
+miss_idx : ndarray of shape (n, k), int64
+    The nearest misses (``-1`` where fewer than k exist).
+miss_dist : ndarray of shape (n, k)
+    Their weighted distances (``inf`` where missing).
+"""
 
 SoftMargins = namedtuple("SoftMargins", ["z", "hit_entropy", "miss_entropy", "log_hit_mass", "log_miss_mass"])
 SoftMargins.__doc__ = """Result of :func:`soft_margins`.
 
-``z``: ``(d,)`` sum of the (sample-weighted) margin vectors, or ``(n, d)`` per sample;
-``hit_entropy``/``miss_entropy``: ``(n,)`` Shannon entropies of the soft hit / miss
-distributions; ``log_hit_mass``/``log_miss_mass``: ``(n,)`` ``log sum exp(-d/sigma)``
-over hits / misses (for outlier probabilities and costs)."""
+Parameters
+----------
+z : ndarray of shape (d,) or (n, d)
+    The sum of the (sample-weighted) margin vectors, or one per sample.
+hit_entropy : ndarray of shape (n,)
+    Shannon entropy of each sample's soft hit distribution.
+miss_entropy : ndarray of shape (n,)
+    Shannon entropy of each sample's soft miss distribution.
+log_hit_mass : ndarray of shape (n,)
+    ``log sum exp(-d/sigma)`` over the hits (for outlier probabilities and costs).
+log_miss_mass : ndarray of shape (n,)
+    ``log sum exp(-d/sigma)`` over the misses.
+"""
 
 
 def metric_code(metric):
-    """Map a metric name to the kernel code, with a clear error for unknown names."""
+    """Map a metric name to the kernel code, with a clear error for unknown names.
+
+    Parameters
+    ----------
+    metric : str
+        A key of :data:`METRICS`.
+
+    Returns
+    -------
+    int
+        ``_kernels.L1`` or ``_kernels.L2SQ``.
+    """
     try:
         return METRICS[metric]
     except (KeyError, TypeError):
@@ -113,10 +140,12 @@ def tie_tolerance(A, metric):
     A : ndarray of shape (n, d)
         Data scaled for the metric (:func:`scale_for_metric`).
     metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
 
     Returns
     -------
     ndarray of shape (n,), float64
+        ``T``; zeros for integer data (exact distances).
     """
     A = np.asarray(A)
     if A.dtype.kind != "f":  # integer data (genotype codes): exact distances, no rounding
@@ -134,6 +163,20 @@ def scale_for_metric(X, w, metric):
     weights are zero (``_support_columns``) (sparse solutions of I-M4E, LH-RELIEF, SQP-FW, MDM...) their columns
     are dropped, so the distance kernels only touch the features that count.  The result
     is therefore for distances only.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        The data.
+    w : array-like of shape (d,) or None
+        Non-negative feature weights (``None``: ``X`` as float, unscaled).
+    metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
+
+    Returns
+    -------
+    ndarray of shape (n, d_support), C-contiguous
+        ``w * X`` (L1) or ``sqrt(w) * X`` (L2sq), on the support of ``w`` when it is sparse.
     """
     X = _as_float(X)
     if w is None:
@@ -165,7 +208,13 @@ def _rows_per_chunk(n_cols, itemsize, working_memory=None, n_arrays=3):
 
 
 def on_gpu():
-    """Whether the engine computes on a GPU (``set_config(device=...)`` other than ``"cpu"``)."""
+    """Whether the engine computes on a GPU (``set_config(device=...)`` other than ``"cpu"``).
+
+    Returns
+    -------
+    bool
+        The configured device is not ``"cpu"``.
+    """
     return get_config()["device"] != "cpu"
 
 
@@ -174,8 +223,6 @@ def _pairwise_scaled(A, B, phi):
     A = np.ascontiguousarray(A, dtype=dtype)
     B = np.ascontiguousarray(B, dtype=dtype)
     if on_gpu() and A.shape[0] and B.shape[0]:
-        from . import _torch_backend
-
         return _torch_backend.pairwise_phi(A, B, phi, get_config()["device"])
     out = np.empty((A.shape[0], B.shape[0]), dtype=dtype)
     if A.shape[0] and B.shape[0]:
@@ -186,14 +233,26 @@ def _pairwise_scaled(A, B, phi):
 def coef_phi_rows(A, B, P, phi):
     """``out[i] = sum_j P[i, j] phi(A[i] - B[j])`` on the configured device.
 
-    ``phi`` is ``kernels.L1`` (``|.|``, the Manhattan terms) or ``kernels.L2SQ`` (squared
-    differences); ``A`` (n_a, d), ``B`` (n_b, d) and ``P`` (n_a, n_b) give ``out`` (n_a, d): per
-    row of ``A``, the coefficient-weighted per-feature differences to the rows of ``B`` (margin
-    vectors, pair moments).
+    Per row of ``A``, the coefficient-weighted per-feature differences to the rows of ``B``
+    (margin vectors, pair moments).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_a, d)
+        The rows.
+    B : ndarray of shape (n_b, d)
+        The other rows.
+    P : ndarray of shape (n_a, n_b)
+        The coefficients (zeros are skipped).
+    phi : int
+        ``kernels.L1`` (``|.|``, the Manhattan terms) or ``kernels.L2SQ`` (squared differences).
+
+    Returns
+    -------
+    ndarray of shape (n_a, d)
+        ``out``, of ``A``'s dtype.
     """
     if on_gpu():
-        from . import _torch_backend
-
         return _torch_backend.coef_phi_rows(A, B, P, phi, get_config()["device"])
     out = np.empty((A.shape[0], A.shape[1]), dtype=A.dtype)
     _kernels.coef_phi_rows(A, B, P, phi, out)
@@ -206,15 +265,17 @@ def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None
     Parameters
     ----------
     XA : ndarray of shape (na, d)
+        The rows of the matrix.
     XB : ndarray of shape (nb, d), default=None
-        ``None`` means ``XA`` (distances within one set).
+        The columns; ``None`` means ``XA`` (distances within one set).
     w : ndarray of shape (d,), default=None
         Non-negative feature weights; ``None`` means all ones.
     metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
     working_memory : float, default=None
-        MiB budget for one block (times ``n_arrays``, the number of block-sized
-        arrays the caller builds from it); ``None`` takes the global configuration.
+        MiB budget for one block (times ``n_arrays``); ``None`` takes the global configuration.
     n_arrays : int, default=1
+        The number of block-sized arrays the caller builds from each block.
 
     Yields
     ------
@@ -239,6 +300,22 @@ def weighted_distances(XA, XB=None, w=None, metric="manhattan"):
     """Full weighted distance matrix ``D[i, j] = w . phi(XA[i] - XB[j])``.
 
     Use :func:`distance_chunks` when ``na x nb`` may not fit in memory.
+
+    Parameters
+    ----------
+    XA : ndarray of shape (na, d)
+        The rows of the matrix.
+    XB : ndarray of shape (nb, d), default=None
+        The columns; ``None`` means ``XA``.
+    w : ndarray of shape (d,), default=None
+        Non-negative feature weights; ``None`` means all ones.
+    metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
+
+    Returns
+    -------
+    ndarray of shape (na, nb)
+        ``D``.
     """
     phi = metric_code(metric)
     A = scale_for_metric(XA, w, metric)
@@ -273,14 +350,19 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        The samples.
     y : ndarray of shape (n,)
         Integer class codes.
     w : ndarray of shape (d,), default=None
         Feature weights of the distance (``None``: unweighted).
-    n_neighbors : int
+    n_neighbors : int, default=1
+        ``k``, the hits and the misses listed per query.
     metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
     rows : ndarray of int, default=None
         Query only these samples (e.g. Relief's sampled instances); ``None``: all.
+    working_memory : float, default=None
+        MiB budget for one block of distances; ``None`` takes the global configuration.
 
     Returns
     -------
@@ -306,8 +388,8 @@ def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=No
     for s, e, D in distance_chunks(B, None, None, metric, working_memory) if every_row else \
             distance_chunks(B[rows], B, None, metric, working_memory):
         r = rows[s:e]
-        _kernels.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e], miss_idx[s:e],
-                                    miss_dist[s:e])
+        _kernels_select.select_hits_misses(D, r, codes[r], codes, k, T[r], T, hit_idx[s:e], hit_dist[s:e],
+                                           miss_idx[s:e], miss_dist[s:e])
     return Neighbors(hit_idx, hit_dist, miss_idx, miss_dist)
 
 
@@ -320,11 +402,35 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
     they are searched in ``(XB, yB)`` (queries against a training set; ``y`` may be
     ``None``).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The queries (and, with ``XB=None``, the candidates).
+    y : ndarray of shape (n,) or None
+        Integer class codes of ``X`` (needed when ``XB`` is ``None``).
+    w : ndarray of shape (d,), default=None
+        Feature weights of the distance (``None``: unweighted).
+    n_neighbors : int, default=1
+        ``k``, the neighbours listed per class.
+    metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
+    n_classes : int, default=None
+        The number of classes (default: the largest code plus one).
+    XB : ndarray of shape (nb, d), default=None
+        The candidates, if not ``X``.
+    yB : ndarray of shape (nb,), default=None
+        Integer class codes of ``XB``.
+    rows : ndarray of int, default=None
+        With ``XB=None``: query only these samples.
+    working_memory : float, default=None
+        MiB budget for one block of distances; ``None`` takes the global configuration.
+
     Returns
     -------
     idx : ndarray of shape (n, n_classes, k)
         Column indices sorted by distance (``-1`` where a class has fewer than k).
     dist : ndarray of shape (n, n_classes, k)
+        Their distances (``inf`` where missing).
     """
     self_search = XB is None
     codes_cols = _codes(y if self_search else yB)
@@ -353,8 +459,8 @@ def nearest_by_class(X, y, w=None, n_neighbors=1, metric="manhattan", n_classes=
     dist = np.empty((n, n_classes, k), Xq.dtype)
     codes_rows = np.zeros(n, np.int64)
     for s, e, D in distance_chunks(A, None if every_row else B, None, metric, working_memory):
-        _kernels.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e], T_cols,
-                                  idx[s:e], dist[s:e])
+        _kernels_select.select_neighbors(D, self_cols[s:e], codes_rows[s:e], codes_cols, n_classes, k, T_rows[s:e],
+                                         T_cols, idx[s:e], dist[s:e])
     return idx, dist
 
 
@@ -366,6 +472,7 @@ def select_nearest(D, n_neighbors, T_rows, T_cols):
     D : ndarray of shape (nq, n)
         Distances (each computed as one sum over the features, as the engine's kernels do).
     n_neighbors : int
+        ``k``.
     T_rows, T_cols : ndarray of shape (nq,) and (n,)
         The rows' and columns' :func:`tie_tolerance` on the data the distances come from.
 
@@ -375,14 +482,15 @@ def select_nearest(D, n_neighbors, T_rows, T_cols):
         Column indices sorted by distance, equal distances by the lower index (``-1`` where
         a row has fewer than k columns).
     dist : ndarray of shape (nq, k)
+        Their distances (``inf`` where missing).
     """
     nq, n = D.shape
     k = int(n_neighbors)
     idx = np.empty((nq, 1, k), np.int64)
     dist = np.empty((nq, 1, k), D.dtype)
-    _kernels.select_neighbors(np.ascontiguousarray(D), np.full(nq, -1, np.int64), np.zeros(nq, np.int64),
-                              np.zeros(n, np.int64), 1, k, np.ascontiguousarray(T_rows, dtype=np.float64),
-                              np.ascontiguousarray(T_cols, dtype=np.float64), idx, dist)
+    _kernels_select.select_neighbors(np.ascontiguousarray(D), np.full(nq, -1, np.int64), np.zeros(nq, np.int64),
+                                     np.zeros(n, np.int64), 1, k, np.ascontiguousarray(T_rows, dtype=np.float64),
+                                     np.ascontiguousarray(T_cols, dtype=np.float64), idx, dist)
     return idx[:, 0], dist[:, 0]
 
 
@@ -392,12 +500,17 @@ def nearest(X_query, X, w=None, n_neighbors=1, metric="manhattan", working_memor
     Parameters
     ----------
     X_query : ndarray of shape (nq, d)
+        The queries.
     X : ndarray of shape (n, d)
         The candidates (a training set).
     w : ndarray of shape (d,), default=None
         Feature weights of the distance (``None``: unweighted).
-    n_neighbors : int
+    n_neighbors : int, default=1
+        ``k``.
     metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
+    working_memory : float, default=None
+        MiB budget for one block of distances; ``None`` takes the global configuration.
 
     Returns
     -------
@@ -405,6 +518,7 @@ def nearest(X_query, X, w=None, n_neighbors=1, metric="manhattan", working_memor
         Row indices of ``X`` sorted by distance, equal distances (the tie rule of the
         module docstring) by the lower index; ``-1`` where ``X`` has fewer than k rows.
     dist : ndarray of shape (nq, k)
+        Their distances (``inf`` where missing).
     """
     n = np.asarray(X).shape[0]
     idx, dist = nearest_by_class(X_query, None, w, n_neighbors, metric, n_classes=1, XB=X,
@@ -422,9 +536,25 @@ def soft_neighbor_log_probabilities(D, codes_rows, codes_cols, sigma, row_offset
     down to 1e-8 and below: the nearest hit (miss) gets probability one when the gaps
     dwarf ``sigma``.
 
+    Parameters
+    ----------
+    D : ndarray of shape (n_rows, n_cols)
+        A block of distances.
+    codes_rows : ndarray of shape (n_rows,)
+        Integer class codes of the rows.
+    codes_cols : ndarray of shape (n_cols,)
+        Integer class codes of the columns.
+    sigma : float
+        Kernel width, ``> 0``.
+    row_offset : int, default=0
+        Row ``r`` is the sample of column ``row_offset + r``.
+    exclude_self : bool, default=True
+        Leave each row's own sample out of its hits and misses.
+
     Returns
     -------
     log_alpha, log_beta : ndarray of shape D.shape
+        Log-probabilities of the hits and of the misses (``-inf`` elsewhere).
     log_hit_mass, log_miss_mass : ndarray of shape (D.shape[0],)
         ``logsumexp(-D/sigma)`` over hits and over misses (``-inf`` where none).
     """
@@ -502,8 +632,6 @@ def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, 
     log-masses and entropies; on the configured device (compiled kernels, or PyTorch)."""
     phi = metric_code(metric)
     if on_gpu():
-        from . import _torch_backend
-
         Xs = scale_for_metric(X, w, metric)
         n = Xs.shape[0]
         step = _rows_per_chunk(n, 8, working_memory, n_arrays=6)
@@ -515,7 +643,7 @@ def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, 
         return
     for s, e, D in distance_chunks(X, None, w, metric, working_memory, n_arrays=6):
         P = np.empty(D.shape, dtype=np.float64)
-        _kernels.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
+        _kernels_soft.soft_coefficients(np.ascontiguousarray(D, dtype=np.float64), codes[s:e], codes, s, 1.0 / sigma, P,
                                    lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
         yield s, e, coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, np.ascontiguousarray(P, dtype=Zd.dtype), phi)
 
@@ -530,6 +658,7 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        The samples.
     y : ndarray of shape (n,)
         Integer class codes.
     w : ndarray of shape (d,)
@@ -537,6 +666,7 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     sigma : float
         Kernel width, ``> 0``.
     metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
     sample_weight : None, ndarray of shape (n,) or callable
         Weight of each ``z_n`` in the sum.  A callable receives
         ``(log_hit_mass, log_miss_mass)`` of a row block and returns its weights (this is
@@ -546,10 +676,13 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     Z : ndarray of shape (n, d), default=None
         The data the ``phi`` differences are taken on, if not ``X`` (e.g. ReliefF's
         range-normalised data).  Distances always use ``X``.
+    working_memory : float, default=None
+        MiB budget for one block of distances; ``None`` takes the global configuration.
 
     Returns
     -------
     SoftMargins
+        The margin vectors, entropies and log-masses.
     """
     if not sigma > 0:
         raise ValueError(f"sigma must be > 0, got {sigma!r}")
@@ -574,108 +707,6 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     return SoftMargins(z, ent_h, ent_m, lh, lm)
 
 
-# sqeuclidean_soft_margin_sum: a soft-neighbour coefficient below exp(-41.4) = 1e-18 of the
-# largest of its group (hits or misses of the row) is dropped
-_DROP_LOGIT = 41.4465
-
-
-def sqeuclidean_soft_margin_sum(X, y, w, sigma=1.0, sample_weight=None, working_memory=None):
-    """``sum_n s_n z_n`` for the squared Euclidean metric, through BLAS matrix products.
-
-    The same quantity as ``soft_margins(X, y, w, sigma, "sqeuclidean",
-    sample_weight=s).z`` (kernel-soft hits and misses, I-M4E eqs. 5-7, NCA's eq. 5),
-    computed for ``phi(a) = a**2`` with two matrix products per row block instead of
-    compiled pair loops:
-
-    * distances ``D = ||a_i||^2 + ||a_j||^2 - 2 a_i . a_j`` on ``A = X sqrt(w)``
-      (clipped at 0; the rounding error is ``~eps ||a||^2``, as in scikit-learn's NCA);
-    * with ``C`` the block's signed coefficients (``beta`` on misses, ``-alpha`` on
-      hits, rows scaled by ``s``), ``sum_ij C_ij (x_i - x_j)**2 = r . X_b**2 + c . X**2
-      - 2 colsum(X_b * (C X))``, ``r`` / ``c`` the row / column sums of ``C``.  Soft
-      hit (miss) probabilities below ``1e-18`` of the row's largest hit (miss) one are
-      dropped (a relative change below ``n 1e-18``, under the rounding of the sums);
-      when three quarters are, the coefficients are built in CSR form without
-      exponentiating the rest and ``C X`` is a sparse product (with nearly hard
-      neighbours, as NCA's on many features, 97-99 % are dropped).
-
-    Memory: ``O(block x n + n d)`` (the block height follows ``working_memory``), never
-    ``n x n x d``.  Float32 ``X`` runs the matrix products in float32 (the coefficients
-    and sums stay float64).  CPU only (on a GPU device use :func:`soft_margins`).
-
-    Returns
-    -------
-    SoftMargins
-        ``z`` of shape ``(d,)``; entropies and log-masses as :func:`soft_margins`.
-    """
-    if not sigma > 0:
-        raise ValueError(f"sigma must be > 0, got {sigma!r}")
-    X = _as_float(X)
-    codes = _codes(y)
-    n, d = X.shape
-    w = np.asarray(w, dtype=np.float64)
-    if np.any(w < 0):
-        raise ValueError("feature weights must be non-negative")
-    # translation changes no difference; centring keeps the expanded squares small
-    X = np.ascontiguousarray(X - X.mean(axis=0, dtype=np.float64).astype(X.dtype))
-    Xd, sw_scale = _support_columns(X, np.sqrt(w).astype(X.dtype))
-    A = np.ascontiguousarray(Xd * sw_scale)
-    sq = np.einsum("ij,ij->i", A, A, dtype=np.float64)
-    X2 = X * X
-    ent_h = np.empty(n)
-    ent_m = np.empty(n)
-    lh = np.empty(n)
-    lm = np.empty(n)
-    z = np.zeros(d)
-    colsum = np.zeros(n)
-    step = _rows_per_chunk(n, 8, working_memory, n_arrays=4)
-    for s in range(0, n, step):
-        e = min(n, s + step)
-        G = A[s:e] @ A.T
-        D = np.multiply(G, -2.0, dtype=np.float64)
-        D += sq[s:e, None]
-        D += sq[None, :]
-        np.maximum(D, 0.0, out=D)
-        del G
-        nb = e - s
-        mh = np.empty(nb)
-        mm = np.empty(nb)
-        counts = np.empty(nb, np.int64)
-        _kernels.soft_coefficient_counts(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, counts)
-        if counts.sum() < 0.25 * D.size:
-            # nearly hard neighbourhoods (NCA on many features: 97-99 % of the coefficients
-            # below 1e-18 of their row's largest): CSR coefficients, a sparse product
-            from scipy import sparse
-
-            indptr = np.zeros(nb + 1, np.int64)
-            np.cumsum(counts, out=indptr[1:])
-            indices = np.empty(indptr[-1], np.int64)
-            data = np.empty(indptr[-1])
-            _kernels.soft_coefficients_sparse(D, codes[s:e], codes, s, 1.0 / sigma, _DROP_LOGIT, mh, mm, indptr,
-                                              indices, data, lh[s:e], lm[s:e], ent_h[s:e], ent_m[s:e])
-            del D
-            P = sparse.csr_matrix((data, indices, indptr), shape=(nb, n))
-            if sample_weight is not None:
-                sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
-                P = sparse.diags(np.asarray(sw, dtype=np.float64)) @ P
-            r = np.asarray(P.sum(axis=1)).ravel()
-            colsum += np.asarray(P.sum(axis=0)).ravel()
-            CX = P.astype(X.dtype) @ X
-        else:
-            P = np.empty(D.shape, dtype=np.float64)
-            _kernels.soft_coefficients(D, codes[s:e], codes, s, 1.0 / sigma, P, lh[s:e], lm[s:e], ent_h[s:e],
-                                       ent_m[s:e])
-            del D
-            if sample_weight is not None:
-                sw = sample_weight(lh[s:e], lm[s:e]) if callable(sample_weight) else np.asarray(sample_weight)[s:e]
-                P *= np.asarray(sw, dtype=np.float64)[:, None]
-            r = P.sum(axis=1)
-            colsum += P.sum(axis=0)
-            CX = P.astype(X.dtype, copy=False) @ X
-        z += r @ X2[s:e] - 2.0 * np.einsum("ij,ij->j", X[s:e], np.asarray(CX), dtype=np.float64)
-    z += colsum @ X2
-    return SoftMargins(z, ent_h, ent_m, lh, lm)
-
-
 def nca_terms(X, y, w, working_memory=None, centred=False):
     """Stochastic nearest-neighbour probabilities ``p_i`` and the gradient of ``sum_i p_i``
     in the weights of a squared Euclidean metric (NCA with a diagonal metric), by BLAS.
@@ -689,13 +720,27 @@ def nca_terms(X, y, w, working_memory=None, centred=False):
     of ``C`` sum to 0, so ``sum_ij C_ij (x_i - x_j)**2 = c . X**2 - 2 colsum(X_b * (C X))``
     with ``c`` the column sums of ``C`` (a second BLAS product).  ``4 n^2 d`` flops,
     ``O(block x n + n d)`` memory; float32 ``X`` runs the products and ``C`` in float32 (the
-    sums of each row in float64).  CPU only.  ``centred=True`` skips the centring (a pass
-    over ``X`` per call) for data whose columns are already centred.
+    sums of each row in float64).  CPU only.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The samples.
+    y : ndarray of shape (n,)
+        Integer class codes.
+    w : ndarray of shape (d,)
+        Non-negative weights of the squared Euclidean distance.
+    working_memory : float, default=None
+        MiB budget for one row block; ``None`` takes the global configuration.
+    centred : bool, default=False
+        The columns of ``X`` are already centred: skip the centring (a pass over ``X``).
 
     Returns
     -------
     p : ndarray of shape (n,)
+        Each sample's probability of being classified correctly.
     grad : ndarray of shape (d,), float64
+        The gradient of ``sum_i p_i`` in ``w``.
     """
     X = _as_float(X)
     codes = _codes(y)
@@ -716,9 +761,9 @@ def nca_terms(X, y, w, working_memory=None, centred=False):
     for s in range(0, n, step):
         e = min(n, s + step)
         G = A[s:e] @ A.T
-        _kernels.nca_shifted_logits(G, sq[s:e], sq, s)
+        _kernels_nca.nca_shifted_logits(G, sq[s:e], sq, s)
         np.exp(G, out=G)
-        _kernels.nca_coefficients(G, codes[s:e], codes, p[s:e])
+        _kernels_nca.nca_coefficients(G, codes[s:e], codes, p[s:e])
         colsum += G.sum(axis=0, dtype=np.float64)
         CX = G @ X
         del G
@@ -734,12 +779,32 @@ def hard_margin_vectors(X, hit_idx, miss_idx, metric="manhattan", hit_coef=None,
     ``z_n = sum_t miss_coef[n, t] phi(x_n - x_{miss_idx[n, t]})
     - sum_t hit_coef[n, t] phi(x_n - x_{hit_idx[n, t]})``; the coefficients default to
     ``1/k`` (the mean over the k nearest).  Pass ``idx[:, k-1:k]`` for the k-th
-    neighbour only.  Entries of ``-1`` are skipped.  With ``rows``, row ``t`` of the
-    index arrays belongs to the query sample ``rows[t]`` (repeats allowed).
+    neighbour only.  Entries of ``-1`` are skipped.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The samples.
+    hit_idx : ndarray of shape (n_queries, k_h)
+        Each query's hits (``-1``: none).
+    miss_idx : ndarray of shape (n_queries, k_m)
+        Each query's misses (``-1``: none).
+    metric : {"manhattan", "sqeuclidean"}
+        The distance: ``phi(a) = |a|`` or ``a**2``.
+    hit_coef : ndarray of shape (n_queries, k_h), default=None
+        The hits' coefficients (default ``1 / k_h``).
+    miss_coef : ndarray of shape (n_queries, k_m), default=None
+        The misses' coefficients (default ``1 / k_m``).
+    per_sample : bool, default=False
+        Return one margin vector per query instead of their sum.
+    rows : array-like of int, default=None
+        Row ``t`` of the index arrays belongs to the sample ``rows[t]`` (repeats allowed);
+        ``None``: to sample ``t``.
 
     Returns
     -------
-    ndarray of shape (d,) (the sum over queries) or (n_queries, d) with ``per_sample``.
+    ndarray of shape (d,) or (n_queries, d)
+        The sum over queries, or each query's ``z_n`` with ``per_sample``.
     """
     X = _as_float(X)
     phi = metric_code(metric)
@@ -757,42 +822,30 @@ def hard_margin_vectors(X, hit_idx, miss_idx, metric="manhattan", hit_coef=None,
     return out if per_sample else out.sum(axis=0)
 
 
-def margin_vectors(X, y, w=None, metric="manhattan", mode="nearest", n_neighbors=1, sigma=None,
-                   per_sample=False, working_memory=None):
-    """Margin vectors under the weights ``w``, for the common neighbour definitions.
-
-    Parameters
-    ----------
-    mode : {"nearest", "kth", "soft"}
-        ``"nearest"``: mean over the ``n_neighbors`` nearest hits and misses;
-        ``"kth"``: the ``n_neighbors``-th nearest hit and miss only;
-        ``"soft"``: kernel-soft neighbours of width ``sigma`` (:func:`soft_margins`).
-
-    Returns
-    -------
-    ndarray of shape (d,) (summed over samples) or (n, d) with ``per_sample``.
-    """
-    if mode == "soft":
-        if sigma is None:
-            raise ValueError("mode='soft' needs sigma")
-        d = np.asarray(X).shape[1]
-        return soft_margins(X, y, np.ones(d) if w is None else w, sigma, metric, per_sample=per_sample,
-                            working_memory=working_memory).z
-    nb = nearest_hits_misses(X, y, w, n_neighbors, metric, working_memory)
-    if mode == "nearest":
-        return hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, metric, per_sample=per_sample)
-    if mode == "kth":
-        return hard_margin_vectors(X, nb.hit_idx[:, -1:], nb.miss_idx[:, -1:], metric, per_sample=per_sample)
-    raise ValueError(f"mode must be 'nearest', 'kth' or 'soft', got {mode!r}")
-
-
 def indexed_distances(X, idx, v=None, metric="sqeuclidean", rows=None):
     """``D[t, s] = v . phi(X[rows[t]] - X[idx[t, s]])`` for listed candidate pairs.
 
     Unlike :func:`weighted_distances`, ``v`` may be any real vector (e.g. the step
     direction of an active-set method), and only the ``(n_rows, k)`` listed pairs are
     computed (no ``n x n`` matrix).  Entries of ``idx`` equal to ``-1`` give 0.
-    (Added for SQP-FW.)
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        The samples.
+    idx : ndarray of shape (n_rows, k)
+        The candidates of each row (``-1``: none).
+    v : ndarray of shape (d,), default=None
+        Any real feature vector (default: all ones).
+    metric : {"manhattan", "sqeuclidean"}, default="sqeuclidean"
+        The distance: ``phi(a) = |a|`` or ``a**2``.
+    rows : array-like of int, default=None
+        The sample of each row of ``idx`` (default: row ``t`` is sample ``t``).
+
+    Returns
+    -------
+    ndarray of shape (n_rows, k), float64
+        ``D``.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     idx = np.ascontiguousarray(idx, dtype=np.int64)
