@@ -87,9 +87,9 @@ def test_use_scheduler_without_address_runs_locally(monkeypatch):
 def test_unreachable_scheduler_is_one_line_exit_2(tmp_path, capsys, monkeypatch, write_expression_csv):
     pytest.importorskip("distributed")
     from knnweights.cli import main
-    from knnweights.evaluation import distributed
+    from knnweights.engine import _dask
 
-    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(_dask, "CONNECT_TIMEOUT", 1.0)
 
     path = tmp_path / "genes.csv"
     write_expression_csv(path, n=30, d=20)
