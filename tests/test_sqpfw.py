@@ -240,14 +240,11 @@ def test_recovers_relevant_features():
     assert w[[2, 7]].sum() > 0.8
 
 
-def test_constant_feature_gets_zero_and_select_theta():
+def test_constant_feature_gets_zero():
     X, y = _data(n=60, d=4, seed=9)
     X = np.column_stack([X, np.full(60, 3.0)])
     w = SQPFW(theta=1.0).fit(X, y).feature_importances_
     assert w[-1] == 0 and w.sum() == pytest.approx(1.0)
-    thetas = np.logspace(-3, 2, 20)
-    best, errors, path = SQPFW.select_theta(X[:40], y[:40], X[40:], y[40:], thetas=thetas)
-    assert best in thetas and errors.shape == (20,) and errors[thetas == best][0] == errors.min()
 
 
 def test_bad_parameters():

@@ -10,7 +10,7 @@ from .._solvers.mdm_lp import duplicate_conflicts, solve_mdm
 from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_work
 
-__all__ = ["MDM", "select_C"]
+__all__ = ["MDM"]
 
 #: ``lazy="auto"`` solves the full LP up to this many pairs ``n (n - 1) / 2`` (lazy was
 #: faster already at n = 200: 0.3 s vs 2.7 s, see benchmarks/bench_mdm.py)
@@ -84,8 +84,8 @@ class MDM(BaseWeighter):
         ``C >= 1`` soft MDM has the hard optimum (``(w, r + max xi)`` is hard-feasible
         and ``r + max xi <= r + C sum xi``), so the soft form differs from the hard one
         only for ``C < 1``.  The paper's text available to us does not say how C was
-        chosen; :func:`select_C` chooses it by stratified internal cross-validation
-        over ``10**-3 .. 10**0``.
+        chosen; :func:`knnweights.evaluation.model_selection.select_C` chooses it by
+        stratified internal cross-validation over ``10**-3 .. 10**0``.
     lazy : {"auto", True, False}, default="auto"
         Constraint generation (``True``) or the full LP (``False``); ``"auto"`` uses the
         full LP up to 1 000 sample pairs (n <= 45) and constraint generation above.
@@ -311,44 +311,3 @@ class MDM(BaseWeighter):
 def _auto_n_add(n):
     """``n_add="auto"``: about 1 600 pairs per round for small ``n``, 3 per sample and kind from ``n = 267`` on."""
     return int(min(max(n - 1, 1), max(3, 800 // max(n, 1))))
-
-
-def select_C(X, y, Cs=None, cv=5, n_neighbors=1, scoring="accuracy", n_jobs=None, random_state=None, **mdm_params):
-    """Choose soft MDM's ``C`` by stratified internal cross-validation of a weighted kNN.
-
-    The MDM text available to us does not describe how the paper chose ``C``; this is
-    the usual protocol: a grid ``Cs`` (default 7 values log-spaced from ``10**-3`` to
-    ``1``; any ``C >= 1`` gives the hard-MDM optimum, so larger values add nothing), each
-    scored by the accuracy of ``WeightedKNN(MDM(soft=True, C=C), n_neighbors)`` under
-    ``StratifiedKFold(cv, shuffle=True, random_state)``; ties go to the smaller ``C``.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
-    Cs : sequence of float, default=None
-    cv : int, default=5
-    n_neighbors : int, default=1
-    scoring : str, default="accuracy"
-    n_jobs : int, default=None
-    random_state : int, RandomState or None
-    **mdm_params
-        Other :class:`MDM` parameters (``lazy``, ``tol``, ...).
-
-    Returns
-    -------
-    best_C : float
-    search : fitted ``GridSearchCV`` (``cv_results_`` per ``C``; ``best_estimator_`` is
-        the weighted kNN refitted on all of ``X`` with ``best_C``).
-    """
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-
-    from ..classifiers import WeightedKNN
-
-    Cs = np.logspace(-3, 0, 7) if Cs is None else np.asarray(Cs, dtype=float)
-    model = WeightedKNN(MDM(soft=True, **mdm_params), n_neighbors=n_neighbors)
-    folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
-    search = GridSearchCV(model, {"weighter__C": list(np.sort(Cs))}, cv=folds, scoring=scoring, n_jobs=n_jobs)
-    search.fit(X, y)
-    return float(search.best_params_["weighter__C"]), search
-

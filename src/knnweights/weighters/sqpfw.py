@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
+from .._solvers.active_set import SQPFWPath, sqpfw_active_set, sqpfw_path
 from ..utils import Interval, StrOptions, validate_params
 from ._base import BaseWeighter, warn_max_iter, warn_max_work
 
@@ -295,57 +295,3 @@ class SQPFW(BaseWeighter):
             W = np.zeros((len(p.thetas_), d))
             W[:, active] = p.weights_
         return SQPFWPath(p.thetas_, W, p.n_steps_, theta_max, p.stop_reason_)
-
-    @classmethod
-    def select_theta(cls, X_train, y_train, X_val, y_val, thetas=None, n_neighbors=1, **params):
-        """Choose theta by validation error of the weighted kNN along the path.
-
-        One path (:meth:`path`) on the training part gives the weights at every theta, so
-        the grid costs one fit rather than one per value.  The kNN is
-        :func:`knnweights.classifiers.predict_weighted_knn` (squared Euclidean distance under
-        the weights; equally distant neighbours go to the lower class).
-
-        Parameters
-        ----------
-        X_train : array-like of shape (n_train, n_features)
-            Training samples the path is fitted on.
-        y_train : array-like of shape (n_train,)
-            Their class labels.
-        X_val : array-like of shape (n_val, n_features)
-            Validation samples the weighted kNN is scored on.
-        y_val : array-like of shape (n_val,)
-            Their class labels.
-        thetas : array-like, default=None
-            Candidate values; ``None``: the paper's 100 log-spaced values in ``[1e-3, 100]``.
-        n_neighbors : int, default=1
-            Neighbours of the weighted kNN vote (squared Euclidean distance under the weights).
-        **params : dict
-            Further parameters of the estimator (e.g. ``kappa``) used for the path.
-
-        Returns
-        -------
-        best_theta : float
-            The value of smallest validation error; ties go to the earliest in ``thetas``
-            (the smallest theta for an increasing grid).
-        errors : ndarray of shape (n_thetas,)
-            Validation error rate at each theta of ``thetas``.
-        path : SQPFWPath
-            The fitted path (see :meth:`path`).
-        """
-        from ..classifiers import predict_weighted_knn  # classifiers import the weighters' helpers
-
-        thetas = np.logspace(-3, 2, 100) if thetas is None else np.asarray(thetas, dtype=np.float64)
-        est = cls(**params)
-        p = est.path(X_train, y_train, thetas)
-        classes = est.classes_
-        yt = np.searchsorted(classes, np.asarray(y_train))
-        W = p(thetas)
-        errors = np.empty(len(thetas))
-        Xt, Xv = np.asarray(X_train, dtype=np.float64), np.asarray(X_val, dtype=np.float64)
-        yv = np.asarray(y_val)
-        for t, w in enumerate(W):
-            errors[t] = np.mean(predict_weighted_knn(Xt, yt, Xv, w, n_neighbors, len(classes), classes) != yv)
-        return float(thetas[int(np.argmin(errors))]), errors, p
-
-
-_ = project_simplex  # re-exported for users of the fixed-TN closed form
