@@ -22,9 +22,9 @@ from sklearn.utils.multiclass import type_of_target
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine.neighbors import on_gpu as _on_gpu
-from ..significance import PairMoments, bh_qvalues
 from ..utils import validate_params
 from ._base import validate_continuous_fit_data
+from ._relief_pvalues import PairMoments, bh_qvalues
 
 __all__ = ["ReliefTargetMixin", "is_continuous_target", "rrelieff_scores", "radius_regression_scores",
            "TARGET_DOC", "PVALUES_DOC"]
