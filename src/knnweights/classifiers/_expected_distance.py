@@ -4,10 +4,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..engine.neighbors import distance_chunks
 from ..utils import HasMethods, Interval
+from ..weighters._validation import validate_query_data
 from ._base import validate_training_set
 
 __all__ = ["ExpectedDistanceClassifier", "expected_class_distances"]
@@ -155,7 +156,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             Expected weighted distance of each query to each class of ``classes_``.
         """
         check_is_fitted(self, "X_fit_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_query_data(self, X, dtype=np.float64)
         out = np.empty((X.shape[0], len(self.classes_)))
         for s, e, D in distance_chunks(X, self.X_fit_, self.weights_, "manhattan", n_arrays=3):
             out[s:e] = expected_class_distances(D, self._codes, len(self.classes_), float(self.sigma))

@@ -9,20 +9,23 @@ Besides the weighters, the contract's pieces other packages use: :class:`BaseWei
 :data:`CONTINUOUS_TARGET_METHODS` (the names of the weighters that accept one).
 """
 
-from ._base import CONTINUOUS_TARGET_METHODS, BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
-from ._relief_regression import is_continuous_target
+from ._base import BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
+from ._validation import CONTINUOUS_TARGET_METHODS, is_continuous_target
 from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
 from .im4e import IM4E
+from .irelief import IRelief
 from .lhrelief import LHRelief
 from .logo import Logo
 from .mdm import MDM
 from .mlkr import MLKRDiagonal
+from .mulrel import MulRel
 from .nca import NCADiagonal
-from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
+from .relief import Relief, ReliefF
 from .sbmlr import SBMLR
 from .simba import GFlip, Simba
 from .sqpfw import SQPFW
+from .surf import SURF, MultiSURF
 
 __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",

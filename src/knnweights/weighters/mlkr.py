@@ -14,7 +14,8 @@ from sklearn.utils import check_random_state
 
 from ..engine.neighbors import distance_chunks
 from ..utils import validate_params
-from ._base import BaseWeighter, validate_continuous_fit_data, warn_max_iter
+from ._base import BaseWeighter, warn_max_iter
+from ._validation import validate_continuous_fit_data
 from .nca import NCADiagonal, _multistart_lbfgsb
 
 __all__ = ["MLKRDiagonal", "mlkr_diagonal_objective"]
