@@ -130,12 +130,6 @@ class _Side:
     def reps(self):
         return np.argmax(self.state == 0, axis=1)
 
-    def n_less(self):
-        return (self.state == -1).sum(axis=1)
-
-    def n_eq(self):
-        return (self.state == 0).sum(axis=1)
-
 
 def _states_from_distances(D, valid, k, rtol):
     """States ``-1/0/+1`` relative to the k-th smallest distance of each row (ties within rtol)."""
@@ -233,14 +227,6 @@ class _Problem:
         return ok
 
     # -- linear algebra of EQP (4) ---------------------------------------------------------
-    def slacks(self, v):
-        """``(eps_{i,r_i} . v, eps_{i,s_i} . v)`` at the representatives."""
-        out = []
-        for side in (self.hit, self.miss):
-            rep = side.reps()
-            out.append(indexed_distances(self.X, side.cand[np.arange(self.n), rep][:, None], v, _METRIC)[:, 0])
-        return out
-
     def c_vector(self):
         """``c = sum_i eps_{i,h_i} - eps_{i,m_i}`` at the representatives (gradient of the TN term / theta*n)."""
         c = np.empty(self.d)

@@ -579,12 +579,6 @@ class EFW(BaseWeighter):
             del self._given_margins
 
 
-def _single(Z, W, scale):
-    """Logistic loss of one member in the (1, d) layout of :func:`projected_gradient`."""
-    loss, g = _logistic_loss_grad(Z, W[0], scale)
-    return loss, g[None, :]
-
-
 class ERelief(BaseWeighter):
     """E-Relief: the mean of RELIEF weights over subsamples (Saeys, Abeel & de Peer 2008).
 
