@@ -9,6 +9,7 @@ started from the basis an interior iterate suggests.
 import os
 import sys
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
@@ -22,18 +23,6 @@ _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolera
                   "simplex_scale_strategy": 0}
 
 
-def _highs_class():
-    """The HiGHS solver class (``highspy.Highs``).
-
-    Keeping one solver object alive between the rounds of constraint generation lets
-    HiGHS restart the dual (new rows) or primal (new columns) simplex from the last
-    optimal basis instead of solving every relaxation from scratch.
-    """
-    import highspy
-
-    return highspy.Highs
-
-
 _banner_done = False
 
 
@@ -45,7 +34,7 @@ def _new_highs(verbose=0):
     file descriptor 1 is pointed at the null device for that one call.
     """
     global _banner_done
-    cls = _highs_class()
+    cls = highspy.Highs
     if _banner_done or verbose >= 2:
         return cls()
     _banner_done = True
@@ -144,8 +133,6 @@ def _highs_vertex(A, b, c, st, time_limit=None, verbose=0):
     if h is not None:
         h.setOptionValue("simplex_strategy", 4)
     try:
-        import highspy
-
         bs = highspy.HighsBasisStatus
         col_score = st.x / st.z  # > 1: basic
         row_score = st.lam / st.s  # > 1: active

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
 
 from ..engine.linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 from .lp_highs import _highs_vertex
@@ -48,8 +49,6 @@ def _syrk(F, trans, threads=1):
     bit-identical to one thread's (``tests/test_lp_ipm.py`` checks it); the Cholesky factorisation, whose
     threaded blocking changes its rounding, stays on one thread (timings: ``benchmarks/bench_mdm.md``).
     """
-    from scipy.linalg.blas import dsyrk
-
     # F is C-ordered: F.T is its Fortran-ordered view, which dsyrk reads in place
     out, inner = (F.shape[1], F.shape[0]) if trans else F.shape
     with blas_threads_for_work(float(out) * out * inner, _SYRK_THREADED, threads):
