@@ -40,10 +40,9 @@ kernel is compiled the first time a step needs it, so a problem that never meets
 rank-deficient EQP never compiles the SVD path, and narrow data never compile the maintained
 factor; and no compiled function contains the whole solver, whose compilation would optimise
 every kernel's code once more.  The price is the interpreter between the kernels, a fixed cost per
-step (measured in benchmarks/first_fits.md).  The kernels do the same floating-point operations in the same
-order as one compiled loop would.  Callers run it under
-:func:`knnweights.engine.linalg.single_thread_blas` (the small solves oversubscribe two cores
-otherwise).
+step.  The kernels do the same floating-point operations in the same order as one compiled loop
+would.  Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the small
+solves oversubscribe the cores otherwise).
 """
 
 import numpy as np
@@ -68,8 +67,7 @@ def step_work(p, m, maint, nK, pdw):
     all-pairs matrix product counts its ``2 n^2 pdw`` at ``1 / _BLAS_SPEEDUP``, its speed
     against the loops); the multipliers of a zero step: ``m`` tie rows over the features in
     ``Z`` (or all of them), passed as ``nK = m``.  A count of the dominant terms, so that it
-    depends only on the sets the steps visit, never on the machine; benchmarks/bench_sqpfw.md
-    relates it to seconds.
+    depends only on the sets the steps visit, never on the machine.
     """
     if maint:
         eqp = 2.0 * m * (m + p) + 2.0 * p * m * m / _k._REFACTOR

@@ -16,8 +16,7 @@ import scipy.sparse as sp
 __all__ = []
 
 #: HiGHS' own row/column scaling (``simplex_scale_strategy`` 2) doubles the simplex iterations on
-#: MDM's dense rows (benchmarks/bench_mdm.md);
-#: the features are standardised by the caller, so the LP is solved unscaled.  Devex pricing
+#: MDM's dense rows; the features are standardised by the caller, so the LP is solved unscaled.  Devex pricing
 #: (``simplex_dual_edge_weight_strategy`` 1) needs several times the iterations of the default steepest edge.
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9, "presolve": True,
                   "simplex_scale_strategy": 0}
@@ -129,7 +128,7 @@ def _highs_vertex(A, b, c, st, time_limit=None, verbose=0):
     relax.add_rows(sp.csr_array(A), b)
     h = relax._h
     # primal simplex: from the guessed basis of a dual-degenerate optimum (more basic columns than active rows)
-    # it needs a few pivots, the dual simplex thousands (colon_alon, 304 x 2001: 7 vs 1 530)
+    # it needs a few pivots, the dual simplex thousands
     if h is not None:
         h.setOptionValue("simplex_strategy", 4)
     try:

@@ -41,17 +41,16 @@ _PAIR_BLOCK = 1 << 16  # pairs per block when forming eps rows (bounds the tempo
 
 #: rounds of the lazy solver before the last one stop the IPM at relative gap / infeasibility ``_IPM_TOL_FIRST``
 #: (times ``_IPM_TOL_RATE`` per round, never below ``lp_ipm._IPM_TOL_ROUND``): their weights only serve to find
-#: violated pairs and priced-in features (genes 80 x 3000: 7-9 iterations per round instead of 15-33).  Once such a
+#: violated pairs and priced-in features, and they take about half the iterations.  Once such a
 #: loose point violates nothing, the same LP is solved on to ``lp_ipm._IPM_TOL_ROUND`` (``_IPM_TOL_FINAL`` if
 #: needed) and moved to its exact vertex (square solve, KKT-checked), and every pair and feature is checked again.
-#: 1e-2 rather than 1e-3 (one BLAS thread, same optimum everywhere): floating-point work of the normal matrices
-#: genes 80 x 3000 353 -> 326 GFLOP, breast_vantveer 337 -> 280, genes 80 x 1000 58 -> 55, colon_alon 10.0 -> 9.7
+#: 1e-2 rather than 1e-3: the same optimum, with less floating-point work in the normal matrices
 _IPM_TOL_FIRST = 1e-2
 _IPM_TOL_RATE = 1.0
 #: a row whose multiplier-to-slack ratio ``lam / s`` was below ``_PRUNE_RATIO`` at the last ``_PRUNE_AGE``
 #: relaxations (inactive there) leaves the LP; the scan of every pair brings it back if it is violated later,
-#: and then it stays (each pair is pruned at most once, so the rounds still end).  Arcene (200 x 10 000): about
-#: 340 of 3 800 rows are active.  0 disables.
+#: and then it stays (each pair is pruned at most once, so the rounds still end); on wide data most rows are
+#: inactive.  0 disables.
 _PRUNE_AGE = 2
 _PRUNE_RATIO = 1e-3
 

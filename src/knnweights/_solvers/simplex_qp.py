@@ -340,8 +340,8 @@ def indexed_combination(XB, idx, A, P):
         _combination_of_sample(XB, idx, A, P, s)
 
 
-# a hull's Gram costs about 2/5 of the common unit per (sample, hull member, feature): small calls (LH-RELIEF
-# on Colon, 124 x 5 x 2000) run on one thread, where a parallel region costs more than it saves
+# a hull's Gram costs about 2/5 of the common unit per (sample, hull member, feature): small calls run on one
+# thread, where a parallel region costs more than it saves
 _indexed_gram = size_dispatch(_indexed_gram, lambda X, XB, idx, *a: idx.size * X.shape[1] * 2 // 5)
 indexed_combination = size_dispatch(indexed_combination, lambda XB, idx, *a: idx.size * XB.shape[1] * 2 // 5)
 

@@ -24,7 +24,7 @@ _N_INSTANCES_DOC = """n_instances : int or None, default=None
         The estimate is the mean of ``m`` of the ``n`` per-instance margin vectors ``z_i``,
         so its variance is ``var_i(z_if) / m * (n - m) / (n - 1)`` per feature (the
         finite-population correction: 0 at ``m = n``); the standard error falls as
-        ``1 / sqrt(m)`` (measured in benchmarks/bench_genomics.md)."""
+        ``1 / sqrt(m)``."""
 
 
 _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"

@@ -248,7 +248,7 @@ def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
     distribution, Mielke & Berry's (2007, Ch. 2) three-moment reference for MRPP.  Splitting
     the parts matters where the quadratic part holds most of the skewness (class labels): its
     own skewness is then larger, and so is the far tail, as the permutation distributions
-    show (benchmarks/bench_regression_pvalues.md).  The tail probability of the sum is the
+    show.  The tail probability of the sum is the
     Lugannani & Rice (1980) saddlepoint approximation from the explicit cumulant generating
     function (the series ``1/2 - skewness / (6 sqrt(2 pi))`` at the mean); ``1`` below the
     support, the normal tail above it (a left-skewed part's end).
@@ -320,7 +320,7 @@ class PairMoments:
       differences with the pooled variance ``S_p^2 = ((|M| - 1) S_M^2 + (|H| - 1) S_H^2) / (|M|
       + |H| - 2)``, ``t = (mean_M - mean_H) / (S_p sqrt(1/|M| + 1/|H|))``, ``|M| + |H| - 2``
       degrees of freedom.  The pairs share samples, so this variance is too small and the
-      p-values are too small under the null (benchmarks/bench_regression_pvalues.md).
+      p-values are too small under the null.
     * ``"mantel"`` (the estimators' default): the outcome permuted over the samples, the pairs
       held fixed.  ``S = sum_{i != j} C_ij D_ij`` with ``D_ij`` the outcome difference of
       ``(i, j)`` and ``C_ij = (m_ij + m_ji) / 2 (a_ij - abar)`` (``m`` the pair indicators) is
@@ -338,8 +338,7 @@ class PairMoments:
       the relevant features must be close in the others, so a noise feature's statistic
       tends to be negative and its p-values err on the conservative side.  ReliefF's own
       hits and misses would err the other way: its nearest misses come from other pools
-      than its nearest hits, are farther, and differ more in every feature
-      (benchmarks/bench_regression_pvalues.md).
+      than its nearest hits, are farther, and differ more in every feature.
 
     ``trace C^3 = sum_i sum_{j, k} C_ij C_jk C_ki`` is summed exactly over every two
     neighbours of every sample when that is at most ``triangle_work`` terms (pairs of

@@ -239,7 +239,7 @@ class _MemberLoss:
             ons = [np.flatnonzero(W[k]) for k in ks]
             if sum(on.size for on in ons) < 0.2 * ks.size * Zt.shape[0]:
                 # sparse members: margins over each member's support only (gathering rows of Z^T
-                # costs more than the full product above ~20 % support, measured on Prostate)
+                # costs more than the full product above about 20 % support)
                 U = np.vstack([W[k, on] @ Zt[on] for k, on in zip(ks, ons, strict=True)])
             else:
                 U = W[ks] @ Zt
@@ -403,8 +403,7 @@ class EFW(BaseWeighter):
         ensemble loop).  The default is ``"soft"`` because one nearest hit and miss in
         the unweighted metric are mostly chosen by the irrelevant features, so ``"full"``
         and ``"subsample"`` miss relevant features that ``"soft"`` finds, and ``"soft"``
-        gives the paper's stability (measured in ``benchmarks/issue49_defaults.md`` and
-        ``benchmarks/efw_stability_readings.md``).
+        gives the paper's stability.
     sigma : float, default=1.0
         Kernel width of ``neighbors="soft"`` (on the mean absolute difference).
     max_iter : int, default=2000

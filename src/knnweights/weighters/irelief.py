@@ -23,11 +23,8 @@ def _auto_sigma(data, w, n_sample=500):
 
     A kernel width on the scale of the nearest-neighbour distances: it follows the units
     (with ``normalize=False``) and the dimension of the data, so it needs no tuning to
-    them.  When this rule was chosen it was compared, on planted-feature data
-    (expression-like 80 x 1000, Gaussian 300 x 105), with widths 10-40 times smaller (the
-    gap between the 1st and 10th neighbour, the spread of the distances): it recovered as
-    many planted features or more and converged in 5 iterations where those needed 20-50
-    (tests/test_relief.py keeps the expression-like case as a test).
+    them; much smaller widths make the kernel neighbours nearly hard, so that they switch
+    between iterations and the fit needs many more of them.
     """
     n = data.n
     rows = np.unique(np.linspace(0, n - 1, min(n, n_sample)).astype(np.int64))

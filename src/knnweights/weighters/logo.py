@@ -160,11 +160,10 @@ class Logo(BaseWeighter):
     (:func:`logo_inner_solve`).  (Sun et al. 2010, Sec. 3 and its algorithm; equation
     numbers are not quoted because the paper is not among the project's stored papers.)
 
-    **Kernel width.**  ``w`` has no fixed scale in LOGO (the l1 penalty sets it: the
-    weights sum to ~30 on the benchmark data), so the weighted distances, and with them
-    the meaning of an absolute ``sigma``, change from one data set and one iteration to
-    the next: on 1000 x 5000 Gaussian data the first distances are ~5600 and
-    ``exp(-d)`` is a hard nearest neighbour, under which the iteration cycles.  With
+    **Kernel width.**  ``w`` has no fixed scale in LOGO (the l1 penalty sets it), so the
+    weighted distances, and with them the meaning of an absolute ``sigma``, change from
+    one data set and one iteration to the next: on wide data the first distances are
+    large, ``exp(-d)`` is a hard nearest neighbour, and under it the iteration cycles.  With
     ``sigma_units="mean_distance"`` (default) ``sigma`` is measured in units of the mean
     weighted distance between two samples under the current weights,
     ``sigma_t = sigma * w . m`` (``m_j`` the mean ``|x_ij - x_kj|`` over pairs,
@@ -180,11 +179,9 @@ class Logo(BaseWeighter):
     when the full steps ``r_t = T(w_t) - w_t`` oscillate (``r_t`` turns back on
     ``r_{t-1}``: their secant ratio ``rho < -0.5``) the step is damped,
     ``w_{t+1} = w_t + a r_t`` with ``a = 1 / (1 - rho)`` (a 2-cycle of the plain loop,
-    ``rho = -1``, gets ``a = 1/2``, which cancels it; never below 1/64).  (Halving ``a``
-    whenever a step grows was tried and dropped: on Leukemia it stalled the damped loop
-    where the plain one converges.)  A point with ``T(w) = w`` is a fixed point of the damped
-    step for every ``a`` and conversely, so damping changes the path, not the fixed
-    points; the stopping test is the paper's, on the full step, and the returned
+    ``rho = -1``, gets ``a = 1/2``, which cancels it; never below 1/64).  A point with
+    ``T(w) = w`` is a fixed point of the damped step for every ``a`` and conversely, so
+    damping changes the path, not the fixed points; the stopping test is the paper's, on the full step, and the returned
     weights are ``T(w_t)`` itself.  ``damping=False`` runs the paper's plain iteration.
 
     Multi-class data: hits are the samples of the same class, misses all the others
@@ -316,7 +313,7 @@ class Logo(BaseWeighter):
 
     def _fit(self, X, y):
         # one BLAS thread for the whole fit, entered once (each entry rescans the loaded
-        # libraries, ~18 ms; the inner solves enter it again, cheaply, when nested): the
+        # libraries; the inner solves enter it again, cheaply, when nested): the
         # inner solves' n x d matrix-vector products gain nothing from threads, and the
         # soft margins run in compiled kernels with their own threads
         with single_thread_blas():

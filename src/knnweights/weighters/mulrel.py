@@ -35,8 +35,7 @@ class MulRel(ReliefBase):
     lie in that feature and the smaller its next margin (Relief's TN-weight
     inconsistency, which the repetition was meant to mitigate); two relevant features
     can then take turns at the top, the other one falling below noise features, where
-    ReliefF and I-RELIEF rank both first (an example in ``benchmarks/issue49_defaults.md``).
-    Such a fit warns (``ConvergenceWarning``, ``stop_reason_ ==
+    ReliefF and I-RELIEF rank both first.  Such a fit warns (``ConvergenceWarning``, ``stop_reason_ ==
     "cycle"``); ``cycle_weights_`` holds both ends.  Soft neighbours (:class:`IRelief`)
     or a damped iteration (:class:`LHRelief`) do not cycle there.
 

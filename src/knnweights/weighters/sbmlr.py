@@ -195,8 +195,7 @@ def _polish(X, T, A, alpha, W, value, grad, tol, max_iter, max_active=None):
     """Active-set Newton on the non-zero weights with their signs fixed (see
     :func:`solve_l1_multinomial`); returns ``(W, residual)``.  Gives up (residual above
     ``tol``) when the set would exceed ``max_active`` weights: a minimiser has at most about
-    ``n c`` non-zero weights, and the dense Newton systems of a larger set cost seconds
-    each (Arcene: 2360 weights, 8 s per solve)."""
+    ``n c`` non-zero weights, and the dense Newton systems of a larger set are costly."""
     f, logY = value(W)
     G = grad(W, logY)
     resid = l1_kkt_residual(W, G, alpha)
@@ -354,8 +353,7 @@ class SBMLR(BaseWeighter):
     The fixed point need not exist: ``E_W(alpha)`` is continuous along the path of
     the inner problem, but ``N_W`` is an integer that jumps where a weight enters, so
     ``N_W / E_W - alpha`` can change sign at a jump without a root; this is common,
-    not a corner case (an example in ``benchmarks/issue49_defaults.md``), and such a
-    fit warns.
+    not a corner case, and such a fit warns.
 
     References
     ----------
