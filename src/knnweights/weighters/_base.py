@@ -50,15 +50,18 @@ def feature_ranking(weights, scores=None, constant=None, margin_gain=None):
     Parameters
     ----------
     weights : array-like of shape (n_features,)
+        The feature weights (the first key).
     scores : array-like of shape (n_features,), optional
         Signed scores; non-finite entries count as the lowest.
     constant : array-like of bool, shape (n_features,), optional
+        Which features are constant (ranked after the others of equal weight).
     margin_gain : array-like of shape (n_features,), optional
         A last data-driven key before the column order.
 
     Returns
     -------
-    ndarray of int64, shape (n_features,)
+    ranking : ndarray of int64, shape (n_features,)
+        The rank of each feature, 1 for the best.
 
     Examples
     --------
@@ -96,9 +99,23 @@ def margin_gain(X, codes, w, metric, columns):
     gained weight.  It orders the features that a method without signed scores
     leaves tied at weight 0 (Relief's score, evaluated in the learned metric).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training samples.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    w : ndarray of shape (n_features,)
+        The learned weights of the distance.
+    metric : {"manhattan", "sqeuclidean"}
+        The weighter's distance.
+    columns : array-like of int
+        The features to score.
+
     Returns
     -------
-    ndarray of shape (len(columns),)
+    gain : ndarray of shape (len(columns),)
+        Each column's mean range-normalised hypothesis margin.
     """
     columns = np.asarray(columns)
     ww = np.asarray(w, dtype=np.float64)
@@ -111,7 +128,17 @@ def margin_gain(X, codes, w, metric, columns):
 
 
 def warn_max_iter(estimator, max_iter, what="the weights"):
-    """Emit the ConvergenceWarning every iterative method gives when it stops at max_iter."""
+    """Emit the ConvergenceWarning every iterative method gives when it stops at max_iter.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator that stopped (named in the message).
+    max_iter : int
+        Its iteration limit.
+    what : str, default="the weights"
+        What did not converge.
+    """
     warnings.warn(
         f"{type(estimator).__name__} stopped at max_iter={max_iter} before {what} converged; "
         "increase max_iter or tol.",
@@ -123,8 +150,18 @@ def warn_max_iter(estimator, max_iter, what="the weights"):
 def warn_max_work(estimator, max_work, progress, result, optimum):
     """Emit the ConvergenceWarning of a fit stopped at its deterministic work budget ``max_work`` (GFLOP).
 
-    ``progress``: what the fit did before the stop; ``result``: what the returned weights are;
-    ``optimum``: what they are not (and what ``max_work=None`` runs to).
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator that stopped (named in the message).
+    max_work : float
+        Its work budget in GFLOP.
+    progress : str
+        What the fit did before the stop.
+    result : str
+        What the returned weights are.
+    optimum : str
+        What they are not (and what ``max_work=None`` runs to).
     """
     warnings.warn(
         f"{type(estimator).__name__} stopped at its work budget max_work={max_work:g} GFLOP ({progress}); the "
@@ -135,7 +172,20 @@ def warn_max_work(estimator, max_work, progress, result, optimum):
 
 
 def normalize_weights(v, norm="l2"):
-    """``max(v, 0)`` normalised to unit ``norm``; all-zero stays all-zero (never NaN)."""
+    """``max(v, 0)`` normalised to unit ``norm``; all-zero stays all-zero (never NaN).
+
+    Parameters
+    ----------
+    v : array-like of shape (n_features,)
+        Signed scores.
+    norm : {"l2", "l1", "max"}, default="l2"
+        The norm made 1.
+
+    Returns
+    -------
+    w : ndarray of shape (n_features,)
+        The clipped, normalised weights.
+    """
     w = np.maximum(np.asarray(v, dtype=np.float64), 0.0)
     s = np.linalg.norm(w, 1 if norm == "l1" else (np.inf if norm == "max" else 2))
     return w / s if s > 0 and np.isfinite(s) else w
@@ -151,6 +201,25 @@ def check_class_neighbors(k, codes, classes, need_hits=True, name="n_neighbors",
     available.  With ``clamp`` (the name of the option that turns the clamp off, e.g.
     ``"small_classes='error'"``) a ``UserWarning`` instead: the caller then uses, per
     class, all the neighbours that class has.
+
+    Parameters
+    ----------
+    k : int
+        The neighbour count per class.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    classes : array-like of shape (n_classes,)
+        The class labels (named in the message).
+    need_hits : bool, default=True
+        Check the hits too (not only the misses).
+    name : str, default="n_neighbors"
+        The parameter's name in the message.
+    clamp : str or None, default=None
+        The option that turns the clamp off; ``None``: raise instead of clamping.
+    own_excluded : bool, default=True
+        A sample is not its own neighbour (hits: class size - 1).
+    stacklevel : int, default=4
+        Where the warning points.
     """
     counts = np.bincount(codes, minlength=len(classes))
     avail = counts - 1 if own_excluded else counts
@@ -246,12 +315,14 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
             Class labels of any type.
 
         Returns
         -------
-        self
+        self : BaseWeighter
+            The fitted weighter.
         """
         validate_params(self)
         X, codes = self._validate_fit_data(X, y)
@@ -323,11 +394,12 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples with the training features.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features), ``X * w`` (manhattan) or
-        ``X * sqrt(w)`` (sqeuclidean), in the input's float dtype.
+        X_weighted : ndarray of shape (n_samples, n_features)
+            ``X * w`` (manhattan) or ``X * sqrt(w)`` (sqeuclidean), in the input's float dtype.
         """
         check_is_fitted(self, "feature_importances_")
         X = validate_query_data(self, X)

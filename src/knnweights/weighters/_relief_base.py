@@ -50,6 +50,10 @@ _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
 
 
 class ReliefBase(BaseWeighter):
+    """The Relief family's estimator base: Manhattan ``diff`` on range-normalised data, a byte
+    (genotype) matrix scored without a float copy, ``NaN`` with ``missing="diff"``, and the
+    ``diff`` data of mixed discrete / continuous features (:meth:`_diff_data`)."""
+
     _metric = "manhattan"
     #: takes a uint8 / int8 genotype matrix without a float copy (:mod:`knnweights.engine.genotypes`)
     _byte_input = True
@@ -61,6 +65,18 @@ class ReliefBase(BaseWeighter):
         a negative ``int8``, the ``uint8`` value 255 or a masked entry; with
         ``missing="diff"``): it is scored in bytes, feature block by feature block, with the
         same weights as its float copy (:mod:`knnweights.engine.genotypes`).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or genotype matrix of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : ReliefBase
+            The fitted weighter.
         """
         if is_byte_input(X):
             return fit_relief_bytes(self, X, y)
@@ -90,7 +106,18 @@ class ReliefBase(BaseWeighter):
 
     def transform(self, X):
         """Rescale ``X`` by the weights (as :meth:`BaseWeighter.transform`); with
-        ``missing="diff"`` a ``NaN`` stays ``NaN`` (``0 * NaN`` included)."""
+        ``missing="diff"`` a ``NaN`` stays ``NaN`` (``0 * NaN`` included).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples with the training features.
+
+        Returns
+        -------
+        X_weighted : ndarray of shape (n_samples, n_features)
+            ``X * w`` in the input's float dtype.
+        """
         if not self._allow_nan:
             return super().transform(X)
         check_is_fitted(self, "feature_importances_")
@@ -110,13 +137,24 @@ DIFF_CONSTRAINTS = {
 }
 
 
-def fill_relief_docstring(cls):
+def fill_relief_docstring(estimator_class):
     """Class decorator: the shared parameter docs in place of ``{diff_params}``, ``{target_params}``,
-    ``{n_instances}`` and ``{target_type}`` in the docstring of ``cls``."""
-    cls.__doc__ = cls.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
+    ``{n_instances}`` and ``{target_type}`` in the docstring of ``estimator_class``.
+
+    Parameters
+    ----------
+    estimator_class : type
+        A Relief-family estimator class.
+
+    Returns
+    -------
+    estimator_class : type
+        The same class, its docstring filled in.
+    """
+    estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
         "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)
-    return cls
+    return estimator_class
 
 
 TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous"})],

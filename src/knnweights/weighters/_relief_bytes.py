@@ -25,6 +25,20 @@ def fit_relief_bytes(est, X, y):
     :meth:`BaseWeighter.fit` (the ranking without the margin-gain tie-break, which needs the
     float data).  Values above 15 (not genotypes): the float path (a float copy), with unknown
     values as ``NaN``.
+
+    Parameters
+    ----------
+    est : ReliefBase
+        The Relief-family estimator being fitted.
+    X : ndarray of uint8 or int8, masked array or BedSource, shape (n_samples, n_features)
+        The genotype matrix.
+    y : array-like of shape (n_samples,)
+        Class labels.
+
+    Returns
+    -------
+    est : ReliefBase
+        The fitted estimator.
     """
     validate_params(est)
     if not getattr(est, "_byte_input", False):

@@ -20,6 +20,16 @@ def range_normalize(X):
 
     This is Relief's ``diff(A, I1, I2) = |I1_A - I2_A| / (max A - min A)``
     (Robnik-Sikonja & Kononenko 2003, eq. 2), applied once to the data.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Samples.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, n_features)
+        ``X`` with every non-constant feature divided by its range.
     """
     rng = X.max(axis=0) - X.min(axis=0)
     return X / np.where(rng > 0, rng, 1.0)
@@ -28,7 +38,24 @@ def range_normalize(X):
 def sample_rows(n, n_iter, random_state, n_instances=None):
     """The instances scored: all rows (``None``), ``n_instances`` distinct rows drawn without
     replacement (all of them, exact, when ``n_instances >= n``), or ``n_iter`` draws with
-    replacement."""
+    replacement.
+
+    Parameters
+    ----------
+    n : int
+        Number of samples.
+    n_iter : int or None
+        Draws with replacement (Kira & Rendell's iterations).
+    random_state : int, RandomState or None
+        Seeds the draws.
+    n_instances : int or None, default=None
+        Distinct instances drawn without replacement.
+
+    Returns
+    -------
+    rows : ndarray of int or None
+        The rows scored (sorted for distinct draws); ``None`` for every sample.
+    """
     if n_instances is not None:
         if n_iter is not None:
             raise ValueError("n_iter and n_instances both set: give one (n_instances: m distinct instances; "
@@ -54,9 +81,29 @@ def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhatta
     all misses (Relief's rule), unweighted.  ``w`` weights the distance that picks
     neighbours (MulRel); ``None`` is unweighted.  Ties: the lower sample index first.
 
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_features)
+        The (range-normalised) data.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    n_neighbors : int, default=1
+        ``k``: hits and misses per query (per miss class with ``per_class``).
+    rows : ndarray of int or None, default=None
+        The queries; ``None``: every sample.
+    w : ndarray of shape (n_features,) or None, default=None
+        Weights of the distance that picks the neighbours.
+    metric : str, default="manhattan"
+        That distance.
+    per_class : bool, default=True
+        ReliefF's ``k`` misses of every other class, else Relief's ``k`` nearest misses.
+    miss_weighting : {"prior", "equal"}, default="prior"
+        ``a(C)`` with ``per_class``.
+
     Returns
     -------
-    ndarray of shape (d,), the mean over the queries.
+    margin : ndarray of shape (n_features,)
+        The mean margin vector over the queries.
     """
     n = Z.shape[0]
     rows = np.arange(n) if rows is None else rows
@@ -81,7 +128,24 @@ def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhatta
 
 
 def class_coefficients(codes, rows, n_classes, miss_weighting):
-    """``(n_rows, K)``: -1 for the own class, the miss-class weight ``a(C)`` for the others."""
+    """``(n_rows, K)``: -1 for the own class, the miss-class weight ``a(C)`` for the others.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples,)
+        Class codes of all samples (the priors).
+    rows : ndarray of int
+        The queries.
+    n_classes : int
+        Number of classes ``K``.
+    miss_weighting : {"prior", "equal"}
+        ``a(C) = P(C) / (1 - P(c))`` or ``1 / (K - 1)``.
+
+    Returns
+    -------
+    coef : ndarray of shape (n_rows, n_classes)
+        Each query's coefficient of a neighbour of each class.
+    """
     own = codes[rows]
     if miss_weighting == "equal":
         coef = np.full((rows.size, n_classes), 1.0 / (n_classes - 1))
@@ -96,7 +160,32 @@ def select_block(D, rows, codes, k, per_class, n_classes, T):
     """The ``k`` nearest of the rows ``rows`` of a distance block ``D`` (the sample itself left out):
     per class (``per_class``; ``(b, n_classes, k)``) or hits and misses (``(b, 2, k)``), indices and
     distances, ``-1`` / ``inf`` where fewer exist; equal distances (the engine's tie rule, ``T`` the
-    data's per-row tolerances) to the lower index."""
+    data's per-row tolerances) to the lower index.
+
+    Parameters
+    ----------
+    D : ndarray of shape (b, n_samples)
+        Distances from the block's rows to every sample.
+    rows : ndarray of int, shape (b,)
+        The samples of the block's rows.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    k : int
+        Neighbours per class (or per hit / miss side).
+    per_class : bool
+        Per class, else hits and misses.
+    n_classes : int
+        Number of classes.
+    T : ndarray of shape (n_samples,)
+        The per-sample tie tolerances.
+
+    Returns
+    -------
+    idx : ndarray of int64, shape (b, n_classes or 2, k)
+        Neighbour indices, nearest first.
+    dist : ndarray of shape (b, n_classes or 2, k)
+        Their distances.
+    """
     b = rows.size
     T_rows = np.ascontiguousarray(T[rows])
     if per_class:
@@ -117,6 +206,16 @@ def fold_pairs(P):
     to row ``i`` when ``j - i mod n`` is in the first half (instead of the upper triangle)
     keeps the rows, hence the threads of the kernel, equally loaded (compiled:
     ``kernels.fold_pairs``).
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, n)
+        Pair coefficients.
+
+    Returns
+    -------
+    folded : ndarray of shape (n, n)
+        The folded coefficients.
     """
     P = np.ascontiguousarray(P, dtype=np.float64)
     return kernels.fold_pairs(P, np.empty_like(P))
@@ -128,14 +227,40 @@ RADIUS_BLOCK_ARRAYS = 6
 
 
 def self_columns(start, b):
-    """The column of each row's own sample: ``start + 0..b-1``, or the given row indices."""
+    """The column of each row's own sample: ``start + 0..b-1``, or the given row indices.
+
+    Parameters
+    ----------
+    start : int or array-like of int
+        The first sample of a block of consecutive rows, or the rows' samples.
+    b : int
+        Rows in the block.
+
+    Returns
+    -------
+    columns : ndarray of int, shape (b,)
+        The sample of each row.
+    """
     return start + np.arange(b) if np.isscalar(start) else np.asarray(start)
 
 
 def multisurf_thresholds(D, start):
     """``T_i = mean_i - std_i / 2`` over the ``n - 1`` distances from ``i`` (rows ``start:`` of a
     block, or the samples ``start`` when it is an array).  Computed a few rows at a time (each row's
-    sums alone, so the same values), with no temporary as large as ``D``."""
+    sums alone, so the same values), with no temporary as large as ``D``.
+
+    Parameters
+    ----------
+    D : ndarray of shape (b, n_samples)
+        Distances from the block's rows to every sample.
+    start : int or array-like of int
+        The rows' samples (:func:`self_columns`).
+
+    Returns
+    -------
+    T : ndarray of shape (b,)
+        Each row's threshold.
+    """
     b, n = D.shape
     self_cols = self_columns(start, b)
     mean = D.sum(axis=1, dtype=np.float64) / (n - 1)
@@ -154,6 +279,22 @@ _THRESHOLD_ELEMENTS = 2**17
 
 
 def in_radius(D, T, start):
+    """The in-radius pairs of a distance block: ``d_ij < T_i``, the sample itself left out.
+
+    Parameters
+    ----------
+    D : ndarray of shape (b, n_samples)
+        Distances from the block's rows to every sample.
+    T : ndarray of shape (b,)
+        The rows' thresholds.
+    start : int or array-like of int
+        The rows' samples (:func:`self_columns`).
+
+    Returns
+    -------
+    near : ndarray of bool, shape (b, n_samples)
+        Which samples are each row's neighbours.
+    """
     near = D < T[:, None]
     rows = np.arange(D.shape[0])
     near[rows, self_columns(start, rows.size)] = False
@@ -171,6 +312,36 @@ def radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=
     gives the coefficient of each row and group from the ``(b, n_groups)`` counts.  ``fold``: ``D``
     is the whole matrix and ``P`` comes pair-folded (as :func:`fold_pairs` of the unfolded ``P``);
     ``symmetric``: that matrix is exactly symmetric (the CPU kernel's distances within one set).
+
+    Parameters
+    ----------
+    D : ndarray of shape (b, n_samples)
+        Distances from the block's rows to every sample.
+    T : ndarray of shape (b,)
+        The rows' thresholds.
+    start : int or array-like of int
+        The rows' samples (:func:`self_columns`).
+    lab_rows : ndarray of shape (b,)
+        The rows' labels (class codes or target values).
+    lab_cols : ndarray of shape (n_samples,)
+        Every sample's label.
+    n_groups : int
+        Number of groups of a pair.
+    table_fn : callable
+        ``(b, n_groups)`` counts -> ``(b, n_groups)`` coefficients.
+    kind : {0, 1}, default=0
+        Groups by class (0) or by target difference (1).
+    s : float, default=0.0
+        The target difference below which a pair is a hit (``kind=1``).
+    fold : bool, default=False
+        Pair-fold the coefficients (``D`` is the whole matrix).
+    symmetric : bool, default=False
+        ``D`` is exactly symmetric.
+
+    Returns
+    -------
+    P : ndarray of float64, shape (b, n_samples)
+        The pair coefficients.
     """
     D = np.ascontiguousarray(D)
     T = np.ascontiguousarray(T, dtype=np.float64)

@@ -253,6 +253,22 @@ def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
     function (the series ``1/2 - skewness / (6 sqrt(2 pi))`` at the mean); ``1`` below the
     support, the normal tail above it (a left-skewed part's end).
 
+    Parameters
+    ----------
+    z : float or array-like
+        The standardised statistic.
+    skewness : float or array-like
+        The skewness of the reference.
+    linear : float or array-like, default=0.0
+        The share of the variance in the linear part ``L``.
+    linear_third : float or array-like, default=0.0
+        The third moment of ``L`` (standardised).
+
+    Returns
+    -------
+    p : ndarray
+        ``P(Z >= z)``, broadcast over the inputs.
+
     Examples
     --------
     >>> float(quadratic_sf(1.6448536, 0.0).round(6))

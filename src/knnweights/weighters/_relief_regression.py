@@ -101,6 +101,18 @@ def rank_weights(k, sigma):
     ``sigma=None``: ``1/k`` each.  Else ``d1(i, j) = exp(-(rank(R_i, I_j) / sigma)^2)``
     normalised to sum 1 (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the exponentially
     decreasing influence of farther neighbours).
+
+    Parameters
+    ----------
+    k : int
+        Number of neighbours.
+    sigma : float or None
+        Rank scale; ``None``: equal weights.
+
+    Returns
+    -------
+    weights : ndarray of shape (k,)
+        The weight of each rank, summing to 1.
     """
     if sigma is None:
         return np.full(k, 1.0 / k)
@@ -123,6 +135,24 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None):
 
     the estimate of ``P_diffC|diffA P_diffA / P_diffC - (1 - P_diffC|diffA) P_diffA / (1 - P_diffC)``
     with ``m`` instances.
+
+    Parameters
+    ----------
+    data : PlainDiff, DiffData or ByteDiff
+        The ``diff`` data of the samples.
+    y : ndarray of shape (n_samples,)
+        The continuous target.
+    k : int
+        Nearest neighbours per instance.
+    rows : ndarray of int or None, default=None
+        The instances; ``None``: every sample.
+    sigma : float or None, default=None
+        Rank scale of the neighbour weights (:func:`rank_weights`).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_features,)
+        The RReliefF weights ``W``.
     """
     zeros = np.zeros(data.n, np.int64)
     rows, idx = _nearest(data, zeros, k, rows, per_class=False)
@@ -176,10 +206,23 @@ def radius_regression_scores(data, y, rule, thresholds=None):
 
     (a term with no neighbour left out).
 
+    Parameters
+    ----------
+    data : PlainDiff, DiffData or ByteDiff
+        The ``diff`` data of the samples.
+    y : ndarray of shape (n_samples,)
+        The continuous target.
+    rule : {"mean", "mean-std/2"}
+        SURF's or MultiSURF's threshold.
+    thresholds : ndarray of shape (n_samples,) or None, default=None
+        Thresholds computed already; ``None``: from ``data``.
+
     Returns
     -------
-    scores : ndarray of shape (d,)
-    thresholds : ndarray of shape (n,)
+    scores : ndarray of shape (n_features,)
+        The weights ``W``.
+    thresholds : ndarray of shape (n_samples,)
+        ``T_i``.
     """
     n = data.n
     chunks = data.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS)
@@ -260,12 +303,14 @@ class ReliefTargetMixin:
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Training samples (or a byte genotype matrix, for class labels).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
 
         Returns
         -------
-        self
+        self : estimator
+            The fitted weighter.
         """
         validate_params(self)
         for attr in ("pvalues_", "qvalues_", "target_type_"):

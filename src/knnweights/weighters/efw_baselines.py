@@ -30,6 +30,16 @@ def rank_weights(ranking):
 
     The last survivor gets 1, the first eliminated ``1 / R``; features eliminated in
     the same step share a weight.  Ordering by these weights is the ranking.
+
+    Parameters
+    ----------
+    ranking : array-like of int, shape (n_features,)
+        The elimination ranking.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_features,)
+        The weights in ``(0, 1]``.
     """
     r = np.asarray(ranking, dtype=np.float64)
     R = r.max()

@@ -49,12 +49,21 @@ __all__ = [
 IM4EStep = namedtuple("IM4EStep", ["cost", "update", "v", "quantity", "quality", "regularization"])
 IM4EStep.__doc__ = """One evaluation of I-M4E at weights ``w`` (:func:`im4e_step`).
 
-``cost``: ``C(w)`` of eq. (3) = ``quantity + quality + regularization``;
-``update``: ``T(w) = v+ / ||v+||_1`` of eq. (9) (``None`` when ``v`` has no positive entry);
-``v``: ``(d,)`` the unconstrained minimiser ``sum_n z_n / (2 lambda)`` (Sec. 3.2);
-``quantity``: ``sum_n L_w(z_n) = -w . sum_n z_n`` (first term of eq. 3);
-``quality``: ``sigma * sum_n (E_miss - E_hit)`` (second term);
-``regularization``: ``lambda * ||w||^2`` (third term)."""
+Parameters
+----------
+cost : float
+    ``C(w)`` of eq. (3) = ``quantity + quality + regularization``.
+update : ndarray of shape (d,) or None
+    ``T(w) = v+ / ||v+||_1`` of eq. (9) (``None`` when ``v`` has no positive entry).
+v : ndarray of shape (d,)
+    The unconstrained minimiser ``sum_n z_n / (2 lambda)`` (Sec. 3.2).
+quantity : float
+    ``sum_n L_w(z_n) = -w . sum_n z_n`` (first term of eq. 3).
+quality : float
+    ``sigma * sum_n (E_miss - E_hit)`` (second term).
+regularization : float
+    ``lambda * ||w||^2`` (third term).
+"""
 
 
 def _check_sigma(sigma):
@@ -72,6 +81,7 @@ def im4e_step(X, y, w, sigma, lambda_=None):
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        Samples.
     y : ndarray of shape (n,)
         Integer class codes ``0..C-1`` (hits: same code; misses: any other).
     w : ndarray of shape (d,)
@@ -83,7 +93,8 @@ def im4e_step(X, y, w, sigma, lambda_=None):
 
     Returns
     -------
-    IM4EStep
+    step : IM4EStep
+        The cost, its parts and the update.
     """
     _check_sigma(sigma)
     X = np.asarray(X, dtype=np.float64)
@@ -108,6 +119,26 @@ def im4e_cost(X, y, w, sigma, lambda_=None, working_memory=None):
     ``lse = logsumexp(-d_w / sigma)`` over the misses / hits of ``x_n``: the value of
     eq. (3) at the probabilities of eqs. (5), (6).  Cheaper than :func:`im4e_step`
     (no margin vectors), hence the line search's objective.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    y : ndarray of shape (n,)
+        Integer class codes.
+    w : ndarray of shape (d,)
+        Non-negative weights.
+    sigma : float
+        Kernel width.
+    lambda_ : float or None, default=None
+        Weight of the ``l2`` regulariser; ``None`` means ``n``.
+    working_memory : float or None, default=None
+        MiB of the distance blocks; ``None``: the configured budget.
+
+    Returns
+    -------
+    cost : float
+        ``C(w)``.
     """
     _check_sigma(sigma)
     y = np.asarray(y)

@@ -33,15 +33,19 @@ def logo_inner_objective(w, Z, lambda_):
 
     Parameters
     ----------
-    w : ndarray of shape (d,), non-negative
+    w : ndarray of shape (d,)
+        Non-negative weights.
     Z : ndarray of shape (n, d)
         Expected margin vectors ``z_n`` (fixed for the inner problem).
     lambda_ : float
+        Weight of the l1 term.
 
     Returns
     -------
     f : float
+        The objective.
     grad : ndarray of shape (d,)
+        Its gradient.
     """
     m = Z @ w
     f = float(np.logaddexp(0.0, -m).sum() + lambda_ * w.sum())
@@ -81,9 +85,22 @@ def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
     features left out are at 0 with ``g_j >= -gtol``, so the returned point meets the
     same projected-gradient bound over all features as a solve over all of them.
 
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+        Expected margin vectors ``z_n``.
+    lambda_ : float
+        Weight of the l1 term.
+    w0 : ndarray of shape (d,)
+        Start (non-negative).
+    gtol : float, default=1e-9
+        Bound on the projected gradient at the returned point.
+    maxiter : int, default=15000
+        Most L-BFGS-B iterations per solve.
+
     Returns
     -------
-    scipy.optimize.OptimizeResult
+    result : scipy.optimize.OptimizeResult
         ``x`` the minimiser, ``fun`` its objective, ``nit`` the L-BFGS-B iterations
         (summed over working-set rounds), ``n_rounds`` the working-set rounds (1 for
         the solve over all features), plus the solver's status fields.
@@ -130,6 +147,16 @@ def mean_abs_differences(X):
     With the sorted column ``x_(0) <= ... <= x_(n-1)``, ``sum_{i<k} |x_ik - x_jk|`` is
     ``sum_r (2r - n + 1) x_(r)``.  The mean weighted Manhattan distance between two
     samples under weights ``w`` is then ``w . m``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Samples.
+
+    Returns
+    -------
+    m : ndarray of shape (d,)
+        The mean absolute difference of each feature.
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]

@@ -39,15 +39,21 @@ def mlkr_diagonal_objective(w, X, y, working_memory=None):
 
     Parameters
     ----------
-    w : ndarray of shape (d,), non-negative
+    w : ndarray of shape (d,)
+        Non-negative weights.
     X : ndarray of shape (n, d)
+        Samples.
     y : ndarray of shape (n,)
+        The continuous target.
     working_memory : float, default=None
+        MiB per row block (``None``: the global configuration).
 
     Returns
     -------
     loss : float
+        The objective.
     grad : ndarray of shape (d,)
+        Its gradient.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

@@ -63,9 +63,10 @@ def nca_diagonal_objective(w, X, y, working_memory=None, centred=False):
 
     Parameters
     ----------
-    w : ndarray of shape (d,), non-negative
+    w : ndarray of shape (d,)
+        Non-negative weights.
     X : ndarray of shape (n, d)
-        Float32 runs the matrix products in float32.
+        Samples; float32 runs the matrix products in float32.
     y : ndarray of shape (n,)
         Integer class codes; every class needs at least two samples.
     working_memory : float, default=None
@@ -76,7 +77,9 @@ def nca_diagonal_objective(w, X, y, working_memory=None, centred=False):
     Returns
     -------
     f : float
+        The objective ``sum_i p_i``.
     grad : ndarray of shape (d,)
+        Its gradient.
     """
     if get_config()["device"] != "cpu":
         sm = soft_margins(X, y, w, 1.0, "sqeuclidean", sample_weight=_correct_share_weight,

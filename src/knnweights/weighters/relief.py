@@ -28,6 +28,28 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
     neighbours tied at the ``k``-th distance (:func:`mixed_kernels.tie_coefficients`),
     so the result does not depend on the row order.  Chunked by the ``working_memory``
     budget; everything per pair is compiled.
+
+    Parameters
+    ----------
+    data : DiffData, PlainDiff or ByteDiff
+        The ``diff`` data of the samples.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    n_neighbors : int, default=1
+        ``k``.
+    rows : ndarray of int or None, default=None
+        The queries; ``None``: every sample.
+    per_class : bool, default=True
+        ReliefF's misses of every other class, else Relief's nearest misses.
+    miss_weighting : {"prior", "equal"}, default="prior"
+        ``a(C)`` with ``per_class``.
+    ties : {"index", "include"}, default="index"
+        Neighbours tied at the ``k``-th distance.
+
+    Returns
+    -------
+    margin : ndarray of shape (n_features,)
+        The mean margin vector over the queries.
     """
     n = codes.shape[0]
     every = rows is None

@@ -29,12 +29,18 @@ def multinomial_loss_grad(W, X, T):
     Parameters
     ----------
     W : ndarray of shape (p, c)
+        Weights.
     X : ndarray of shape (n, p)
-    T : ndarray of shape (n, c), one-hot targets
+        Samples.
+    T : ndarray of shape (n, c)
+        One-hot targets.
 
     Returns
     -------
-    (float, ndarray of shape (p, c))
+    loss : float
+        ``E_D``.
+    grad : ndarray of shape (p, c)
+        Its gradient.
     """
     A = X @ W
     logY = log_softmax(A, axis=1)
@@ -46,6 +52,20 @@ def l1_kkt_residual(W, G, alpha):
 
     ``|g + alpha sign(w)|`` on the non-zero weights, ``max(|g| - alpha, 0)`` on the
     zeros, divided by ``alpha`` (scale-free; 0 at the minimiser).
+
+    Parameters
+    ----------
+    W : ndarray of shape (p, c)
+        Weights.
+    G : ndarray of shape (p, c)
+        The gradient of ``E_D`` at ``W``.
+    alpha : float or array-like of shape (c,)
+        The L1 penalty (per class).
+
+    Returns
+    -------
+    residual : float
+        The largest scaled violation.
     """
     alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (W.shape[1],))[None, :]
     nz = W != 0
@@ -72,7 +92,7 @@ def _hessian_active(X, Y, rows, cols):
     return H
 
 
-def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_set=True, _tight=False):
+def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_set=True, tight=False):
     """Minimise ``E_D(W) + alpha ||W||_1`` (convex), to the optimality conditions.
 
     1. L-BFGS-B on ``W = P - N``, ``P, N >= 0``, objective ``E_D(P - N) + alpha
@@ -93,9 +113,29 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
     violators, at most ``max(25, N_W)`` joining per step); step 1 runs only if that does
     not reach ``tol``.  Either way the result meets :func:`l1_kkt_residual` ``<= tol``.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Samples.
+    T : ndarray of shape (n, c)
+        One-hot targets.
+    alpha : float or array-like of shape (c,)
+        The L1 penalty (per class).
+    W0 : ndarray of shape (p, c) or None, default=None
+        Warm start.
+    tol : float, default=1e-9
+        The optimality residual to reach.
+    max_iter : int, default=200
+        Most Newton steps of the polish.
+    working_set : bool, default=True
+        Solve on a working set of columns when there are more than 200.
+    tight : bool, default=False
+        Tighter L-BFGS-B tolerances (a working set's small problems).
+
     Returns
     -------
     W : ndarray of shape (p, c)
+        The minimiser.
     residual : float
         :func:`l1_kkt_residual` at ``W``.
     """
@@ -135,11 +175,11 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
     v0 = np.concatenate([np.maximum(W, 0).ravel(), np.maximum(-W, 0).ravel()])
     res = minimize(split_fun, v0, jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * p * c),
                    options={"maxiter": 5000, "ftol": 1e-10, "gtol": 1e-6 * alpha.min(), "maxcor": 20}
-                   if not _tight else  # a working set's few columns: iterations are cheap, go closer
+                   if not tight else  # a working set's few columns: iterations are cheap, go closer
                    {"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-9 * alpha.min(), "maxcor": 20})
     W = res.x[: p * c].reshape(p, c) - res.x[p * c:].reshape(p, c)
     W[np.abs(W) < 1e-12 * max(np.abs(W).max(), 1e-300)] = 0.0
-    # L-BFGS-B leaves many tiny non-zero weights (~2000 on Leukemia) that the polish would remove
+    # L-BFGS-B leaves many tiny non-zero weights that the polish would remove
     # one Newton step (a dense solve of the whole support) at a time; a weight whose gradient is
     # well inside (-alpha, alpha) is 0 at the minimiser: start the polish without it (the polish
     # re-admits any zero weight with |g| > alpha, so the optimality conditions decide, not this guess)
@@ -180,7 +220,7 @@ def _solve_on_working_sets(X, T, alpha, W, tol, max_iter):
         if ws.size > p // 2:  # most columns in: the whole problem at once
             return solve_l1_multinomial(X, T, alpha, W0=W, tol=tol, max_iter=max_iter, working_set=False)
         Ws, _ = solve_l1_multinomial(X[:, ws], T, alpha, W0=W[ws], tol=tol, max_iter=max_iter, working_set=False,
-                                     _tight=True)
+                                     tight=True)
         W = np.zeros_like(W)
         W[ws] = Ws
         _, G = multinomial_loss_grad(W, X, T)
@@ -262,6 +302,16 @@ def sparsest_representative(W):
     classes): move each feature to the interval's end nearest to 0, which zeroes one
     more weight, as the authors' optimiser does (it activates one weight at a time, and
     the partner's pseudo-gradient then sits exactly at ``alpha``).
+
+    Parameters
+    ----------
+    W : array-like of shape (p, c)
+        A minimiser.
+
+    Returns
+    -------
+    W_sparse : ndarray of shape (p, c)
+        The equivalent minimiser with the most zeros.
     """
     W = np.array(W, dtype=np.float64)
     c = W.shape[1]

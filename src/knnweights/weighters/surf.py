@@ -124,6 +124,26 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
     ``data`` with ``fold_pairs = False``); otherwise row blocks (SURF: one more distance
     pass for the mean).  ``rows``: score only these instances (against all samples);
     SURF's mean distance is then the mean over their rows of the distance matrix.
+
+    Parameters
+    ----------
+    data : DiffData, PlainDiff or ByteDiff
+        The ``diff`` data of the samples.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    rule : {"mean", "mean-std/2"}, default="mean"
+        SURF's or MultiSURF's threshold.
+    multiclass : {"prior", "rebate"}, default="prior"
+        Weighting of the miss classes (see :class:`SURF`).
+    rows : ndarray of int or None, default=None
+        The instances scored; ``None``: every sample.
+
+    Returns
+    -------
+    margin : ndarray of shape (n_features,)
+        The mean over the instances.
+    thresholds : ndarray of shape (n_instances,)
+        ``T_i`` of each instance.
     """
     n = codes.shape[0]
     prior = np.bincount(codes) / n
