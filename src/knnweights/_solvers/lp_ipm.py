@@ -227,15 +227,45 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     With ``save_gap``, the first iterate whose relative gap and infeasibilities are below it is kept as
     ``state.saved`` (a well-centred point from which a slightly changed LP is restarted: a warm start).
 
-    ``deadline`` (a ``time.perf_counter()`` value): the solve stops before an iteration that ``clock`` (a
-    :class:`_Clock`) predicts to end past it, so it overruns the deadline by at most the prediction's error; the
-    iterate reached is returned.  ``work`` (a :class:`_Work`): each iteration's flops are counted there, and the
-    solve stops (status ``"work_limit"``) before an iteration that would pass its budget.
-    ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.  ``blas_threads``: BLAS
-    threads of the large normal-matrix products (:func:`_syrk`; the same bits on any count).
+    Parameters
+    ----------
+    A : ndarray of shape (m, n)
+        The constraint matrix (dense).
+    b : ndarray of shape (m,)
+        Right-hand sides.
+    c : ndarray of shape (n,)
+        Costs.
+    tol : float, default=_IPM_TOL_FINAL
+        Relative gap and infeasibilities to stop at.
+    max_iter : int, default=200
+        Most iterations.
+    state : _IPMState or None, default=None
+        An iterate of the same LP to continue from; ``None``: Mehrotra's starting point.
+    deadline : float or None, default=None
+        A ``time.perf_counter()`` value: the solve stops before an iteration that ``clock``
+        predicts to end past it (the iterate reached is returned).
+    save_gap : float or None, default=None
+        Keep the first iterate below this gap as ``state.saved`` (a warm start for a changed LP).
+    correctors : int, default=_IPM_CORRECTORS
+        Gondzio's centrality correctors per iteration at most.
+    clock : _Clock or None, default=None
+        Predicts an iteration's seconds from its flops.
+    log : callable or None, default=None
+        Called as ``log(iteration, error, objective, seconds)`` per iteration.
+    work : _Work or None, default=None
+        Counts each iteration's flops; the solve stops (``"work_limit"``) before an iteration
+        that would pass its budget.
+    blas_threads : int, default=1
+        BLAS threads of the large normal-matrix products (:func:`_syrk`; the same bits on any count).
 
-    Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"``, ``"work_limit"`` or
-    ``"max_iter"``.
+    Returns
+    -------
+    state : _IPMState
+        The last iterate.
+    status : {"optimal", "time_limit", "work_limit", "max_iter"}
+        Why the solve stopped.
+    iterations : int
+        Iterations taken.
     """
     m, nc = A.shape
     rowspace = m <= nc

@@ -58,7 +58,17 @@ _PRUNE_RATIO = 1e-3
 def duplicate_conflicts(X, codes):
     """Pairs ``(i, j)`` of identical rows with different labels (they make MDM infeasible).
 
-    Returns an ``(m, 2)`` integer array, sorted; empty when there is none.
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    codes : ndarray of int, shape (n,)
+        Class codes.
+
+    Returns
+    -------
+    pairs : ndarray of int, shape (m, 2)
+        The conflicting pairs, sorted; empty when there is none.
     """
     _, inv = np.unique(X, axis=0, return_inverse=True)
     inv = inv.ravel()
@@ -75,6 +85,20 @@ def all_pairs(codes, soft):
 
     Separation pairs and hard compactness pairs are unordered (``i < j``); soft
     compactness pairs are ordered (``i != j``), the slack being ``xi_i``.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n,)
+        Class codes.
+    soft : bool
+        Soft MDM (ordered compactness pairs).
+
+    Returns
+    -------
+    I, J : ndarray of int
+        The pairs' samples.
+    kind : ndarray of int8
+        ``SEPARATION`` or ``COMPACTNESS`` per pair.
     """
     n = codes.shape[0]
     I, J = np.triu_indices(n, 1)
@@ -104,6 +128,24 @@ def mdm_constraint_matrix(X, I, J, kind, soft):
     Columns: ``w`` (``d``), ``r`` (1), then ``xi`` (``n``, soft only).  Separation rows
     are ``(-eps, 0, 0) <= -1`` (eqs. 6, 10, 11), compactness rows ``(eps, -1, -e_i) <= 0``
     (eqs. 7 / 13).  Zeros of ``eps`` (features equal in both samples) are not stored.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    I, J : ndarray of int, shape (m,)
+        The pairs' samples.
+    kind : ndarray of int8, shape (m,)
+        ``SEPARATION`` or ``COMPACTNESS`` per pair.
+    soft : bool
+        Soft MDM (slack columns ``xi``).
+
+    Returns
+    -------
+    A : scipy.sparse.csr_array of shape (m, d + 1 (+ n))
+        The constraint rows.
+    b : ndarray of shape (m,)
+        The right-hand sides.
     """
     n, d = X.shape
     m = I.size
@@ -400,6 +442,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         would pass it is not started; the best feasible point found (including the last interior iterate,
         scaled to feasibility) is returned with ``status = 3``.  ``None``: no budget.  Not applied to the
         full LP or ``method="simplex"`` (HiGHS' simplex has no such count).
+    method : {"ipm", "simplex"}
         How the lazy form solves each relaxation: ``"ipm"`` (default) a dense Mehrotra
         interior point (:func:`.lp_ipm.dense_ipm`, warm-started after small changes) followed by an
         exact vertex (:func:`.lp_ipm._vertex`, HiGHS' primal simplex from that basis when the vertex

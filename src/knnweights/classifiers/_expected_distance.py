@@ -29,11 +29,14 @@ def expected_class_distances(D, codes, n_classes, sigma):
     codes : ndarray of shape (n_train,)
         Class codes ``0..n_classes-1``.
     n_classes : int
+        Number of classes.
     sigma : float
+        Kernel width of the soft nearest neighbour.
 
     Returns
     -------
-    ndarray of shape (n_queries, n_classes); ``inf`` for a class with no sample.
+    psi : ndarray of shape (n_queries, n_classes)
+        The expected distances; ``inf`` for a class with no sample.
     """
     psi = np.full((D.shape[0], n_classes), np.inf)
     for c in range(n_classes):
