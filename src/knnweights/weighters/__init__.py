@@ -1,6 +1,10 @@
 """Feature weighters, one module per method family; each holds only its own update and
-builds on :mod:`knnweights.engine` (distances, neighbours, margins) and
-:class:`BaseWeighter` (validation, the transform contract).
+builds on :mod:`knnweights.engine` (distances, neighbours, margins), :mod:`knnweights._solvers`
+and :class:`BaseWeighter` (validation, the transform contract).  What several modules of the
+Relief family share lives in private modules: ``_relief_margins`` (neighbours, radius,
+sampled instances), ``_relief_base`` (the estimator base), ``_relief_regression`` (continuous
+targets and p-values), ``_relief_pvalues`` (the pair statistics), ``_relief_bytes`` (genotype
+bytes); ``_validation`` holds the training-data checks the classifiers share.
 
 Besides the weighters, the contract's pieces other packages use: :class:`BaseWeighter`,
 :class:`ZeroWeightsWarning`, :func:`feature_ranking` (the total order of ``ranking_``),
