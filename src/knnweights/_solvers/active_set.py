@@ -48,8 +48,7 @@ With ``d >> n`` (microarrays) degenerate points are common (a tie row in the spa
 active ones, a blocking step of length ~0, rank-deficient EQPs whose minimum-norm
 multipliers pick the release): there the pivot taken depends on rounding, and two
 implementations that differ only in summation order may continue to different local
-minima (Colon, theta = 1: the same 18065 steps, then a different pivot; the maintained
-Gram factor against the fresh one: 38749 against 38751 steps, the same weights to 1e-13).
+minima (or reach the same one in a few more or fewer steps).
 """
 
 import hashlib

@@ -196,8 +196,7 @@ class IM4E(BaseWeighter):
 
     Eq. (9) is a heuristic projection, not a descent step, and the iteration is not
     guaranteed to decrease ``C``.  At small ``sigma`` the probabilities become nearly
-    hard and the map ``T`` can jump between a few weight vectors forever (seen at
-    ``sigma=0.05`` on 90 x 15 synthetic data with three classes).  A cycle is detected
+    hard and the map ``T`` can jump between a few weight vectors forever.  A cycle is detected
     when an iterate revisits an earlier one (``||w_t - w_s||_1 <= 1e-9``, ``s < t - 1``)
     or when the cost sequence repeats with a period of 2 to 16 iterations without
     settling, or when it keeps swinging irregularly without finding a new lowest value

@@ -163,7 +163,7 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
 
     # the Newton polish alone first: from a warm start (the previous alpha's solution) it usually
     # needs a few steps; from W = 0 it is an active-set Newton method growing the support from the
-    # worst violators (on Leukemia it replaces a 540-iteration L-BFGS-B on 2 x 14260 variables)
+    # worst violators (on wide data it replaces a long L-BFGS-B over all split variables)
     W1, resid = _polish(X, T, A, alpha, W, value, grad, tol, min(max_iter, 30 if W0 is not None else 100),
                         max_active=2 * n * c)
     if resid <= tol:
@@ -196,10 +196,9 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
 def _solve_on_working_sets(X, T, alpha, W, tol, max_iter):
     """:func:`solve_l1_multinomial` on a growing working set of columns of ``X``.
 
-    A minimiser has at most about ``n c`` non-zero weights, so on wide data (Arcene:
-    10000 columns, ~70 non-zero weights) L-BFGS-B over all ``2 p c`` split variables
-    spends its time on columns whose weights stay 0 (~1000 iterations of two passes over
-    ``X``).  Here the restricted problem on the columns ``S`` is solved to ``tol``, then
+    A minimiser has at most about ``n c`` non-zero weights, so on wide data L-BFGS-B over
+    all ``2 p c`` split variables spends its time on columns whose weights stay 0 (each
+    iteration two passes over ``X``).  Here the restricted problem on the columns ``S`` is solved to ``tol``, then
     the gradient of the whole problem says which columns outside ``S`` violate
     ``|g| <= alpha`` (their weights are 0, so that is their whole optimality condition);
     the worst ``max(100, |S|)`` of them join and the restricted problem is solved again,
@@ -247,8 +246,8 @@ def _polish(X, T, A, alpha, W, value, grad, tol, max_iter, max_active=None):
         cap = max(25, int(np.count_nonzero(W)))
         if np.count_nonzero(viol) > cap:
             # admit the worst violators only (a step's Hessian is dense in the set's size: after one
-            # long Newton step ~1900 weights violated at once on Leukemia, a 1900 x 1900 solve and
-            # ~30 more steps to remove them again); the rest join later, if still violating
+            # long Newton step on wide data most weights can violate at once, a large dense solve and
+            # many more steps to remove them again); the rest join later, if still violating
             r = np.where(viol, np.abs(G) / A, 0.0).ravel()
             keep = np.argpartition(-r, cap - 1)[:cap]
             viol = np.zeros(r.size, dtype=bool)
@@ -271,8 +270,8 @@ def _polish(X, T, A, alpha, W, value, grad, tol, max_iter, max_active=None):
         t_zero = float(np.min(-W[cross] / D[cross])) if cross.any() else np.inf
         # projected search: halve t from 1, clipping the weights that cross zero (many can leave
         # the set in one step), the first crossing t_zero in its place (one weight leaves there).
-        # Trying t_zero second removed one weight per Newton step: ~1000 steps, each a dense
-        # solve of ~1000 weights, after a cold L-BFGS-B start on Leukemia
+        # t_zero second would remove one weight per Newton step, each a dense solve, after a
+        # cold L-BFGS-B start on wide data
         trials = sorted([0.5 ** i for i in range(40)] + ([t_zero] if 0 < t_zero < 1 else []), reverse=True)
         improved = False
         for t in trials:
@@ -500,8 +499,8 @@ class SBMLR(BaseWeighter):
             new = target
             if prev is not None and prev[2] == nnz and nnz > 0 and prev[1] - prev[0] != target - alpha:
                 # on a fixed support E_W(alpha) is smooth: a secant step on h(alpha) = N_W / E_W - alpha
-                # (the plain iteration alpha <- N_W / E_W converges only linearly, ~0.86 per step on
-                # Leukemia: 88 iterations); the bracket below keeps it safe, the fixed point is the same
+                # (the plain iteration alpha <- N_W / E_W converges only linearly); the bracket below
+                # keeps it safe, the fixed point is the same
                 h0, h1 = prev[1] - prev[0], target - alpha
                 sec = alpha - h1 * (alpha - prev[0]) / (h1 - h0)
                 if lo < sec < hi and np.isfinite(sec):
