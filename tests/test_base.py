@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 
 import knnweights
 from knnweights import ReliefF, Simba
-from knnweights.classifiers import WeightedKNN
+from knnweights.classifiers import CKNN, HKNN, ExpectedDistanceClassifier, KNNClassifier, WeightedKNN
 from knnweights.engine.neighbors import weighted_distances
 
 
@@ -60,6 +60,31 @@ def test_missing_labels_say_y(informative_problem):
         ReliefF(n_neighbors=1).fit(X, ys)
     with pytest.raises(ValueError, match="y has 1 class"):
         ReliefF(n_neighbors=1).fit(X, ["a"] * 30)
+
+
+def _bad_inputs():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), np.arange(20) % 2
+    with_nan, with_inf = X.copy(), X.copy()
+    with_nan[3, 1], with_inf[5, 2] = np.nan, np.inf
+    y_nan = np.where(np.arange(20) == 3, np.nan, y.astype(float))
+    return {"NaN in X": (with_nan, y), "inf in X": (with_inf, y), "y None": (X, None),
+            "continuous y": (X, rng.normal(size=20)), "lengths": (X, y[:10]), "NaN in y": (X, y_nan),
+            "text column": (pd.DataFrame({"a": X[:, 0], "b": ["x"] * 20}), y), "overflow": (X * 1e160, y),
+            "no feature": (X[:, :0], y), "1-d X": (X[:, 0], y)}
+
+
+def test_weighters_and_classifiers_give_the_same_error_for_the_same_bad_input():
+    estimators = [Simba(), knnweights.NCADiagonal(max_iter=5), HKNN(n_neighbors=1), CKNN(n_neighbors=1), KNNClassifier(1),
+                  ExpectedDistanceClassifier()]
+    for case, (X, y) in _bad_inputs().items():
+        messages = set()
+        for est in estimators:
+            with pytest.raises(ValueError) as info:
+                est.fit(X, y)
+            messages.add(str(info.value).replace(type(est).__name__, "<estimator>"))
+        assert len(messages) == 1, (case, messages)
 
 
 def test_one_class_and_singleton_class_and_large_k(informative_problem):

@@ -1,6 +1,7 @@
 """I-M4E (Bei & Hong): cost, update, fixed points, cycling, Sec. 5.1 illustration."""
 
 import warnings
+from collections import namedtuple
 
 import mpmath
 import numpy as np
@@ -13,14 +14,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from knnweights import IM4E
 from knnweights.datasets import load
-from knnweights.engine.neighbors import soft_neighbor_log_probabilities
-from knnweights.weighters.im4e import (
-    NoPositiveWeightsWarning,
-    illustration_points,
-    im4e_cost,
-    im4e_step,
-    margin_quality_terms,
-)
+from knnweights.engine.neighbors import soft_neighbor_log_probabilities, weighted_distances
+from knnweights.weighters.im4e import NoPositiveWeightsWarning, im4e_cost, im4e_step
 
 # -- independent NumPy reference of eq. (3) for arbitrary alpha, beta -----------------------
 
@@ -261,6 +256,104 @@ def test_seeded_start_and_constant_features(informative_problem):
 
 
 # -- Sec. 5.1, Tables 1 and 2 -------------------------------------------------------------------
+
+#: per-sample terms of Sec. 5.1 (Tables 1, 2): ``L = -rho_bar`` (expected hit distance minus expected miss
+#: distance), the hit / miss entropies, ``Q = E_miss - E_hit`` and the total ``T = L + Q``
+MarginQualityTerms = namedtuple("MarginQualityTerms", ["L", "E_hit", "E_miss", "Q", "T"])
+
+
+def margin_quality_terms(X, y, w, sigma, target, removed=None):
+    """``L``, ``E_hit``, ``E_miss``, ``Q``, ``T = L + Q`` of one target sample (Sec. 5.1).
+
+    The soft hits / misses of the target are those of eqs. (5), (6) under ``w``; with
+    ``removed`` (an index or indices, not the target) those samples are left out of the
+    data first ("after losing z_r", Tables 1 and 2).  ``Q`` is not multiplied by
+    ``sigma`` (Tables 1, 2 add ``L`` and ``Q`` directly, i.e. ``sigma = 1``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+        Class labels.
+    w : ndarray of shape (d,)
+    sigma : float
+    target : int
+        Row of ``X`` whose margin is examined.
+    removed : int, sequence of int or None
+
+    Returns
+    -------
+    MarginQualityTerms
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int64)
+    keep = np.ones(X.shape[0], bool)
+    if removed is not None:
+        removed = np.atleast_1d(removed)
+        if np.any(removed == target):
+            raise ValueError("the removed sample must not be the target")
+        keep[removed] = False
+    idx = np.flatnonzero(keep)
+    t = int(np.searchsorted(idx, target))
+    Xk, ck = X[idx], codes[idx]
+    D = weighted_distances(Xk[t:t + 1], Xk, w, "manhattan")
+    la, lb, _, _ = soft_neighbor_log_probabilities(D, ck[t:t + 1], ck, sigma, row_offset=t)
+    with np.errstate(under="ignore"):
+        a, b = np.exp(la[0]), np.exp(lb[0])
+    d = D[0]
+    L = float(a @ d - b @ d)
+    e_hit = float(-np.sum(a[a > 0] * la[0][a > 0]))
+    e_miss = float(-np.sum(b[b > 0] * lb[0][b > 0]))
+    Q = e_miss - e_hit
+    return MarginQualityTerms(L, e_hit, e_miss, Q, L + Q)
+
+
+def illustration_points(example=1):
+    """Constructed 3-D two-class data showing the claims of Sec. 5.1 (Figs. 1, 2).
+
+    The paper gives no coordinates; these points are ours.  In both examples the target
+    ``z_t`` is the origin (row 0) and the two candidate weightings are
+    ``w_(1,2) = [.5, .5, 0]`` and ``w_(2,3) = [0, .5, .5]`` (with ``sigma = 1``).
+
+    ``example=1`` (Table 1, hit entropy): under ``w_(1,2)`` the target's six hits lie
+    evenly around it (high ``E_hit``); under ``w_(2,3)`` one hit ``z_r`` is almost on top
+    of it and the others are far.  The misses have ``|x_1| = |x_3|``, so they look the
+    same under both weightings.  ``w_(2,3)`` has the lower ``L``; ``w_(1,2)`` the lower
+    ``T = L + Q``, before and after losing ``z_r``.
+
+    ``example=2`` (Table 2, miss entropy): the mirror image with the roles of hits and
+    misses swapped, ``z_q`` the outlier-like close miss.  ``w_(1,2)`` has the lower ``L``;
+    ``w_(2,3)`` the lower ``T``, before and after losing ``z_q``.
+
+    Returns
+    -------
+    X : ndarray of shape (13, 3)
+    y : ndarray of shape (13,)
+        ``0`` for the target's class.
+    target : int
+        ``0``.
+    removed : int
+        The row of ``z_r`` (example 1) or ``z_q`` (example 2).
+    """
+    # six points on the L1 "circle" of radius 3 in the (x1, x2) plane; the first is the
+    # special one: close to the target in (x2, x3), the others at L1 distance 8 there
+    ring = np.array([[2.8, 0.0], [0.0, 3.0], [-3.0, 0.0], [0.0, -3.0], [1.5, 1.5], [-1.5, -1.5]])
+    x3 = np.where(np.arange(6) == 0, 0.2, 8.0 - np.abs(ring[:, 1]))
+    special = np.column_stack([ring, x3])
+    # six points seen identically by both weightings: |x1| = |x3|
+    s = np.array([3.0, 3.5, 4.0, 4.5, 5.0, 5.5])
+    t = np.array([1.0, -1.0, 0.5, -0.5, 1.5, -1.5])
+    symmetric = np.column_stack([s, t, -s]) * (1.0 if example == 1 else 0.25)
+    target = np.zeros((1, 3))
+    X = np.vstack([target, special, symmetric])
+    if example == 1:
+        y = np.array([0] + [0] * 6 + [1] * 6)
+    elif example == 2:
+        y = np.array([0] + [1] * 6 + [0] * 6)
+    else:
+        raise ValueError(f"example must be 1 or 2, got {example!r}")
+    return X, y, 0, 1
+
 
 W12 = np.array([0.5, 0.5, 0.0])
 W23 = np.array([0.0, 0.5, 0.5])

@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from knnweights._solvers import lp_highs, lp_ipm, mdm_lp
 from knnweights._solvers.mdm_lp import COMPACTNESS, SEPARATION, duplicate_conflicts, solve_mdm
 from knnweights.classifiers import WeightedKNN
-from knnweights.weighters.mdm import MDM, select_C
+from knnweights.weighters.mdm import MDM
 
 
 def _data(n, d=4, n_classes=3, seed=0, shift=1.5):
@@ -332,13 +332,6 @@ def test_max_rounds_warns_and_weights_stay_finite():
     with pytest.warns(ConvergenceWarning, match="max_rounds=1"):
         mdm = MDM(soft=False, lazy=True, max_rounds=1, n_init=1).fit(X, y)
     assert np.all(np.isfinite(mdm.feature_importances_)) and mdm.n_iter_ == 1
-
-
-def test_select_C_picks_from_the_grid():
-    X, y = _data(48, seed=13)
-    best, search = select_C(X, y, Cs=[0.01, 1.0], cv=3, random_state=0)
-    assert best in (0.01, 1.0)
-    assert len(search.cv_results_["mean_test_score"]) == 2
 
 
 @parametrize_with_checks([MDM(soft=True, C=0.1), MDM(soft=False, lazy=True)])

@@ -6,7 +6,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from knnweights import GFlip, IRelief, MulRel, Relief, ReliefF, Simba
 from knnweights.engine.neighbors import weighted_distances
-from knnweights.weighters.relief import range_normalize, relieff_margins
+from knnweights.weighters._relief_margins import range_normalize, relieff_margins
 
 FAST = {
     "Relief": Relief(),

@@ -153,7 +153,7 @@ def test_discrete_features_forms_and_auto_threshold():
 
 def test_default_continuous_path_unchanged_by_new_options():
     """discrete_features=None and no NaN: the original compiled path, bit for bit."""
-    from knnweights.weighters.relief import range_normalize, relieff_margins
+    from knnweights.weighters._relief_margins import range_normalize, relieff_margins
 
     rng = np.random.default_rng(13)
     X, y = rng.normal(size=(90, 7)), rng.integers(0, 3, 90)
@@ -210,7 +210,7 @@ def test_equal_miss_weighting_is_one_over_k_minus_one():
 
 def test_mulrel_clamps_small_classes_like_relieff():
     from knnweights import MulRel
-    from knnweights.weighters.relief import range_normalize, relieff_margins
+    from knnweights.weighters._relief_margins import range_normalize, relieff_margins
 
     rng = np.random.default_rng(16)
     X, y = rng.normal(size=(30, 4)), np.r_[np.zeros(26), np.ones(4)].astype(int)

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from knnweights import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
-from knnweights.weighters.relief import range_normalize
+from knnweights.weighters._relief_margins import range_normalize
 
 
 def _interaction(n=200, d=12, seed=0):

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from knnweights import SURF, MultiSURF, Relief, ReliefF, Simba, bh_qvalues, permutation_pvalues
-from knnweights.weighters.relief import range_normalize
+from knnweights.weighters._relief_margins import range_normalize
 
 
 def test_bh_qvalues_definition():
@@ -193,14 +193,14 @@ def test_quadratic_reference_limits_and_simulation():
 def _radius_moments(X, y, kind, **kw):
     from knnweights.significance import PairMoments
     from knnweights.weighters import _relief_regression as rr
-    from knnweights.weighters.relief import _in_radius
+    from knnweights.weighters._relief_margins import in_radius
 
     est = MultiSURF().fit(X, y)
     data = rr._diff_data(est, X, np.zeros(len(y), np.int64))
     m = PairMoments(data, **kw)
     m.set_outcome(y, kind)
     for s, e, D in data.distance_chunks():
-        m.add_dense(np.arange(s, e), _in_radius(D, est.thresholds_[s:e], s))
+        m.add_dense(np.arange(s, e), in_radius(D, est.thresholds_[s:e], s))
     return m
 
 

@@ -100,7 +100,23 @@ def _eqp_multi(G, P, p, AT, DW, MU):
 
 
 def solve_eqp(G, P, p, AT, DW, MU):
-    """:func:`_eqp_multi` from Python: the SVD path is compiled on its first use."""
+    """:func:`_eqp_multi` from Python: the SVD path is compiled on its first use.
+
+    Parameters
+    ----------
+    G : ndarray of shape (n_rhs, d)
+        Gradients, one right-hand side per row.
+    P : ndarray of int, shape (d,)
+        The positive features (first ``p`` entries).
+    p : int
+        How many there are.
+    AT : ndarray of shape (p, m)
+        The constraint matrix ``[1, E_P^T]``.
+    DW : ndarray of shape (n_rhs, d)
+        Receives the steps ``dw``.
+    MU : ndarray of shape (n_rhs, m)
+        Receives the multipliers ``mu``.
+    """
     sc = np.ones(AT.shape[1])
     if not _eqp_chol(G, P, p, AT, DW, MU, sc):
         _eqp_svd(G, P, p, AT, DW, MU, sc)

@@ -40,10 +40,9 @@ kernel is compiled the first time a step needs it, so a problem that never meets
 rank-deficient EQP never compiles the SVD path, and narrow data never compile the maintained
 factor; and no compiled function contains the whole solver, whose compilation would optimise
 every kernel's code once more.  The price is the interpreter between the kernels, a fixed cost per
-step (measured in benchmarks/first_fits.md).  The kernels do the same floating-point operations in the same
-order as one compiled loop would.  Callers run it under
-:func:`knnweights.engine.linalg.single_thread_blas` (the small solves oversubscribe two cores
-otherwise).
+step.  The kernels do the same floating-point operations in the same order as one compiled loop
+would.  Callers run it under :func:`knnweights.engine.linalg.single_thread_blas` (the small
+solves oversubscribe the cores otherwise).
 """
 
 import numpy as np
@@ -68,8 +67,25 @@ def step_work(p, m, maint, nK, pdw):
     all-pairs matrix product counts its ``2 n^2 pdw`` at ``1 / _BLAS_SPEEDUP``, its speed
     against the loops); the multipliers of a zero step: ``m`` tie rows over the features in
     ``Z`` (or all of them), passed as ``nK = m``.  A count of the dominant terms, so that it
-    depends only on the sets the steps visit, never on the machine; benchmarks/bench_sqpfw.md
-    relates it to seconds.
+    depends only on the sets the steps visit, never on the machine.
+
+    Parameters
+    ----------
+    p : int
+        Positive features.
+    m : int
+        Constraint rows of the EQP.
+    maint : bool
+        The EQP goes through the maintained factor.
+    nK : int
+        Candidate pairs of the ratio test (tie rows of a zero step).
+    pdw : int
+        Non-zeros of the step.
+
+    Returns
+    -------
+    work : float
+        GFLOP counted.
     """
     if maint:
         eqp = 2.0 * m * (m + p) + 2.0 * p * m * m / _k._REFACTOR
@@ -118,6 +134,60 @@ def run_steps(X, w, Z, w_bar, hc, hs, mc, ms, kappa, lam, theta, Dh, Dm, dinfo, 
     ``None`` for either: never (the kernels are then compiled without that path).
     ``work = [counted, budget]`` (GFLOP, see :func:`step_work`): every step
     adds its count, and the loop returns ``MAX_WORK`` before a step once ``counted >= budget >= 0``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    w : ndarray of shape (d,)
+        The weights, updated in place.
+    Z : ndarray of bool, shape (d,)
+        The zero set, updated in place.
+    w_bar : ndarray of shape (d,)
+        Prior weights.
+    hc, hs : ndarray of shape (n, K_h)
+        Hit candidates and their states (updated in place).
+    mc, ms : ndarray of shape (n, K_m)
+        Miss candidates and their states (updated in place).
+    kappa : int
+        Rank of the target hit.
+    lam : int
+        Rank of the target miss.
+    theta : float
+        The regularisation parameter.
+    Dh, Dm : ndarray of shape (n, K_h) and (n, K_m)
+        Cached candidate distances.
+    dinfo : ndarray of int, shape (2,)
+        The cache's state (above).
+    it : int
+        Steps taken so far.
+    max_iter : int
+        Step limit (negative: none).
+    refresh_every : int
+        Steps between working-set refreshes.
+    use_ws : bool
+        A working set is in use.
+    resume : bool
+        Continue with the step a refresh interrupted.
+    hist : ndarray
+        Receives the objective after every step.
+    last : float
+        The objective before the first step.
+    gemm_min_p : int or None
+        Positive features from which the ratio test uses the all-pairs product.
+    maint_min_p : int or None, default=None
+        Positive features from which the EQP uses the maintained factor.
+    work : ndarray of shape (2,) or None, default=None
+        ``[counted, budget]``; ``None``: no budget.
+
+    Returns
+    -------
+    status : int
+        Why the loop returned (local minimum, refresh, limits).
+    it : int
+        Steps taken so far.
+    n_steps : int
+        Steps taken in this call (entries of ``hist``).
     """
     n, d = X.shape
     if work is None:

@@ -48,8 +48,7 @@ With ``d >> n`` (microarrays) degenerate points are common (a tie row in the spa
 active ones, a blocking step of length ~0, rank-deficient EQPs whose minimum-norm
 multipliers pick the release): there the pivot taken depends on rounding, and two
 implementations that differ only in summation order may continue to different local
-minima (Colon, theta = 1: the same 18065 steps, then a different pivot; the maintained
-Gram factor against the fresh one: 38749 against 38751 steps, the same weights to 1e-13).
+minima (or reach the same one in a few more or fewer steps).
 """
 
 import hashlib
@@ -98,7 +97,18 @@ def _min_p(threshold, d):
 
 
 def project_simplex(v):
-    """Euclidean projection of ``v`` onto the probability simplex ``{w >= 0, sum w = 1}``."""
+    """Euclidean projection of ``v`` onto the probability simplex ``{w >= 0, sum w = 1}``.
+
+    Parameters
+    ----------
+    v : array-like of shape (d,)
+        The point.
+
+    Returns
+    -------
+    w : ndarray of shape (d,)
+        Its projection.
+    """
     v = np.asarray(v, dtype=np.float64)
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - 1.0
@@ -108,7 +118,30 @@ def project_simplex(v):
 
 
 def sqpfw_objective(X, codes, w, theta, kappa=1, lambda_=1, w_bar=None):
-    """Objective of problem (2) with the target neighbours recomputed from ``w``."""
+    """Objective of problem (2) with the target neighbours recomputed from ``w``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    codes : ndarray of int, shape (n,)
+        Class codes.
+    w : ndarray of shape (d,)
+        Weights (on the simplex).
+    theta : float
+        Regularisation parameter.
+    kappa : int, default=1
+        Rank of the target hit.
+    lambda_ : int, default=1
+        Rank of the target miss.
+    w_bar : ndarray of shape (d,) or None, default=None
+        Prior weights; ``None``: uniform.
+
+    Returns
+    -------
+    objective : float
+        The value of problem (2) at ``w``.
+    """
     n, d = X.shape
     w_bar = np.full(d, 1.0 / d) if w_bar is None else np.asarray(w_bar, dtype=np.float64)
     k = max(kappa, lambda_)
@@ -129,12 +162,6 @@ class _Side:
 
     def reps(self):
         return np.argmax(self.state == 0, axis=1)
-
-    def n_less(self):
-        return (self.state == -1).sum(axis=1)
-
-    def n_eq(self):
-        return (self.state == 0).sum(axis=1)
 
 
 def _states_from_distances(D, valid, k, rtol):
@@ -233,14 +260,6 @@ class _Problem:
         return ok
 
     # -- linear algebra of EQP (4) ---------------------------------------------------------
-    def slacks(self, v):
-        """``(eps_{i,r_i} . v, eps_{i,s_i} . v)`` at the representatives."""
-        out = []
-        for side in (self.hit, self.miss):
-            rep = side.reps()
-            out.append(indexed_distances(self.X, side.cand[np.arange(self.n), rep][:, None], v, _METRIC)[:, 0])
-        return out
-
     def c_vector(self):
         """``c = sum_i eps_{i,h_i} - eps_{i,m_i}`` at the representatives (gradient of the TN term / theta*n)."""
         c = np.empty(self.d)
@@ -435,6 +454,7 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        Samples.
     codes : ndarray of shape (n,)
         Integer class codes.
     theta : float
@@ -450,6 +470,8 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
         ``M[>]`` (Sec. 3.2), refreshed every ``refresh_every`` steps and at the end;
         if a refresh finds TN consistency broken the run goes back to the last
         checkpoint and doubles the working set, so the result equals the full run's.
+    refresh_every : int, default=200
+        Steps between working-set refreshes.
     max_iter : int or None, default=None
         Limit on the active-set steps (those discarded by a working-set rollback
         included); ``None``: until Theorem 7 holds.
@@ -488,6 +510,19 @@ class SQPFWPath:
     ``"theta_max"`` (reached), ``"max_breakpoints"`` (the cap stopped it at
     ``thetas_[-1]``: beyond it ``__call__`` repeats the last weights, which are not the
     path's) or ``"stalled"`` (cycling at a degenerate point).
+
+    Parameters
+    ----------
+    thetas : array-like of shape (n_breakpoints,)
+        The breakpoints, non-decreasing.
+    weights : array-like or list of shape (n_breakpoints, n_features)
+        The weights at each breakpoint.
+    n_steps : int
+        Active-set steps taken along the path.
+    theta_max : float or None, default=None
+        The theta asked for; ``None``: the last breakpoint.
+    stop_reason : {"theta_max", "max_breakpoints", "stalled"}, default="theta_max"
+        Why the path ended.
     """
 
     def __init__(self, thetas, weights, n_steps, theta_max=None, stop_reason="theta_max"):
@@ -527,9 +562,35 @@ def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=
     ``max_breakpoints`` caps the events (``None``: until ``theta_max``); a capped path
     ends short of ``theta_max`` with ``stop_reason_ = "max_breakpoints"``.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    codes : ndarray of int, shape (n,)
+        Class codes.
+    theta_max : float
+        The path's end.
+    kappa : int, default=1
+        Rank of the target hit.
+    lambda_ : int, default=1
+        Rank of the target miss.
+    w_bar : ndarray of shape (d,) or None, default=None
+        Prior weights; ``None``: uniform.
+    working_set : int or None, default=None
+        Candidate hits / misses kept per sample (as :func:`sqpfw_active_set`).
+    refresh_every : int, default=100
+        Steps between working-set refreshes.
+    max_breakpoints : int or None, default=None
+        Cap on the path's events.
+    max_iter : int or None, default=None
+        Limit on the active-set steps of each re-solve.
+    verbose : int, default=0
+        Progress lines.
+
     Returns
     -------
-    SQPFWPath
+    path : SQPFWPath
+        The breakpoints and the weights there.
     """
     with single_thread_blas():
         return _path(X, codes, theta_max, kappa, lambda_, w_bar, working_set, refresh_every, max_breakpoints,

@@ -9,29 +9,17 @@ started from the basis an interior iterate suggests.
 import os
 import sys
 
+import highspy
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = []
 
 #: HiGHS' own row/column scaling (``simplex_scale_strategy`` 2) doubles the simplex iterations on
-#: MDM's dense rows (benchmarks/bench_mdm.md);
-#: the features are standardised by the caller, so the LP is solved unscaled.  Devex pricing
+#: MDM's dense rows; the features are standardised by the caller, so the LP is solved unscaled.  Devex pricing
 #: (``simplex_dual_edge_weight_strategy`` 1) needs several times the iterations of the default steepest edge.
 _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-9, "dual_feasibility_tolerance": 1e-9, "presolve": True,
                   "simplex_scale_strategy": 0}
-
-
-def _highs_class():
-    """The HiGHS solver class (``highspy.Highs``).
-
-    Keeping one solver object alive between the rounds of constraint generation lets
-    HiGHS restart the dual (new rows) or primal (new columns) simplex from the last
-    optimal basis instead of solving every relaxation from scratch.
-    """
-    import highspy
-
-    return highspy.Highs
 
 
 _banner_done = False
@@ -45,7 +33,7 @@ def _new_highs(verbose=0):
     file descriptor 1 is pointed at the null device for that one call.
     """
     global _banner_done
-    cls = _highs_class()
+    cls = highspy.Highs
     if _banner_done or verbose >= 2:
         return cls()
     _banner_done = True
@@ -140,12 +128,10 @@ def _highs_vertex(A, b, c, st, time_limit=None, verbose=0):
     relax.add_rows(sp.csr_array(A), b)
     h = relax._h
     # primal simplex: from the guessed basis of a dual-degenerate optimum (more basic columns than active rows)
-    # it needs a few pivots, the dual simplex thousands (colon_alon, 304 x 2001: 7 vs 1 530)
+    # it needs a few pivots, the dual simplex thousands
     if h is not None:
         h.setOptionValue("simplex_strategy", 4)
     try:
-        import highspy
-
         bs = highspy.HighsBasisStatus
         col_score = st.x / st.z  # > 1: basic
         row_score = st.lam / st.s  # > 1: active

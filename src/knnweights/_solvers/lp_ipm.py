@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg.blas import dsyrk
 
 from ..engine.linalg import blas_thread_count, blas_threads_for_work, single_thread_blas
 from .lp_highs import _highs_vertex
@@ -23,12 +24,12 @@ __all__ = ["dense_ipm"]
 #: the last resort's when that fails (the lazy solver's loose rounds stop earlier: ``mdm_lp._IPM_TOL_FIRST``)
 _IPM_TOL_ROUND = 1e-8
 _IPM_TOL_FINAL = 1e-10
-#: Gondzio's multiple centrality correctors per iteration (cold solve of the genes 80 x 3000 final LP, 2152 x 2220:
-#: 18 iterations with none, 14 with 2; each costs two triangular solves next to one factorisation)
+#: Gondzio's multiple centrality correctors per iteration (each costs two triangular solves next to one
+#: factorisation, and they save iterations)
 _IPM_CORRECTORS = 2
 _WIDE = 2.5  # see _starting_point
 #: warm start only when the LP grew by at most this fraction: after larger changes Mehrotra's cold start needs
-#: fewer iterations (genes 80 x 3000, rounds to gap 1e-3: 7-9 cold vs 15-19 warm)
+#: fewer iterations
 _IPM_WARM_GROWTH = 0.05
 _IPM_WARM_GAP = 1e-1  # the warm start: the first iterate of the last solve below max(this, tol * _IPM_WARM_FACTOR)
 _IPM_WARM_FACTOR = 1.0
@@ -46,10 +47,8 @@ def _syrk(F, trans, threads=1):
     A product of at least ``_SYRK_THREADED`` multiply-adds runs on ``threads`` BLAS threads.  OpenBLAS' threaded
     ``dsyrk`` splits the output, not the sums, so each entry is the same sum in the same order and the result is
     bit-identical to one thread's (``tests/test_lp_ipm.py`` checks it); the Cholesky factorisation, whose
-    threaded blocking changes its rounding, stays on one thread (timings: ``benchmarks/bench_mdm.md``).
+    threaded blocking changes its rounding, stays on one thread.
     """
-    from scipy.linalg.blas import dsyrk
-
     # F is C-ordered: F.T is its Fortran-ordered view, which dsyrk reads in place
     out, inner = (F.shape[1], F.shape[0]) if trans else F.shape
     with blas_threads_for_work(float(out) * out * inner, _SYRK_THREADED, threads):
@@ -72,10 +71,8 @@ def _cholesky(M):
 
 class _Normal:
     """The factored normal matrix of one interior-point iteration, ``A D A^T + E`` (row space) or
-    ``A^T E^-1 A + D^-1`` (column space): one ``dsyrk`` and a Cholesky factorisation, then solves with it.
-
-    (Forming and factoring it in single precision, with refinement in double, made the iterations stall on the
-    genes 80 x 3000 LP: 200 iterations without convergence against 14 in double precision.)
+    ``A^T E^-1 A + D^-1`` (column space): one ``dsyrk`` and a Cholesky factorisation, then solves with it, in
+    double precision (single precision with refinement in double stalls the iterations on MDM's LPs).
     """
 
     def __init__(self, A, D, E, rowspace, threads=1):
@@ -114,8 +111,8 @@ def _starting_point(A, b, c, rowspace, threads=1):
     lam = yd
     z = c + A.T @ lam
     # on a wide LP (many more columns than rows; MDM's rows are dense and positive) a unit shift of every x_j moves
-    # each row by its row sum k: shift x by 1 / k of the slacks' shift (colon_alon, 347 x 2001: 22 iterations to
-    # gap 1e-3 instead of 29; on near-square LPs the plain shift is better: genes 733 x 1195, 9 vs 14)
+    # each row by its row sum k: shift x by 1 / k of the slacks' shift (fewer iterations there; on near-square
+    # LPs the plain shift is better)
     k = max(1.0, float(np.abs(A).sum(axis=1).mean())) if nc > _WIDE * m else 1.0
     dp = max(-1.5 * min(x.min() * k, s.min()), 0.0)
     dd = max(-1.5 * min(z.min(), lam.min()), 0.0)
@@ -165,7 +162,7 @@ def _step(v, dv):
 class _Clock:
     """Predicts the seconds of one interior-point iteration (one ``dsyrk`` + Cholesky of the normal matrix) from
     its flop count and the rate measured on the iterations so far, so that a solve stops *before* an iteration
-    that would end past the deadline (one iteration of a 11 500 x 4 096 LP takes seconds)."""
+    that would end past the deadline (one iteration of a large LP takes seconds)."""
 
     def __init__(self, rate=5e9):
         self.rate = rate  # flop/s, updated from every timed iteration
@@ -230,15 +227,45 @@ def dense_ipm(A, b, c, tol=_IPM_TOL_FINAL, max_iter=200, state=None, deadline=No
     With ``save_gap``, the first iterate whose relative gap and infeasibilities are below it is kept as
     ``state.saved`` (a well-centred point from which a slightly changed LP is restarted: a warm start).
 
-    ``deadline`` (a ``time.perf_counter()`` value): the solve stops before an iteration that ``clock`` (a
-    :class:`_Clock`) predicts to end past it, so it overruns the deadline by at most the prediction's error; the
-    iterate reached is returned.  ``work`` (a :class:`_Work`): each iteration's flops are counted there, and the
-    solve stops (status ``"work_limit"``) before an iteration that would pass its budget.
-    ``log``: called as ``log(iteration, error, objective, seconds)`` per iteration.  ``blas_threads``: BLAS
-    threads of the large normal-matrix products (:func:`_syrk`; the same bits on any count).
+    Parameters
+    ----------
+    A : ndarray of shape (m, n)
+        The constraint matrix (dense).
+    b : ndarray of shape (m,)
+        Right-hand sides.
+    c : ndarray of shape (n,)
+        Costs.
+    tol : float, default=_IPM_TOL_FINAL
+        Relative gap and infeasibilities to stop at.
+    max_iter : int, default=200
+        Most iterations.
+    state : _IPMState or None, default=None
+        An iterate of the same LP to continue from; ``None``: Mehrotra's starting point.
+    deadline : float or None, default=None
+        A ``time.perf_counter()`` value: the solve stops before an iteration that ``clock``
+        predicts to end past it (the iterate reached is returned).
+    save_gap : float or None, default=None
+        Keep the first iterate below this gap as ``state.saved`` (a warm start for a changed LP).
+    correctors : int, default=_IPM_CORRECTORS
+        Gondzio's centrality correctors per iteration at most.
+    clock : _Clock or None, default=None
+        Predicts an iteration's seconds from its flops.
+    log : callable or None, default=None
+        Called as ``log(iteration, error, objective, seconds)`` per iteration.
+    work : _Work or None, default=None
+        Counts each iteration's flops; the solve stops (``"work_limit"``) before an iteration
+        that would pass its budget.
+    blas_threads : int, default=1
+        BLAS threads of the large normal-matrix products (:func:`_syrk`; the same bits on any count).
 
-    Returns ``(state, status, iterations)`` with status ``"optimal"``, ``"time_limit"``, ``"work_limit"`` or
-    ``"max_iter"``.
+    Returns
+    -------
+    state : _IPMState
+        The last iterate.
+    status : {"optimal", "time_limit", "work_limit", "max_iter"}
+        Why the solve stopped.
+    iterations : int
+        Iterations taken.
     """
     m, nc = A.shape
     rowspace = m <= nc
@@ -349,7 +376,6 @@ def _vertex(A, b, c, st, ftol=1e-9, window=0, deadline=None, work=None):
     tries = [(B, act)]
     # a variable near its bound (x_j and z_j both ~ sqrt(mu)) can fall on the wrong side of the ratio 1:
     # also try the square partitions made of the k most clearly basic columns and active rows, k near the counts
-    # (genes 80 x 3000 at gap 1e-8: 1 198 columns and rows by the ratio 1, the vertex has 1 199)
     col_order = np.argsort(-col_ratio, kind="stable")
     row_order = np.argsort(-row_ratio, kind="stable")
     if B.size < act.size:
@@ -418,7 +444,7 @@ class _DenseRelaxation:
     """The growing LP of :class:`.lp_highs._Relaxation`, held as a dense array and solved by :func:`dense_ipm`.
 
     MDM's rows are dense (a pair has ``d`` nonzeros ``eps_ij``) and so are its optima (hundreds of nonzero
-    weights): HiGHS' sparse LU and simplex pivots are slow there (``benchmarks/bench_mdm.md``).  Each solve
+    weights): HiGHS' sparse LU and simplex pivots are slow there.  Each solve
     here runs the interior point to a relative gap of ``1e-10`` and moves to the exact optimal vertex
     (:func:`_vertex`; HiGHS' simplex from the guessed basis when the optimum is
     degenerate), so the rounds of constraint generation see basic optimal solutions as with the simplex.

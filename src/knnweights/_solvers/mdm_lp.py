@@ -41,17 +41,16 @@ _PAIR_BLOCK = 1 << 16  # pairs per block when forming eps rows (bounds the tempo
 
 #: rounds of the lazy solver before the last one stop the IPM at relative gap / infeasibility ``_IPM_TOL_FIRST``
 #: (times ``_IPM_TOL_RATE`` per round, never below ``lp_ipm._IPM_TOL_ROUND``): their weights only serve to find
-#: violated pairs and priced-in features (genes 80 x 3000: 7-9 iterations per round instead of 15-33).  Once such a
+#: violated pairs and priced-in features, and they take about half the iterations.  Once such a
 #: loose point violates nothing, the same LP is solved on to ``lp_ipm._IPM_TOL_ROUND`` (``_IPM_TOL_FINAL`` if
 #: needed) and moved to its exact vertex (square solve, KKT-checked), and every pair and feature is checked again.
-#: 1e-2 rather than 1e-3 (one BLAS thread, same optimum everywhere): floating-point work of the normal matrices
-#: genes 80 x 3000 353 -> 326 GFLOP, breast_vantveer 337 -> 280, genes 80 x 1000 58 -> 55, colon_alon 10.0 -> 9.7
+#: 1e-2 rather than 1e-3: the same optimum, with less floating-point work in the normal matrices
 _IPM_TOL_FIRST = 1e-2
 _IPM_TOL_RATE = 1.0
 #: a row whose multiplier-to-slack ratio ``lam / s`` was below ``_PRUNE_RATIO`` at the last ``_PRUNE_AGE``
 #: relaxations (inactive there) leaves the LP; the scan of every pair brings it back if it is violated later,
-#: and then it stays (each pair is pruned at most once, so the rounds still end).  Arcene (200 x 10 000): about
-#: 340 of 3 800 rows are active.  0 disables.
+#: and then it stays (each pair is pruned at most once, so the rounds still end); on wide data most rows are
+#: inactive.  0 disables.
 _PRUNE_AGE = 2
 _PRUNE_RATIO = 1e-3
 
@@ -59,7 +58,17 @@ _PRUNE_RATIO = 1e-3
 def duplicate_conflicts(X, codes):
     """Pairs ``(i, j)`` of identical rows with different labels (they make MDM infeasible).
 
-    Returns an ``(m, 2)`` integer array, sorted; empty when there is none.
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    codes : ndarray of int, shape (n,)
+        Class codes.
+
+    Returns
+    -------
+    pairs : ndarray of int, shape (m, 2)
+        The conflicting pairs, sorted; empty when there is none.
     """
     _, inv = np.unique(X, axis=0, return_inverse=True)
     inv = inv.ravel()
@@ -76,6 +85,20 @@ def all_pairs(codes, soft):
 
     Separation pairs and hard compactness pairs are unordered (``i < j``); soft
     compactness pairs are ordered (``i != j``), the slack being ``xi_i``.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n,)
+        Class codes.
+    soft : bool
+        Soft MDM (ordered compactness pairs).
+
+    Returns
+    -------
+    I, J : ndarray of int
+        The pairs' samples.
+    kind : ndarray of int8
+        ``SEPARATION`` or ``COMPACTNESS`` per pair.
     """
     n = codes.shape[0]
     I, J = np.triu_indices(n, 1)
@@ -105,6 +128,24 @@ def mdm_constraint_matrix(X, I, J, kind, soft):
     Columns: ``w`` (``d``), ``r`` (1), then ``xi`` (``n``, soft only).  Separation rows
     are ``(-eps, 0, 0) <= -1`` (eqs. 6, 10, 11), compactness rows ``(eps, -1, -e_i) <= 0``
     (eqs. 7 / 13).  Zeros of ``eps`` (features equal in both samples) are not stored.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    I, J : ndarray of int, shape (m,)
+        The pairs' samples.
+    kind : ndarray of int8, shape (m,)
+        ``SEPARATION`` or ``COMPACTNESS`` per pair.
+    soft : bool
+        Soft MDM (slack columns ``xi``).
+
+    Returns
+    -------
+    A : scipy.sparse.csr_array of shape (m, d + 1 (+ n))
+        The constraint rows.
+    b : ndarray of shape (m,)
+        The right-hand sides.
     """
     n, d = X.shape
     m = I.size
@@ -401,6 +442,7 @@ def solve_mdm(X, codes, soft=True, C=1.0, lazy=True, max_rounds=100, n_init=2, n
         would pass it is not started; the best feasible point found (including the last interior iterate,
         scaled to feasibility) is returned with ``status = 3``.  ``None``: no budget.  Not applied to the
         full LP or ``method="simplex"`` (HiGHS' simplex has no such count).
+    method : {"ipm", "simplex"}
         How the lazy form solves each relaxation: ``"ipm"`` (default) a dense Mehrotra
         interior point (:func:`.lp_ipm.dense_ipm`, warm-started after small changes) followed by an
         exact vertex (:func:`.lp_ipm._vertex`, HiGHS' primal simplex from that basis when the vertex

@@ -251,10 +251,15 @@ def simplex_least_squares(x, H, w=None, tol=1e-12, max_iter=None):
     Parameters
     ----------
     x : ndarray of shape (n, d)
+        The points projected.
     H : ndarray of shape (n, k, d)
         ``H[n, i]`` is the ``i``-th column (prototype) of sample ``n``'s hull.
     w : ndarray of shape (d,), default=None
         Non-negative feature weights (``None``: all ones).
+    tol : float, default=1e-12
+        Optimality tolerance of :func:`solve_simplex_qp`.
+    max_iter : int, default=None
+        Active-set iterations per problem (``None``: ``10 k + 20``).
 
     Returns
     -------
@@ -340,8 +345,8 @@ def indexed_combination(XB, idx, A, P):
         _combination_of_sample(XB, idx, A, P, s)
 
 
-# a hull's Gram costs about 2/5 of the common unit per (sample, hull member, feature): small calls (LH-RELIEF
-# on Colon, 124 x 5 x 2000) run on one thread, where a parallel region costs more than it saves
+# a hull's Gram costs about 2/5 of the common unit per (sample, hull member, feature): small calls run on one
+# thread, where a parallel region costs more than it saves
 _indexed_gram = size_dispatch(_indexed_gram, lambda X, XB, idx, *a: idx.size * X.shape[1] * 2 // 5)
 indexed_combination = size_dispatch(indexed_combination, lambda XB, idx, *a: idx.size * XB.shape[1] * 2 // 5)
 
@@ -357,19 +362,26 @@ def hull_projections(X, XB, idx, w=None, tol=1e-12):
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        The points projected.
     XB : ndarray of shape (m, d)
+        The samples the hulls are made of.
     idx : ndarray of int, shape (n, k) or (r n, k)
         Rows of ``XB`` spanning each sample's hull.  With ``r n`` rows, ``X`` is taken
         ``r`` times over (row ``s`` of ``idx`` belongs to ``X[s % n]``: e.g. the hits'
         and the misses' hulls of the same samples in one batch).
     w : ndarray of shape (d,), default=None
         Non-negative feature weights (``None``: all ones).
+    tol : float, default=1e-12
+        Optimality tolerance of :func:`solve_simplex_qp`.
 
     Returns
     -------
     coef : ndarray of shape (n, k)
+        The convex coefficients ``a_n``.
     projection : ndarray of shape (n, d)
+        The nearest points ``H_n a_n``.
     status : ndarray of shape (n,)
+        The QP solver's status per row.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     XB = np.ascontiguousarray(XB, dtype=np.float64)

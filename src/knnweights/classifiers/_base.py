@@ -1,19 +1,38 @@
 """What the lazy classifiers share: validating and encoding the training set."""
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from ..utils import validate_params
+from ..weighters._validation import encode_classes, validate_training_data
 
 
-def validate_training_set(estimator, X, y):
+def validate_training_set(estimator, X, y, dtype=np.float64):
     """Validate ``(X, y)`` for a lazy classifier, set ``classes_``, return ``X, y, codes``.
 
-    ``codes`` are the labels as integers ``0..n_classes-1`` in the order of ``classes_``.
+    The weighters' validation sequence (:func:`~knnweights.weighters._validation.validate_training_data`,
+    :func:`~knnweights.weighters._validation.encode_classes`), so a bad input gets the same
+    error from a classifier as from a weighter; a classifier needs one sample of one class.
+
+    Parameters
+    ----------
+    estimator : classifier
+        The classifier being fitted.
+    X : array-like of shape (n_samples, n_features)
+        Training samples.
+    y : array-like of shape (n_samples,)
+        Class labels.
+    dtype : type or list of type, default=numpy.float64
+        Float dtypes ``X`` is kept in.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        The validated samples.
+    y : ndarray of shape (n_samples,)
+        The validated labels.
+    codes : ndarray of int64, shape (n_samples,)
+        The labels as integers ``0..n_classes-1`` in the order of ``classes_``.
     """
     validate_params(estimator)
-    X, y = validate_data(estimator, X, y, dtype=np.float64)
-    check_classification_targets(y)
-    estimator.classes_, codes = np.unique(y, return_inverse=True)
-    return X, y, codes.astype(np.int64)
+    X, y = validate_training_data(estimator, X, y, dtype=dtype, ensure_min_samples=1)
+    return X, y, encode_classes(estimator, y)

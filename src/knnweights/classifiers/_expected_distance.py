@@ -4,10 +4,11 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..engine.neighbors import distance_chunks
 from ..utils import HasMethods, Interval
+from ..weighters._validation import validate_query_data
 from ._base import validate_training_set
 
 __all__ = ["ExpectedDistanceClassifier", "expected_class_distances"]
@@ -28,11 +29,14 @@ def expected_class_distances(D, codes, n_classes, sigma):
     codes : ndarray of shape (n_train,)
         Class codes ``0..n_classes-1``.
     n_classes : int
+        Number of classes.
     sigma : float
+        Kernel width of the soft nearest neighbour.
 
     Returns
     -------
-    ndarray of shape (n_queries, n_classes); ``inf`` for a class with no sample.
+    psi : ndarray of shape (n_queries, n_classes)
+        The expected distances; ``inf`` for a class with no sample.
     """
     psi = np.full((D.shape[0], n_classes), np.inf)
     for c in range(n_classes):
@@ -155,7 +159,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             Expected weighted distance of each query to each class of ``classes_``.
         """
         check_is_fitted(self, "X_fit_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_query_data(self, X, dtype=np.float64)
         out = np.empty((X.shape[0], len(self.classes_)))
         for s, e, D in distance_chunks(X, self.X_fit_, self.weights_, "manhattan", n_arrays=3):
             out[s:e] = expected_class_distances(D, self._codes, len(self.classes_), float(self.sigma))

@@ -4,12 +4,13 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._solvers.simplex_qp import simplex_least_squares
 from ..engine.neighbors import nearest_by_class
 from ..utils import Interval, StrOptions
 from ..weighters import check_class_neighbors
+from ..weighters._validation import validate_query_data
 from ._base import validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
@@ -54,7 +55,7 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
             ``min(n_neighbors, n_c)`` nearest training samples of class ``c``.
         """
         check_is_fitted(self, "_fit_X")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_query_data(self, X, dtype=np.float64)
         n_classes = len(self.classes_)
         k_max = int(min(self.n_neighbors, self._class_counts.max()))
         idx, _ = nearest_by_class(

@@ -13,11 +13,12 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..engine.neighbors import nearest
 from ..utils import HasMethods, Interval, StrOptions, validate_params
+from ..weighters._validation import validate_query_data, validate_training_data
+from ._base import validate_training_set
 
 __all__ = ["KNNClassifier", "KNNRegressor", "WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class",
            "predict_weighted_knn", "predict_weighted_knn_ks"]
@@ -193,11 +194,8 @@ class KNNClassifier(ClassifierMixin, BaseEstimator):
         self : KNNClassifier
             The fitted classifier.
         """
-        validate_params(self)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        self._fit_X, self._fit_codes = np.ascontiguousarray(X), codes.astype(np.int64)
+        X, _, codes = validate_training_set(self, X, y, dtype=[np.float64, np.float32])
+        self._fit_X, self._fit_codes = np.ascontiguousarray(X), codes
         return self
 
     def kneighbors(self, X):
@@ -216,7 +214,7 @@ class KNNClassifier(ClassifierMixin, BaseEstimator):
             Their distances in ``metric``.
         """
         check_is_fitted(self, "_fit_X")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_query_data(self, X)
         n = self._fit_X.shape[0]
         if self.n_neighbors > n:
             raise ValueError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {self.n_neighbors}, "
@@ -314,7 +312,7 @@ class KNNRegressor(RegressorMixin, BaseEstimator):
             The fitted regressor.
         """
         validate_params(self)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=True)
+        X, y = validate_training_data(self, X, y, ensure_min_samples=1, y_numeric=True)
         self._fit_X, self._fit_y = np.ascontiguousarray(X), np.asarray(y, dtype=np.float64)
         return self
 

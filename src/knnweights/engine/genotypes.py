@@ -34,7 +34,6 @@ import numpy as np
 
 from ..exceptions import BytePathTooWide
 from ..io import BedSource
-from ..utils import validate_params
 from . import _kernels_bytes as kb
 from ._config import get_config
 from ._dask import FeatureRanges
@@ -572,74 +571,3 @@ class ByteDiff:
         idx = np.ascontiguousarray(idx, dtype=np.int64)
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, None, idx, coef)))
-
-
-#: the name the byte-path fit catches
-_TooWide = BytePathTooWide
-
-
-def _continuous_target(est, y):
-    from ..weighters import is_continuous_target
-
-    return is_continuous_target(y, getattr(est, "target_type", "classes"))
-
-
-def fit_relief_bytes(est, X, y):
-    """``est.fit(X, y)`` for a Relief-family estimator on a byte matrix (called by its ``fit``).
-
-    Validates ``y`` as every weighter does, runs ``est._fit`` on a :class:`GenotypeMatrix`,
-    and sets the fitted attributes of :meth:`BaseWeighter.fit` (the ranking without the
-    margin-gain tie-break, which needs the float data).  Values above 15 (not genotypes):
-    the float path (a float copy), with unknown values as ``NaN``.
-    """
-    from ..weighters import BaseWeighter
-
-    validate_params(est)
-    if not getattr(est, "_byte_input", False):
-        raise NotImplementedError(f"{type(est).__name__} does not take a byte (genotype) matrix; pass floats.")
-    if y is not None and (getattr(est, "pvalues", False) or _continuous_target(est, y)):
-        raise NotImplementedError(
-            f"{type(est).__name__} on genotype bytes scores class labels without p-values; for a continuous target "
-            "or pvalues=True give X as floats, or use knnweights.permutation_pvalues.")
-    if y is None:
-        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None: feature weighting "
-                         "is supervised (pass the class labels).")
-    if isinstance(X, np.ndarray) and X.shape[0] < 2:
-        raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of 2 is required.")
-    G = GenotypeMatrix(X)
-    try:
-        st = G.stats()
-        if st["bad"].any():
-            G.close()
-            return BaseWeighter.fit(est, _float_copy(X), y)
-        if st["n_missing"].any() and getattr(est, "missing", "error") != "diff":
-            j = int(np.flatnonzero(st["n_missing"])[0])
-            raise ValueError(
-                f"Input X contains unknown values (the missing code) in column {j} ({int(st['n_missing'][j])} "
-                f"value(s); {int((st['n_missing'] > 0).sum())} column(s) affected in all). Pass missing='diff' "
-                "to score them with Relief's unknown-value diff.")
-        codes = est._encode_target(y, G.shape[0])
-        est.n_features_in_ = G.shape[1]
-        est.__dict__.pop("feature_names_in_", None)
-        try:
-            return est._fit_weights(G, codes, est._fit, stacklevel=4, constant=G.constant())
-        except _TooWide:
-            G.close()
-            return BaseWeighter.fit(est, _float_copy(X), y)
-    finally:
-        G.close()
-
-
-def _float_copy(X):
-    if isinstance(X, BedSource):
-        X = X.read(0, X.shape[1])
-    Xf = np.ma.getdata(X).astype(np.float64)
-    miss = np.zeros(Xf.shape, bool)
-    if X.dtype == np.int8:
-        miss |= np.ma.getdata(X) < 0
-    elif X.dtype == np.uint8:
-        miss |= np.ma.getdata(X) == kb.MISSING
-    if isinstance(X, np.ma.MaskedArray):
-        miss |= np.ma.getmaskarray(X)
-    Xf[miss] = np.nan
-    return Xf

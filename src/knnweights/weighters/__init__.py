@@ -1,6 +1,10 @@
 """Feature weighters, one module per method family; each holds only its own update and
-builds on :mod:`knnweights.engine` (distances, neighbours, margins) and
-:class:`BaseWeighter` (validation, the transform contract).
+builds on :mod:`knnweights.engine` (distances, neighbours, margins), :mod:`knnweights._solvers`
+and :class:`BaseWeighter` (validation, the transform contract).  What several modules of the
+Relief family share lives in private modules: ``_relief_margins`` (neighbours, radius,
+sampled instances), ``_relief_base`` (the estimator base), ``_relief_regression`` (continuous
+targets and p-values), ``_relief_pvalues`` (the pair statistics), ``_relief_bytes`` (genotype
+bytes); ``_validation`` holds the training-data checks the classifiers share.
 
 Besides the weighters, the contract's pieces other packages use: :class:`BaseWeighter`,
 :class:`ZeroWeightsWarning`, :func:`feature_ranking` (the total order of ``ranking_``),
@@ -10,20 +14,23 @@ Besides the weighters, the contract's pieces other packages use: :class:`BaseWei
 :data:`REGRESSION_WEIGHTERS`, name -> class, so tools can loop over them.
 """
 
-from ._base import CONTINUOUS_TARGET_METHODS, BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
-from ._relief_regression import is_continuous_target
+from ._base import BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
+from ._validation import CONTINUOUS_TARGET_METHODS, is_continuous_target
 from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
 from .im4e import IM4E
+from .irelief import IRelief
 from .lhrelief import LHRelief
 from .logo import Logo
 from .mdm import MDM
 from .mlkr import MLKRDiagonal
+from .mulrel import MulRel
 from .nca import NCADiagonal
-from .relief import SURF, IRelief, MulRel, MultiSURF, Relief, ReliefF
+from .relief import Relief, ReliefF
 from .sbmlr import SBMLR
 from .simba import GFlip, Simba
 from .sqpfw import SQPFW
+from .surf import SURF, MultiSURF
 
 __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",

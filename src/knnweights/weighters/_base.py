@@ -1,30 +1,20 @@
 """The weighter contract shared by every method: validation, weights, transform."""
 
 import contextvars
-import numbers
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.preprocessing import LabelEncoder
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses
 from ..exceptions import ZeroWeightsWarning
-from ..utils import (  # noqa: F401 - the validation helpers, defined once in knnweights.utils
-    Interval,
-    check_finite_columns,
-    check_numeric_columns,
-    check_target,
-    column_label,
-    format_label,
-    validate_params,
-)
+from ..utils import format_label, validate_params
+from ._validation import encode_classes, validate_query_data, validate_training_data
 
-__all__ = ["BaseWeighter", "ZeroWeightsWarning", "CONTINUOUS_TARGET_METHODS", "check_finite_columns",
-           "check_numeric_columns", "check_target", "feature_ranking", "margin_gain", "refuse_continuous_target",
-           "validate_continuous_fit_data", "warn_max_iter", "normalize_weights"]
+__all__ = ["BaseWeighter", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking", "margin_gain",
+           "warn_max_iter", "warn_max_work", "normalize_weights"]
 
 
 #: how many BaseWeighter.fit calls are running in this context: a weighter fitted inside another's fit
@@ -48,68 +38,6 @@ def _zero_weights_message(name, X, codes):
             "predicts one class for every sample; check the features and labels, or try another method.")
 
 
-#: the weighters with a definition for a continuous target (the error below names them)
-CONTINUOUS_TARGET_METHODS = ("Relief", "ReliefF", "SURF", "MultiSURF", "IRelief", "MLKRDiagonal")
-
-
-def refuse_continuous_target(estimator, y):
-    """Raise a ``ValueError`` naming the methods that have a continuous-target definition when ``y``
-    is continuous (as :func:`sklearn.utils.multiclass.type_of_target` decides) and ``estimator`` has none."""
-    try:
-        kind = type_of_target(y)
-    except (ValueError, TypeError):
-        return  # sklearn's own check explains it
-    if kind.startswith("continuous"):
-        name = type(estimator).__name__
-        hint = (" (target_type='continuous' forces it, target_type='classes' refuses it)"
-                if hasattr(estimator, "target_type") else "")
-        raise ValueError(
-            f"{name} got a continuous target y ({np.unique(np.asarray(y)).size} distinct float values) but is "
-            f"defined for class labels only{hint}. The methods with a continuous-target definition are: "
-            f"{', '.join(CONTINUOUS_TARGET_METHODS)}; or give y as class labels (integers or strings)."
-        )
-
-
-def validate_continuous_fit_data(est, X, y):
-    """Validate ``X`` and a continuous target ``y`` (as :meth:`BaseWeighter._validate_fit_data` for classes):
-    ``(X, y as float64)``; forgets the class attributes of an earlier fit."""
-    if y is None:
-        raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
-    check_numeric_columns(X)
-    allow_nan = bool(getattr(est, "_allow_nan", False))
-    check_finite_columns(X, allow_nan=allow_nan)
-    check_target(y)
-    X, y = validate_data(est, X, y, dtype=[np.float64, np.float32], ensure_min_samples=3, y_numeric=True,
-                         ensure_all_finite="allow-nan" if allow_nan else True)
-    _check_scale(X, getattr(est, "feature_names_in_", None))
-    y = np.asarray(y, dtype=np.float64)
-    if not np.ptp(y) > 0:
-        raise ValueError(f"{type(est).__name__}: the continuous target y is constant ({y[0]!r}); nothing to relate "
-                         "the features to.")
-    for attr in ("classes_", "_label_encoder"):
-        est.__dict__.pop(attr, None)
-    return X, y
-
-
-def _check_scale(X, names=None):
-    """Refuse data whose squared differences would overflow, or all underflow to zero."""
-    amax = float(np.max(np.abs(X))) if X.size else 0.0
-    log_limit = 300.0 if X.dtype == np.float64 else 36.0
-    if amax > 0 and 2 * np.log10(2.0 * amax) + np.log10(X.shape[0] * X.shape[1]) >= log_limit:
-        j = int(np.argmax(np.max(np.abs(X), axis=0)))
-        raise ValueError(
-            f"Input X has values up to {amax:.3g} (column {column_label(names, j)}): sums of squared differences "
-            f"would overflow {X.dtype}. Rescale the features first, e.g. with sklearn.preprocessing.StandardScaler or "
-            "MaxAbsScaler."
-        )
-    if 0 < amax < 1e-145:
-        raise ValueError(
-            f"Input X has no value larger than {amax:.3g} in magnitude: squared differences underflow to 0 in "
-            f"{X.dtype}, so every distance would be 0. Rescale the features first, e.g. with "
-            "sklearn.preprocessing.StandardScaler or MaxAbsScaler."
-        )
-
-
 def feature_ranking(weights, scores=None, constant=None, margin_gain=None):
     """Ranks ``1..d`` (1 = best) of features: a total order without ties at zero weight.
 
@@ -122,15 +50,18 @@ def feature_ranking(weights, scores=None, constant=None, margin_gain=None):
     Parameters
     ----------
     weights : array-like of shape (n_features,)
+        The feature weights (the first key).
     scores : array-like of shape (n_features,), optional
         Signed scores; non-finite entries count as the lowest.
     constant : array-like of bool, shape (n_features,), optional
+        Which features are constant (ranked after the others of equal weight).
     margin_gain : array-like of shape (n_features,), optional
         A last data-driven key before the column order.
 
     Returns
     -------
-    ndarray of int64, shape (n_features,)
+    ranking : ndarray of int64, shape (n_features,)
+        The rank of each feature, 1 for the best.
 
     Examples
     --------
@@ -168,12 +99,24 @@ def margin_gain(X, codes, w, metric, columns):
     gained weight.  It orders the features that a method without signed scores
     leaves tied at weight 0 (Relief's score, evaluated in the learned metric).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training samples.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    w : ndarray of shape (n_features,)
+        The learned weights of the distance.
+    metric : {"manhattan", "sqeuclidean"}
+        The weighter's distance.
+    columns : array-like of int
+        The features to score.
+
     Returns
     -------
-    ndarray of shape (len(columns),)
+    gain : ndarray of shape (len(columns),)
+        Each column's mean range-normalised hypothesis margin.
     """
-    from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses
-
     columns = np.asarray(columns)
     ww = np.asarray(w, dtype=np.float64)
     nb = nearest_hits_misses(X, codes, w=ww if np.any(ww > 0) else None, n_neighbors=1, metric=metric)
@@ -185,7 +128,17 @@ def margin_gain(X, codes, w, metric, columns):
 
 
 def warn_max_iter(estimator, max_iter, what="the weights"):
-    """Emit the ConvergenceWarning every iterative method gives when it stops at max_iter."""
+    """Emit the ConvergenceWarning every iterative method gives when it stops at max_iter.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator that stopped (named in the message).
+    max_iter : int
+        Its iteration limit.
+    what : str, default="the weights"
+        What did not converge.
+    """
     warnings.warn(
         f"{type(estimator).__name__} stopped at max_iter={max_iter} before {what} converged; "
         "increase max_iter or tol.",
@@ -197,8 +150,18 @@ def warn_max_iter(estimator, max_iter, what="the weights"):
 def warn_max_work(estimator, max_work, progress, result, optimum):
     """Emit the ConvergenceWarning of a fit stopped at its deterministic work budget ``max_work`` (GFLOP).
 
-    ``progress``: what the fit did before the stop; ``result``: what the returned weights are;
-    ``optimum``: what they are not (and what ``max_work=None`` runs to).
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator that stopped (named in the message).
+    max_work : float
+        Its work budget in GFLOP.
+    progress : str
+        What the fit did before the stop.
+    result : str
+        What the returned weights are.
+    optimum : str
+        What they are not (and what ``max_work=None`` runs to).
     """
     warnings.warn(
         f"{type(estimator).__name__} stopped at its work budget max_work={max_work:g} GFLOP ({progress}); the "
@@ -209,7 +172,20 @@ def warn_max_work(estimator, max_work, progress, result, optimum):
 
 
 def normalize_weights(v, norm="l2"):
-    """``max(v, 0)`` normalised to unit ``norm``; all-zero stays all-zero (never NaN)."""
+    """``max(v, 0)`` normalised to unit ``norm``; all-zero stays all-zero (never NaN).
+
+    Parameters
+    ----------
+    v : array-like of shape (n_features,)
+        Signed scores.
+    norm : {"l2", "l1", "max"}, default="l2"
+        The norm made 1.
+
+    Returns
+    -------
+    w : ndarray of shape (n_features,)
+        The clipped, normalised weights.
+    """
     w = np.maximum(np.asarray(v, dtype=np.float64), 0.0)
     s = np.linalg.norm(w, 1 if norm == "l1" else (np.inf if norm == "max" else 2))
     return w / s if s > 0 and np.isfinite(s) else w
@@ -225,6 +201,25 @@ def check_class_neighbors(k, codes, classes, need_hits=True, name="n_neighbors",
     available.  With ``clamp`` (the name of the option that turns the clamp off, e.g.
     ``"small_classes='error'"``) a ``UserWarning`` instead: the caller then uses, per
     class, all the neighbours that class has.
+
+    Parameters
+    ----------
+    k : int
+        The neighbour count per class.
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    classes : array-like of shape (n_classes,)
+        The class labels (named in the message).
+    need_hits : bool, default=True
+        Check the hits too (not only the misses).
+    name : str, default="n_neighbors"
+        The parameter's name in the message.
+    clamp : str or None, default=None
+        The option that turns the clamp off; ``None``: raise instead of clamping.
+    own_excluded : bool, default=True
+        A sample is not its own neighbour (hits: class size - 1).
+    stacklevel : int, default=4
+        Where the warning points.
     """
     counts = np.bincount(codes, minlength=len(classes))
     avail = counts - 1 if own_excluded else counts
@@ -291,52 +286,17 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     # -- input ---------------------------------------------------------------------
     def _validate_fit_data(self, X, y):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None: feature weighting "
-                "is supervised (pass the class labels)."
-            )
-        # named, one-line errors before sklearn's generic ones: the column (by name for a DataFrame), "y"
-        check_numeric_columns(X)
-        # estimators that declare ``_allow_nan`` (e.g. the Relief family with missing="diff") take NaN
-        allow_nan = bool(getattr(self, "_allow_nan", False))
-        check_finite_columns(X, allow_nan=allow_nan)
-        check_target(y)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2,
-                             accept_sparse=False, y_numeric=False,
-                             ensure_all_finite="allow-nan" if allow_nan else True)
-        _check_scale(X, getattr(self, "feature_names_in_", None))
+        """``(X, class codes)``: the shared validation (:func:`validate_training_data`; ``NaN`` passes
+        for an estimator whose ``_allow_nan`` is true, e.g. the Relief family with ``missing="diff"``),
+        then the labels encoded (:meth:`_encode_target`)."""
+        X, y = validate_training_data(self, X, y, allow_nan=bool(getattr(self, "_allow_nan", False)))
         return X, self._encode_target(y)
 
     def _encode_target(self, y, n_samples=None):
         """Class codes ``0..K-1`` of ``y`` (sets ``classes_``), with the named errors of every weighter:
-        missing labels, one class, a class smaller than ``_min_class_size``."""
-        if n_samples is not None:
-            check_target(y)
-            y = column_or_1d(y, warn=True)
-            if y.shape[0] != n_samples:
-                raise ValueError(f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
-                                 f"{y.shape[0]}]")
-        refuse_continuous_target(self, y)
-        check_classification_targets(y)
-        self._label_encoder = LabelEncoder().fit(y)
-        self.classes_ = self._label_encoder.classes_
-        codes = self._label_encoder.transform(y).astype(np.int64)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs at least 2 classes; y has 1 class ({format_label(self.classes_[0])}). "
-                "Feature weighting by margins needs samples of other classes (misses)."
-            )
-        counts = np.bincount(codes)
-        small = np.flatnonzero(counts < self._min_class_size)
-        if small.size:
-            c = small[0]
-            raise ValueError(
-                f"{type(self).__name__} needs at least {self._min_class_size} samples per class (every sample "
-                f"needs a hit of its own class), but class {format_label(self.classes_[c])} has {counts[c]} sample"
-                f"{'s' if counts[c] != 1 else ''}. Remove or merge that class, or collect more samples."
-            )
-        return codes
+        a continuous target, one class, a class smaller than ``_min_class_size``
+        (:func:`encode_classes`)."""
+        return encode_classes(self, y, min_classes=2, min_class_size=self._min_class_size, n_samples=n_samples)
 
     def _check_n_neighbors(self, k, codes, need_hits=True, name="n_neighbors", clamp=None):
         """Raise when ``k`` exceeds the hits (class size - 1) or misses available.
@@ -355,12 +315,14 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
             Class labels of any type.
 
         Returns
         -------
-        self
+        self : BaseWeighter
+            The fitted weighter.
         """
         validate_params(self)
         X, codes = self._validate_fit_data(X, y)
@@ -432,16 +394,15 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Samples with the training features.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features), ``X * w`` (manhattan) or
-        ``X * sqrt(w)`` (sqeuclidean), in the input's float dtype.
+        X_weighted : ndarray of shape (n_samples, n_features)
+            ``X * w`` (manhattan) or ``X * sqrt(w)`` (sqeuclidean), in the input's float dtype.
         """
         check_is_fitted(self, "feature_importances_")
-        check_numeric_columns(X)
-        check_finite_columns(X)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_query_data(self, X)
         w = self.feature_importances_
         scale = w if self.metric_ == "manhattan" else np.sqrt(w)
         return X * scale.astype(X.dtype)
@@ -453,10 +414,3 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
-
-def _positive_int():
-    return [Interval(numbers.Integral, 1, None, closed="left")]
-
-
-def _positive_real():
-    return [Interval(numbers.Real, 0, None, closed="neither")]

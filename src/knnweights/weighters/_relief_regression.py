@@ -1,4 +1,4 @@
-"""Continuous targets and p-values for the Relief family (the hooks :mod:`.relief` mixes in).
+"""Continuous targets and p-values for the Relief family (the hooks its estimators mix in).
 
 * :func:`rrelieff_scores`: RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, its pseudo code), the
   regression form of ReliefF (and of Relief, with one neighbour).
@@ -18,16 +18,24 @@ missing-value (``missing="diff"``) and discrete-feature options as the class tar
 import warnings
 
 import numpy as np
-from sklearn.utils.multiclass import type_of_target
 
 from ..engine import mixed_kernels as _kernels_mixed
+from ..engine.genotypes import is_byte_input
+from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
-from ..significance import PairMoments, bh_qvalues
 from ..utils import validate_params
-from ._base import validate_continuous_fit_data
+from ._relief_margins import (
+    RADIUS_BLOCK_ARRAYS,
+    in_radius,
+    multisurf_thresholds,
+    radius_pairs,
+    sample_rows,
+    select_block,
+)
+from ._relief_pvalues import PairMoments, bh_qvalues
+from ._validation import is_continuous_target, validate_continuous_fit_data
 
-__all__ = ["ReliefTargetMixin", "is_continuous_target", "rrelieff_scores", "radius_regression_scores",
-           "TARGET_DOC", "PVALUES_DOC"]
+__all__ = ["ReliefTargetMixin", "rrelieff_scores", "radius_regression_scores", "TARGET_DOC", "PVALUES_DOC"]
 
 TARGET_DOC = """target_type : {"auto", "classes", "continuous"}, default="auto"
         ``"auto"``: ``y`` is a continuous target when scikit-learn's ``type_of_target``
@@ -55,18 +63,6 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         :func:`knnweights.permutation_pvalues`)."""
 
 
-def is_continuous_target(y, target="auto"):
-    """``True`` when ``y`` is to be treated as a continuous target (see ``TARGET_DOC``)."""
-    if target == "continuous":
-        return True
-    if target == "classes":
-        return False
-    try:
-        return type_of_target(y) == "continuous"
-    except (ValueError, TypeError):  # NaN, None, ragged...: the class-label validation explains it
-        return False
-
-
 def _diff_data(est, X, codes):
     """The estimator's ``diff`` data: :class:`~_kernels_mixed.DiffData` when discrete features or
     missing values ask for it, else :class:`~_kernels_mixed.PlainDiff` of the (normalised) ``X``."""
@@ -81,8 +77,6 @@ def _nearest(data, codes, k, rows, per_class):
     every = rows is None
     nr = data.n if every else rows.size
     rows_all = np.arange(data.n) if every else rows
-    from .relief import select_block
-
     n_classes = int(codes.max()) + 1
     idx = np.empty((nr, n_classes if per_class else 2, k), np.int64)
     T = data.tie_tolerance()
@@ -95,8 +89,6 @@ def _nearest(data, codes, k, rows, per_class):
 def _index_sum(data, rows, idx, coef):
     """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (shape ``(d,)``) on the shared kernels."""
     if isinstance(data, _kernels_mixed.PlainDiff):
-        from ..engine.neighbors import hard_margin_vectors
-
         empty = np.empty((rows.size, 0), np.int64)
         return hard_margin_vectors(data.Z, empty, idx, "manhattan", hit_coef=np.empty((rows.size, 0)),
                                    miss_coef=coef, rows=rows)
@@ -109,6 +101,18 @@ def rank_weights(k, sigma):
     ``sigma=None``: ``1/k`` each.  Else ``d1(i, j) = exp(-(rank(R_i, I_j) / sigma)^2)``
     normalised to sum 1 (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the exponentially
     decreasing influence of farther neighbours).
+
+    Parameters
+    ----------
+    k : int
+        Number of neighbours.
+    sigma : float or None
+        Rank scale; ``None``: equal weights.
+
+    Returns
+    -------
+    weights : ndarray of shape (k,)
+        The weight of each rank, summing to 1.
     """
     if sigma is None:
         return np.full(k, 1.0 / k)
@@ -131,6 +135,24 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None):
 
     the estimate of ``P_diffC|diffA P_diffA / P_diffC - (1 - P_diffC|diffA) P_diffA / (1 - P_diffC)``
     with ``m`` instances.
+
+    Parameters
+    ----------
+    data : PlainDiff, DiffData or ByteDiff
+        The ``diff`` data of the samples.
+    y : ndarray of shape (n_samples,)
+        The continuous target.
+    k : int
+        Nearest neighbours per instance.
+    rows : ndarray of int or None, default=None
+        The instances; ``None``: every sample.
+    sigma : float or None, default=None
+        Rank scale of the neighbour weights (:func:`rank_weights`).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_features,)
+        The RReliefF weights ``W``.
     """
     zeros = np.zeros(data.n, np.int64)
     rows, idx = _nearest(data, zeros, k, rows, per_class=False)
@@ -154,22 +176,14 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None):
 
 
 def _radius_thresholds(data, rule):
-    """SURF's ``T`` (one value, repeated) or MultiSURF's ``T_i``, as :func:`.relief.radius_margins`."""
-    from .relief import _multisurf_thresholds
-
+    """SURF's ``T`` (one value, repeated) or MultiSURF's ``T_i``, as :func:`.surf.radius_margins`."""
     n = data.n
     T = np.empty(n)
-    for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
-        T[s:e] = D.sum(axis=1, dtype=np.float64) if rule == "mean" else _multisurf_thresholds(D, s)
+    for s, e, D in data.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS):
+        T[s:e] = D.sum(axis=1, dtype=np.float64) if rule == "mean" else multisurf_thresholds(D, s)
     if rule == "mean":
         T[:] = T.sum() / float(n) ** 2
     return T
-
-
-def _radius_block_arrays():
-    from .relief import _RADIUS_BLOCK_ARRAYS
-
-    return _RADIUS_BLOCK_ARRAYS
 
 
 def _hit_miss_table(counts):
@@ -183,8 +197,8 @@ def _hit_miss_table(counts):
 def radius_regression_scores(data, y, rule, thresholds=None):
     """SURF / MultiSURF scores for a continuous target, scikit-rebate's continuous-endpoint rule.
 
-    The neighbourhood ``N_i`` is the class-target one (``d_ij < T_i``, see :class:`.relief.SURF`
-    and :class:`.relief.MultiSURF`); a neighbour ``j`` is a *hit* when
+    The neighbourhood ``N_i`` is the class-target one (``d_ij < T_i``, see :class:`.surf.SURF`
+    and :class:`.surf.MultiSURF`); a neighbour ``j`` is a *hit* when
     ``|y_i - y_j| < s_y`` (``s_y`` the sample standard deviation of ``y``, ``ddof=1``), else
     a *miss*; with ``h_i`` hits and ``m_i`` misses::
 
@@ -192,24 +206,35 @@ def radius_regression_scores(data, y, rule, thresholds=None):
 
     (a term with no neighbour left out).
 
+    Parameters
+    ----------
+    data : PlainDiff, DiffData or ByteDiff
+        The ``diff`` data of the samples.
+    y : ndarray of shape (n_samples,)
+        The continuous target.
+    rule : {"mean", "mean-std/2"}
+        SURF's or MultiSURF's threshold.
+    thresholds : ndarray of shape (n_samples,) or None, default=None
+        Thresholds computed already; ``None``: from ``data``.
+
     Returns
     -------
-    scores : ndarray of shape (d,)
-    thresholds : ndarray of shape (n,)
+    scores : ndarray of shape (n_features,)
+        The weights ``W``.
+    thresholds : ndarray of shape (n_samples,)
+        ``T_i``.
     """
-    from .relief import _multisurf_thresholds, _radius_pairs
-
     n = data.n
-    chunks = data.distance_chunks(n_arrays=_radius_block_arrays())
+    chunks = data.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS)
     first = next(chunks)
     if first[1] - first[0] == n:  # one block: the thresholds from the same distances (one pass)
         blocks = [first]
         if thresholds is None:
             D = first[2]
             thresholds = (np.full(n, D.sum(axis=1, dtype=np.float64).sum() / float(n) ** 2) if rule == "mean"
-                          else _multisurf_thresholds(D, 0))
+                          else multisurf_thresholds(D, 0))
     else:
-        blocks = data.distance_chunks(n_arrays=_radius_block_arrays())
+        blocks = data.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS)
         if thresholds is None:
             thresholds = _radius_thresholds(data, rule)
     T = thresholds
@@ -219,7 +244,7 @@ def radius_regression_scores(data, y, rule, thresholds=None):
     z = np.zeros(data.d)
     for s, e, D in blocks:
         rows = np.arange(s, e)
-        z += data.coef_sum(rows, _radius_pairs(D, T[s:e], s, y[s:e], y, 2, _hit_miss_table, kind=1, s=s_y,
+        z += data.coef_sum(rows, radius_pairs(D, T[s:e], s, y[s:e], y, 2, _hit_miss_table, kind=1, s=s_y,
                                                fold=e - s == n, symmetric=plain))
     return z / n, T
 
@@ -231,15 +256,13 @@ def _pair_moments(est, data, outcome, kind, method):
     moments.set_outcome(outcome, kind)
     _refuse_sampled_radius(est, "pvalues=True")
     if est._pair_kind == "radius":  # the radius: found without the outcome
-        from .relief import _in_radius
-
         T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
-        for s, e, D in data.distance_chunks(n_arrays=_radius_block_arrays()):
-            moments.add_dense(np.arange(s, e), _in_radius(D, T[s:e], s))
+        for s, e, D in data.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS):
+            moments.add_dense(np.arange(s, e), in_radius(D, T[s:e], s))
         return moments
     n = data.n
     k = 1 if est._pair_kind == "relief" else min(int(est.n_neighbors), n - 1)
-    rows = _sample_rows(est, n)
+    rows = _scored_rows(est, n)
     rows = None if rows is None else np.unique(rows)  # each pair once: an instance sampled twice counts once
     zeros = np.zeros(n, np.int64)
     if kind == "classes" and method == "pseudo-t":  # STIR's: the fit's hits and misses, chosen by the labels
@@ -252,11 +275,9 @@ def _pair_moments(est, data, outcome, kind, method):
     return moments
 
 
-def _sample_rows(est, n):
+def _scored_rows(est, n):
     """The instances ``est`` scores (``None``: all), as its class-target fit samples them."""
-    from .relief import _sample_rows as sample
-
-    return sample(n, getattr(est, "n_iter", None), getattr(est, "random_state", None),
+    return sample_rows(n, getattr(est, "n_iter", None), getattr(est, "random_state", None),
                   getattr(est, "n_instances", None))
 
 
@@ -282,19 +303,19 @@ class ReliefTargetMixin:
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Training samples (or a byte genotype matrix, for class labels).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
 
         Returns
         -------
-        self
+        self : estimator
+            The fitted weighter.
         """
         validate_params(self)
         for attr in ("pvalues_", "qvalues_", "target_type_"):
             self.__dict__.pop(attr, None)
-        from ..engine import genotypes
-
-        if genotypes.is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
+        if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
             super().fit(X, y)
             self.target_type_ = "classes"
             return self
@@ -346,7 +367,7 @@ class ReliefTargetMixin:
                 warnings.warn(msg + " Clamped: all of them are used; set small_classes='error' to raise instead.",
                               UserWarning, stacklevel=5)
                 k = X.shape[0] - 1
-            rows = _sample_rows(self, X.shape[0])
+            rows = _scored_rows(self, X.shape[0])
             scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None))
         if self.pvalues:
             self._set_pvalues(data, y, "continuous")

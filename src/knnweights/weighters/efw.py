@@ -46,14 +46,19 @@ def ensemble_subsamples(y, n_estimators, subsample, random_state=None):
 
     Parameters
     ----------
-    y : ndarray of shape (n,), integer class codes
+    y : ndarray of shape (n,)
+        Class labels (or codes).
     n_estimators : int
+        ``m``, the number of subsamples.
     subsample : float in (0, 1]
+        ``beta``, the share of each class drawn.
     random_state : int, RandomState or None
+        Seeds the draws.
 
     Returns
     -------
-    list of ``n_estimators`` sorted index arrays.
+    subsamples : list of ndarray of int
+        ``n_estimators`` sorted row-index arrays.
     """
     rng = check_random_state(random_state)
     y = np.asarray(y)
@@ -80,9 +85,17 @@ def base_margins(X, y):
 
     Nearest hit and miss by the unweighted Manhattan distance, self excluded.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    y : ndarray of int, shape (n,)
+        Class codes.
+
     Returns
     -------
-    ndarray of shape (n, d)
+    Z : ndarray of shape (n, d)
+        Each sample's margin vector.
     """
     nb = nearest_hits_misses(X, y, None, 1, "manhattan")
     return hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, "manhattan", per_sample=True)
@@ -95,9 +108,19 @@ def soft_base_margins(X, y, sigma=1.0):
     ``P(x_j = NH(x_i)) ∝ exp(-d(x_i, x_j) / sigma)`` over the hits (likewise the misses),
     ``d`` the mean absolute difference (Manhattan distance with weights ``1/d``).
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    y : ndarray of int, shape (n,)
+        Class codes.
+    sigma : float, default=1.0
+        Kernel width.
+
     Returns
     -------
-    ndarray of shape (n, d)
+    Z : ndarray of shape (n, d)
+        Each sample's margin vector.
     """
     d = X.shape[1]
     return soft_margins(X, y, np.full(d, 1.0 / d), sigma, "manhattan", per_sample=True).z
@@ -126,12 +149,18 @@ def efw_objective(W, Zs, gamma):
     Parameters
     ----------
     W : ndarray of shape (m, d)
-    Zs : list of m arrays of shape (n_k, d), the margins of each subsample
+        The members' weight vectors.
+    Zs : list of m ndarray of shape (n_k, d)
+        The margins of each subsample.
     gamma : float
+        Weight of the diversity term.
 
     Returns
     -------
-    (float, ndarray of shape (m, d))
+    loss : float
+        ``L(E)``.
+    grad : ndarray of shape (m, d)
+        Its gradient.
     """
     m = W.shape[0]
     loss = 0.0
@@ -165,6 +194,16 @@ def project_sphere_orthant(V):
 
     A row with no positive entry goes to the unit vector of its largest entry (the
     nearest point of the set).
+
+    Parameters
+    ----------
+    V : array-like of shape (m, d) or (d,)
+        The points.
+
+    Returns
+    -------
+    P : ndarray of shape (m, d)
+        Their projections.
     """
     V = np.atleast_2d(V)
     P = np.maximum(V, 0.0)
@@ -184,9 +223,17 @@ def stationarity_residual(W, G):
     ``g_kj - (g_k.w_k) w_kj`` (zero at a stationary point: ``g = lambda w`` there); off the
     support: ``min(g_kj, 0)`` (raising a zero weight must not decrease ``L``).
 
+    Parameters
+    ----------
+    W : array-like of shape (m, d)
+        Feasible weight vectors.
+    G : array-like of shape (m, d)
+        The gradient of ``L`` there.
+
     Returns
     -------
-    ndarray of shape (m,): ``||residual_k|| / ||g_k||`` (scale-free; 0 at a KKT point).
+    residual : ndarray of shape (m,)
+        ``||residual_k|| / ||g_k||`` (scale-free; 0 at a KKT point).
     """
     W = np.atleast_2d(W)
     G = np.atleast_2d(G)
@@ -239,7 +286,7 @@ class _MemberLoss:
             ons = [np.flatnonzero(W[k]) for k in ks]
             if sum(on.size for on in ons) < 0.2 * ks.size * Zt.shape[0]:
                 # sparse members: margins over each member's support only (gathering rows of Z^T
-                # costs more than the full product above ~20 % support, measured on Prostate)
+                # costs more than the full product above about 20 % support)
                 U = np.vstack([W[k, on] @ Zt[on] for k, on in zip(ks, ons, strict=True)])
             else:
                 U = W[ks] @ Zt
@@ -291,11 +338,27 @@ def projected_gradient(fun, W0, max_iter=1000, tol=1e-6, verbose=0, label="EFW")
     ``grad(W, state) -> G`` (as :class:`_MemberLoss`): the gradient is then computed only
     at accepted steps (the iterates are the same).
 
+    Parameters
+    ----------
+    fun : callable or object
+        ``W -> (L, G)``, or an object with ``value`` and ``grad`` (above).
+    W0 : ndarray of shape (m, d)
+        Start (projected onto the feasible set first).
+    max_iter : int, default=1000
+        Most iterations.
+    tol : float, default=1e-6
+        Stationarity residual to stop at.
+    verbose : int, default=0
+        Print progress.
+    label : str, default="EFW"
+        Name in the progress lines.
+
     Returns
     -------
-    dict with ``x`` (m, d), ``fun``, ``nit``, ``history`` (``L`` per iteration, the start
-    first), ``converged``, ``residual``, ``reason`` (``"converged"``, ``"stalled"`` or
-    ``"max_iter"``), ``nfev`` (evaluations of ``L``).
+    result : dict
+        ``x`` (m, d), ``fun``, ``nit``, ``history`` (``L`` per iteration, the start first),
+        ``converged``, ``residual``, ``reason`` (``"converged"``, ``"stalled"`` or
+        ``"max_iter"``), ``nfev`` (evaluations of ``L``).
     """
     if hasattr(fun, "value"):
         value, grad = fun.value, fun.grad
@@ -403,8 +466,7 @@ class EFW(BaseWeighter):
         ensemble loop).  The default is ``"soft"`` because one nearest hit and miss in
         the unweighted metric are mostly chosen by the irrelevant features, so ``"full"``
         and ``"subsample"`` miss relevant features that ``"soft"`` finds, and ``"soft"``
-        gives the paper's stability (measured in ``benchmarks/issue49_defaults.md`` and
-        ``benchmarks/efw_stability_readings.md``).
+        gives the paper's stability.
     sigma : float, default=1.0
         Kernel width of ``neighbors="soft"`` (on the mean absolute difference).
     max_iter : int, default=2000
@@ -577,12 +639,6 @@ class EFW(BaseWeighter):
             return super().fit(X, y)
         finally:
             del self._given_margins
-
-
-def _single(Z, W, scale):
-    """Logistic loss of one member in the (1, d) layout of :func:`projected_gradient`."""
-    loss, g = _logistic_loss_grad(Z, W[0], scale)
-    return loss, g[None, :]
 
 
 class ERelief(BaseWeighter):

@@ -30,6 +30,16 @@ def rank_weights(ranking):
 
     The last survivor gets 1, the first eliminated ``1 / R``; features eliminated in
     the same step share a weight.  Ordering by these weights is the ranking.
+
+    Parameters
+    ----------
+    ranking : array-like of int, shape (n_features,)
+        The elimination ranking.
+
+    Returns
+    -------
+    weights : ndarray of shape (n_features,)
+        The weights in ``(0, 1]``.
     """
     r = np.asarray(ranking, dtype=np.float64)
     R = r.max()
@@ -156,9 +166,9 @@ class SVMRFE(BaseWeighter):
         # working-memory budget
         gram = n * n * 8 <= get_config()["working_memory"] * 2**20
         K = Xs @ Xs.T if gram else None
-        # one BLAS thread for the whole loop (entered once: each entry rescans the loaded
-        # libraries, ~18 ms, which on Breast's 88 rounds cost more than the SVM fits); the
-        # Gram downdates are n x k x n products, a small share of the time
+        # one BLAS thread for the whole loop, entered once (each entry rescans the loaded
+        # libraries, which over many rounds costs more than the SVM fits); the Gram
+        # downdates are n x k x n products, a small share of the work
         with single_thread_blas():
             while support.sum() > 1:
                 features = np.flatnonzero(support)

@@ -32,7 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities, weighted_distances
+from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities
 from ..exceptions import NoPositiveWeightsWarning
 from ..utils import Interval
 from ._base import BaseWeighter, warn_max_iter
@@ -43,21 +43,27 @@ __all__ = [
     "NoPositiveWeightsWarning",
     "im4e_step",
     "im4e_cost",
-    "margin_quality_terms",
-    "MarginQualityTerms",
-    "illustration_points",
 ]
 
 
 IM4EStep = namedtuple("IM4EStep", ["cost", "update", "v", "quantity", "quality", "regularization"])
 IM4EStep.__doc__ = """One evaluation of I-M4E at weights ``w`` (:func:`im4e_step`).
 
-``cost``: ``C(w)`` of eq. (3) = ``quantity + quality + regularization``;
-``update``: ``T(w) = v+ / ||v+||_1`` of eq. (9) (``None`` when ``v`` has no positive entry);
-``v``: ``(d,)`` the unconstrained minimiser ``sum_n z_n / (2 lambda)`` (Sec. 3.2);
-``quantity``: ``sum_n L_w(z_n) = -w . sum_n z_n`` (first term of eq. 3);
-``quality``: ``sigma * sum_n (E_miss - E_hit)`` (second term);
-``regularization``: ``lambda * ||w||^2`` (third term)."""
+Parameters
+----------
+cost : float
+    ``C(w)`` of eq. (3) = ``quantity + quality + regularization``.
+update : ndarray of shape (d,) or None
+    ``T(w) = v+ / ||v+||_1`` of eq. (9) (``None`` when ``v`` has no positive entry).
+v : ndarray of shape (d,)
+    The unconstrained minimiser ``sum_n z_n / (2 lambda)`` (Sec. 3.2).
+quantity : float
+    ``sum_n L_w(z_n) = -w . sum_n z_n`` (first term of eq. 3).
+quality : float
+    ``sigma * sum_n (E_miss - E_hit)`` (second term).
+regularization : float
+    ``lambda * ||w||^2`` (third term).
+"""
 
 
 def _check_sigma(sigma):
@@ -75,6 +81,7 @@ def im4e_step(X, y, w, sigma, lambda_=None):
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        Samples.
     y : ndarray of shape (n,)
         Integer class codes ``0..C-1`` (hits: same code; misses: any other).
     w : ndarray of shape (d,)
@@ -86,7 +93,8 @@ def im4e_step(X, y, w, sigma, lambda_=None):
 
     Returns
     -------
-    IM4EStep
+    step : IM4EStep
+        The cost, its parts and the update.
     """
     _check_sigma(sigma)
     X = np.asarray(X, dtype=np.float64)
@@ -111,6 +119,26 @@ def im4e_cost(X, y, w, sigma, lambda_=None, working_memory=None):
     ``lse = logsumexp(-d_w / sigma)`` over the misses / hits of ``x_n``: the value of
     eq. (3) at the probabilities of eqs. (5), (6).  Cheaper than :func:`im4e_step`
     (no margin vectors), hence the line search's objective.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Samples.
+    y : ndarray of shape (n,)
+        Integer class codes.
+    w : ndarray of shape (d,)
+        Non-negative weights.
+    sigma : float
+        Kernel width.
+    lambda_ : float or None, default=None
+        Weight of the ``l2`` regulariser; ``None`` means ``n``.
+    working_memory : float or None, default=None
+        MiB of the distance blocks; ``None``: the configured budget.
+
+    Returns
+    -------
+    cost : float
+        ``C(w)``.
     """
     _check_sigma(sigma)
     y = np.asarray(y)
@@ -168,8 +196,7 @@ class IM4E(BaseWeighter):
 
     Eq. (9) is a heuristic projection, not a descent step, and the iteration is not
     guaranteed to decrease ``C``.  At small ``sigma`` the probabilities become nearly
-    hard and the map ``T`` can jump between a few weight vectors forever (seen at
-    ``sigma=0.05`` on 90 x 15 synthetic data with three classes).  A cycle is detected
+    hard and the map ``T`` can jump between a few weight vectors forever.  A cycle is detected
     when an iterate revisits an earlier one (``||w_t - w_s||_1 <= 1e-9``, ``s < t - 1``)
     or when the cost sequence repeats with a period of 2 to 16 iterations without
     settling, or when it keeps swinging irregularly without finding a new lowest value
@@ -459,106 +486,3 @@ class IM4E(BaseWeighter):
         # T is undefined where v has no positive entry: then w is no fixed point (inf, not NaN)
         self.fixed_point_residual_ = float(np.abs(st.update - w).sum()) if st.update is not None else np.inf
         return w
-
-
-# -- Sec. 5.1: the illustration of margin quality -------------------------------------------
-
-MarginQualityTerms = namedtuple("MarginQualityTerms", ["L", "E_hit", "E_miss", "Q", "T"])
-MarginQualityTerms.__doc__ = """Per-sample terms of Sec. 5.1 (Tables 1, 2).
-
-``L = -rho_bar`` (expected hit distance minus expected miss distance), the hit / miss
-entropies, ``Q = E_miss - E_hit`` and the total ``T = L + Q``."""
-
-
-def margin_quality_terms(X, y, w, sigma, target, removed=None):
-    """``L``, ``E_hit``, ``E_miss``, ``Q``, ``T = L + Q`` of one target sample (Sec. 5.1).
-
-    The soft hits / misses of the target are those of eqs. (5), (6) under ``w``; with
-    ``removed`` (an index or indices, not the target) those samples are left out of the
-    data first ("after losing z_r", Tables 1 and 2).  ``Q`` is not multiplied by
-    ``sigma`` (Tables 1, 2 add ``L`` and ``Q`` directly, i.e. ``sigma = 1``).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
-        Class labels.
-    w : ndarray of shape (d,)
-    sigma : float
-    target : int
-        Row of ``X`` whose margin is examined.
-    removed : int, sequence of int or None
-
-    Returns
-    -------
-    MarginQualityTerms
-    """
-    _check_sigma(sigma)
-    X = np.asarray(X, dtype=np.float64)
-    codes = np.unique(np.asarray(y), return_inverse=True)[1].astype(np.int64)
-    keep = np.ones(X.shape[0], bool)
-    if removed is not None:
-        removed = np.atleast_1d(removed)
-        if np.any(removed == target):
-            raise ValueError("the removed sample must not be the target")
-        keep[removed] = False
-    idx = np.flatnonzero(keep)
-    t = int(np.searchsorted(idx, target))
-    Xk, ck = X[idx], codes[idx]
-    D = weighted_distances(Xk[t:t + 1], Xk, w, "manhattan")
-    la, lb, _, _ = soft_neighbor_log_probabilities(D, ck[t:t + 1], ck, sigma, row_offset=t)
-    with np.errstate(under="ignore"):
-        a, b = np.exp(la[0]), np.exp(lb[0])
-    d = D[0]
-    L = float(a @ d - b @ d)
-    e_hit = float(-np.sum(a[a > 0] * la[0][a > 0]))
-    e_miss = float(-np.sum(b[b > 0] * lb[0][b > 0]))
-    Q = e_miss - e_hit
-    return MarginQualityTerms(L, e_hit, e_miss, Q, L + Q)
-
-
-def illustration_points(example=1):
-    """Constructed 3-D two-class data showing the claims of Sec. 5.1 (Figs. 1, 2).
-
-    The paper gives no coordinates; these points are ours.  In both examples the target
-    ``z_t`` is the origin (row 0) and the two candidate weightings are
-    ``w_(1,2) = [.5, .5, 0]`` and ``w_(2,3) = [0, .5, .5]`` (with ``sigma = 1``).
-
-    ``example=1`` (Table 1, hit entropy): under ``w_(1,2)`` the target's six hits lie
-    evenly around it (high ``E_hit``); under ``w_(2,3)`` one hit ``z_r`` is almost on top
-    of it and the others are far.  The misses have ``|x_1| = |x_3|``, so they look the
-    same under both weightings.  ``w_(2,3)`` has the lower ``L``; ``w_(1,2)`` the lower
-    ``T = L + Q``, before and after losing ``z_r``.
-
-    ``example=2`` (Table 2, miss entropy): the mirror image with the roles of hits and
-    misses swapped, ``z_q`` the outlier-like close miss.  ``w_(1,2)`` has the lower ``L``;
-    ``w_(2,3)`` the lower ``T``, before and after losing ``z_q``.
-
-    Returns
-    -------
-    X : ndarray of shape (13, 3)
-    y : ndarray of shape (13,)
-        ``0`` for the target's class.
-    target : int
-        ``0``.
-    removed : int
-        The row of ``z_r`` (example 1) or ``z_q`` (example 2).
-    """
-    # six points on the L1 "circle" of radius 3 in the (x1, x2) plane; the first is the
-    # special one: close to the target in (x2, x3), the others at L1 distance 8 there
-    ring = np.array([[2.8, 0.0], [0.0, 3.0], [-3.0, 0.0], [0.0, -3.0], [1.5, 1.5], [-1.5, -1.5]])
-    x3 = np.where(np.arange(6) == 0, 0.2, 8.0 - np.abs(ring[:, 1]))
-    special = np.column_stack([ring, x3])
-    # six points seen identically by both weightings: |x1| = |x3|
-    s = np.array([3.0, 3.5, 4.0, 4.5, 5.0, 5.5])
-    t = np.array([1.0, -1.0, 0.5, -0.5, 1.5, -1.5])
-    symmetric = np.column_stack([s, t, -s]) * (1.0 if example == 1 else 0.25)
-    target = np.zeros((1, 3))
-    X = np.vstack([target, special, symmetric])
-    if example == 1:
-        y = np.array([0] + [0] * 6 + [1] * 6)
-    elif example == 2:
-        y = np.array([0] + [1] * 6 + [0] * 6)
-    else:
-        raise ValueError(f"example must be 1 or 2, got {example!r}")
-    return X, y, 0, 1

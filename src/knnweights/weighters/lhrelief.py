@@ -122,15 +122,12 @@ class LHRelief(BaseWeighter):
 
     The default reading is the multiplicative one because it reproduces the paper's
     robustness claim (Fig. 1: the spiral's error stays flat from 0 to 3000 irrelevant
-    features) where the additive reading does not.  Measured (HKNN on the weighted
-    data, 2 x 200 spiral points of radius 3, 5-fold CV, ``damping=0.5``): error 0.0,
-    0.5, 0.0, 0.0 % at 0, 300, 1000, 3000 noise features with the multiplicative
-    reading; 0.0, 1.5, 36.3, 44.0 % with the additive one (50 iterations); I-RELIEF
-    9.5, 5.8, 16.0, 29.3 %; HKNN without weights 0.0, 44.8, 48.8, 52.5 %.
+    features) where the additive reading does not (the LH-RELIEF reproduction's Fig. 1
+    shows both readings).
 
     **Scale.** The robustness of Fig. 1 holds only where the relevant features are
     large beside the irrelevant ones; this is the method's, not a defect of this
-    implementation (``benchmarks/issue49_defaults.md``).  From the paper's start
+    implementation.  From the paper's start
     ``w = 1/d`` the ``k`` nearest hits and misses of the first iteration are chosen by
     the irrelevant features, so the first mean margins of the relevant features are
     global ones, at the irrelevant features' chance level when the relevant features are

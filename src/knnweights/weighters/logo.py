@@ -33,15 +33,19 @@ def logo_inner_objective(w, Z, lambda_):
 
     Parameters
     ----------
-    w : ndarray of shape (d,), non-negative
+    w : ndarray of shape (d,)
+        Non-negative weights.
     Z : ndarray of shape (n, d)
         Expected margin vectors ``z_n`` (fixed for the inner problem).
     lambda_ : float
+        Weight of the l1 term.
 
     Returns
     -------
     f : float
+        The objective.
     grad : ndarray of shape (d,)
+        Its gradient.
     """
     m = Z @ w
     f = float(np.logaddexp(0.0, -m).sum() + lambda_ * w.sum())
@@ -81,9 +85,22 @@ def logo_inner_solve(Z, lambda_, w0, gtol=1e-9, maxiter=15000):
     features left out are at 0 with ``g_j >= -gtol``, so the returned point meets the
     same projected-gradient bound over all features as a solve over all of them.
 
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+        Expected margin vectors ``z_n``.
+    lambda_ : float
+        Weight of the l1 term.
+    w0 : ndarray of shape (d,)
+        Start (non-negative).
+    gtol : float, default=1e-9
+        Bound on the projected gradient at the returned point.
+    maxiter : int, default=15000
+        Most L-BFGS-B iterations per solve.
+
     Returns
     -------
-    scipy.optimize.OptimizeResult
+    result : scipy.optimize.OptimizeResult
         ``x`` the minimiser, ``fun`` its objective, ``nit`` the L-BFGS-B iterations
         (summed over working-set rounds), ``n_rounds`` the working-set rounds (1 for
         the solve over all features), plus the solver's status fields.
@@ -130,6 +147,16 @@ def mean_abs_differences(X):
     With the sorted column ``x_(0) <= ... <= x_(n-1)``, ``sum_{i<k} |x_ik - x_jk|`` is
     ``sum_r (2r - n + 1) x_(r)``.  The mean weighted Manhattan distance between two
     samples under weights ``w`` is then ``w . m``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        Samples.
+
+    Returns
+    -------
+    m : ndarray of shape (d,)
+        The mean absolute difference of each feature.
     """
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
@@ -160,11 +187,10 @@ class Logo(BaseWeighter):
     (:func:`logo_inner_solve`).  (Sun et al. 2010, Sec. 3 and its algorithm; equation
     numbers are not quoted because the paper is not among the project's stored papers.)
 
-    **Kernel width.**  ``w`` has no fixed scale in LOGO (the l1 penalty sets it: the
-    weights sum to ~30 on the benchmark data), so the weighted distances, and with them
-    the meaning of an absolute ``sigma``, change from one data set and one iteration to
-    the next: on 1000 x 5000 Gaussian data the first distances are ~5600 and
-    ``exp(-d)`` is a hard nearest neighbour, under which the iteration cycles.  With
+    **Kernel width.**  ``w`` has no fixed scale in LOGO (the l1 penalty sets it), so the
+    weighted distances, and with them the meaning of an absolute ``sigma``, change from
+    one data set and one iteration to the next: on wide data the first distances are
+    large, ``exp(-d)`` is a hard nearest neighbour, and under it the iteration cycles.  With
     ``sigma_units="mean_distance"`` (default) ``sigma`` is measured in units of the mean
     weighted distance between two samples under the current weights,
     ``sigma_t = sigma * w . m`` (``m_j`` the mean ``|x_ij - x_kj|`` over pairs,
@@ -180,11 +206,9 @@ class Logo(BaseWeighter):
     when the full steps ``r_t = T(w_t) - w_t`` oscillate (``r_t`` turns back on
     ``r_{t-1}``: their secant ratio ``rho < -0.5``) the step is damped,
     ``w_{t+1} = w_t + a r_t`` with ``a = 1 / (1 - rho)`` (a 2-cycle of the plain loop,
-    ``rho = -1``, gets ``a = 1/2``, which cancels it; never below 1/64).  (Halving ``a``
-    whenever a step grows was tried and dropped: on Leukemia it stalled the damped loop
-    where the plain one converges.)  A point with ``T(w) = w`` is a fixed point of the damped
-    step for every ``a`` and conversely, so damping changes the path, not the fixed
-    points; the stopping test is the paper's, on the full step, and the returned
+    ``rho = -1``, gets ``a = 1/2``, which cancels it; never below 1/64).  A point with
+    ``T(w) = w`` is a fixed point of the damped step for every ``a`` and conversely, so
+    damping changes the path, not the fixed points; the stopping test is the paper's, on the full step, and the returned
     weights are ``T(w_t)`` itself.  ``damping=False`` runs the paper's plain iteration.
 
     Multi-class data: hits are the samples of the same class, misses all the others
@@ -316,7 +340,7 @@ class Logo(BaseWeighter):
 
     def _fit(self, X, y):
         # one BLAS thread for the whole fit, entered once (each entry rescans the loaded
-        # libraries, ~18 ms; the inner solves enter it again, cheaply, when nested): the
+        # libraries; the inner solves enter it again, cheaply, when nested): the
         # inner solves' n x d matrix-vector products gain nothing from threads, and the
         # soft margins run in compiled kernels with their own threads
         with single_thread_blas():

@@ -10,17 +10,15 @@ from .._solvers.mdm_lp import duplicate_conflicts, solve_mdm
 from ..utils import Interval, StrOptions
 from ._base import BaseWeighter, warn_max_work
 
-__all__ = ["MDM", "select_C"]
+__all__ = ["MDM"]
 
-#: ``lazy="auto"`` solves the full LP up to this many pairs ``n (n - 1) / 2`` (lazy was
-#: faster already at n = 200: 0.3 s vs 2.7 s, see benchmarks/bench_mdm.py)
+#: ``lazy="auto"`` solves the full LP up to this many pairs ``n (n - 1) / 2``, constraint generation above
 _AUTO_FULL_MAX_PAIRS = 1_000
 #: lazy form: weight columns are generated too when ``d > 2 * _FEATURE_BLOCK``.  Adding
-#: columns to a warm-started HiGHS model costs many primal pivots on dense-solution data
-#: (lognormal 80 x 1000: 19 903 simplex iterations with blocks of 64, 8 236 with all columns
-#: from the start; colon_alon 1 803 vs 422), so only wide tables start from a subset.
+#: columns to a warm-started HiGHS model costs many primal pivots on dense-solution data,
+#: so only wide tables start from a subset.
 _FEATURE_BLOCK = 1024
-#: default ``max_work`` (GFLOP): see the class docstring and benchmarks/bench_mdm.md
+#: default ``max_work`` (GFLOP): see the class docstring
 _DEFAULT_MAX_WORK = 500.0
 
 
@@ -84,8 +82,8 @@ class MDM(BaseWeighter):
         ``C >= 1`` soft MDM has the hard optimum (``(w, r + max xi)`` is hard-feasible
         and ``r + max xi <= r + C sum xi``), so the soft form differs from the hard one
         only for ``C < 1``.  The paper's text available to us does not say how C was
-        chosen; :func:`select_C` chooses it by stratified internal cross-validation
-        over ``10**-3 .. 10**0``.
+        chosen; :func:`knnweights.evaluation.model_selection.select_C` chooses it by
+        stratified internal cross-validation over ``10**-3 .. 10**0``.
     lazy : {"auto", True, False}, default="auto"
         Constraint generation (``True``) or the full LP (``False``); ``"auto"`` uses the
         full LP up to 1 000 sample pairs (n <= 45) and constraint generation above.
@@ -99,8 +97,7 @@ class MDM(BaseWeighter):
         Most violated pairs of each kind added per sample and round.  ``"auto"``:
         ``max(3, 800 // n)`` (at most ``n``), i.e. about 1 600 pairs per round for small ``n``,
         where a round (an interior-point solve of a dense LP) costs much more than its size
-        grows (lognormal 80 x 3000: 10 rounds and 64-68 interior-point iterations with 10,
-        12 rounds and 85 iterations with 3), and 3 per sample for ``n >= 267``.
+        grows, and 3 per sample for ``n >= 267``.
     tol : float, default=1e-8
         Violation tolerance of the lazy form, in the LP's distance units (the smallest
         between-class distance is 1).
@@ -109,8 +106,7 @@ class MDM(BaseWeighter):
         next iteration (flop count over the rate measured so far) and does not start one
         that would end past the limit; the vertex recovery stops there too, HiGHS gets the
         time left as its ``time_limit``.  The overrun is thus at most the error of one such
-        prediction plus one distance scan (e.g. 80 x 2500 lognormal genes, limit 0.4 s:
-        fit 0.39 s).  When it runs out, ``fit`` emits a ConvergenceWarning and keeps the best
+        prediction plus one distance scan.  When it runs out, ``fit`` emits a ConvergenceWarning and keeps the best
         feasible point of the full LP found so far (a relaxation's weights, or the last
         interior iterate's, scaled so that every pair satisfies eqs. 6 / 12, with the best
         ``r`` and ``xi`` for them), not the optimum.  ``None``: no limit.  Results then
@@ -128,13 +124,9 @@ class MDM(BaseWeighter):
         (``stop_reason_ = "max_work"``).  Since the count depends only on the LP's shapes,
         the stop, and so the weights, are the same on every machine, at any load and with
         any thread count.  The default binds only where the exact optimum is out of reach
-        in practice: it is 1.5 times the work of the largest exact fit measured (lognormal
-        genes 80 x 3000: 331 GFLOP, about 10 s on one core; breast_vantveer 78 x 24 481:
-        288 GFLOP; syn 2000 x 500: 77; every other microarray below 65) and stops the
-        dense-optimum wide tables (synthetic 1000 x 5000 and 200 x 20 000, Arcene), whose
-        final LPs cost 100-500 GFLOP per interior-point iteration, after 13-15 s on two
-        shared cores (see benchmarks/bench_mdm.md); 500 to 700 GFLOP reached the same
-        objective there.  ``None``: no
+        in practice: it is 1.5 times the work of the largest exact fit on the bundled and
+        synthetic benchmark tables, and stops the wide tables with a dense optimum, whose
+        final LPs cost 100-500 GFLOP per interior-point iteration.  ``None``: no
         budget (the exact optimum, however long it takes).  Applies to the lazy form (the
         full LP of ``lazy=False``, at most 45 samples with ``"auto"``, is solved by HiGHS).
     verbose : int, default=0
@@ -193,8 +185,8 @@ class MDM(BaseWeighter):
     then raises a ``ValueError`` naming the pair.
 
     On the colon cancer microarray (``colon_alon``, 62 x 2000) most weights are
-    exactly zero (see ``benchmarks/bench_mdm.py``), the automatic dimension reduction
-    the paper reports for gene expression data.
+    exactly zero, the automatic dimension reduction the paper reports for gene
+    expression data.
 
     References
     ----------
@@ -311,44 +303,3 @@ class MDM(BaseWeighter):
 def _auto_n_add(n):
     """``n_add="auto"``: about 1 600 pairs per round for small ``n``, 3 per sample and kind from ``n = 267`` on."""
     return int(min(max(n - 1, 1), max(3, 800 // max(n, 1))))
-
-
-def select_C(X, y, Cs=None, cv=5, n_neighbors=1, scoring="accuracy", n_jobs=None, random_state=None, **mdm_params):
-    """Choose soft MDM's ``C`` by stratified internal cross-validation of a weighted kNN.
-
-    The MDM text available to us does not describe how the paper chose ``C``; this is
-    the usual protocol: a grid ``Cs`` (default 7 values log-spaced from ``10**-3`` to
-    ``1``; any ``C >= 1`` gives the hard-MDM optimum, so larger values add nothing), each
-    scored by the accuracy of ``WeightedKNN(MDM(soft=True, C=C), n_neighbors)`` under
-    ``StratifiedKFold(cv, shuffle=True, random_state)``; ties go to the smaller ``C``.
-
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,)
-    Cs : sequence of float, default=None
-    cv : int, default=5
-    n_neighbors : int, default=1
-    scoring : str, default="accuracy"
-    n_jobs : int, default=None
-    random_state : int, RandomState or None
-    **mdm_params
-        Other :class:`MDM` parameters (``lazy``, ``tol``, ...).
-
-    Returns
-    -------
-    best_C : float
-    search : fitted ``GridSearchCV`` (``cv_results_`` per ``C``; ``best_estimator_`` is
-        the weighted kNN refitted on all of ``X`` with ``best_C``).
-    """
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-
-    from ..classifiers import WeightedKNN
-
-    Cs = np.logspace(-3, 0, 7) if Cs is None else np.asarray(Cs, dtype=float)
-    model = WeightedKNN(MDM(soft=True, **mdm_params), n_neighbors=n_neighbors)
-    folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
-    search = GridSearchCV(model, {"weighter__C": list(np.sort(Cs))}, cv=folds, scoring=scoring, n_jobs=n_jobs)
-    search.fit(X, y)
-    return float(search.best_params_["weighter__C"]), search
-

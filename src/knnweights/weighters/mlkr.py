@@ -14,7 +14,8 @@ from sklearn.utils import check_random_state
 
 from ..engine.neighbors import distance_chunks
 from ..utils import validate_params
-from ._base import BaseWeighter, validate_continuous_fit_data, warn_max_iter
+from ._base import BaseWeighter, warn_max_iter
+from ._validation import validate_continuous_fit_data
 from .nca import NCADiagonal, _multistart_lbfgsb
 
 __all__ = ["MLKRDiagonal", "mlkr_diagonal_objective"]
@@ -38,15 +39,21 @@ def mlkr_diagonal_objective(w, X, y, working_memory=None):
 
     Parameters
     ----------
-    w : ndarray of shape (d,), non-negative
+    w : ndarray of shape (d,)
+        Non-negative weights.
     X : ndarray of shape (n, d)
+        Samples.
     y : ndarray of shape (n,)
+        The continuous target.
     working_memory : float, default=None
+        MiB per row block (``None``: the global configuration).
 
     Returns
     -------
     loss : float
+        The objective.
     grad : ndarray of shape (d,)
+        Its gradient.
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)

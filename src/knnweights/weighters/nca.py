@@ -23,10 +23,9 @@ from ._base import BaseWeighter, warn_max_iter
 
 __all__ = ["NCADiagonal", "nca_diagonal_objective"]
 
-# below this n^2 d an objective evaluation takes at most ~0.1 s on one thread: its matrix
-# products run on one BLAS thread.  On the shared 2-core machine two BLAS threads waiting on
-# each other made fits 4-10x slower (500 x 100: 2.3-2.6 s against 0.17-0.36 s; 200 x 20000:
-# 22-30 s against 5-7 s); above it, threads pay off on an idle multi-core machine.
+# below this n^2 d an objective evaluation is small: its matrix products run on one BLAS
+# thread (BLAS threads waiting on each other cost more than they share there); above it,
+# threads pay off on an idle multi-core machine.
 _ONE_THREAD_WORK = 1e9
 
 
@@ -64,9 +63,10 @@ def nca_diagonal_objective(w, X, y, working_memory=None, centred=False):
 
     Parameters
     ----------
-    w : ndarray of shape (d,), non-negative
+    w : ndarray of shape (d,)
+        Non-negative weights.
     X : ndarray of shape (n, d)
-        Float32 runs the matrix products in float32.
+        Samples; float32 runs the matrix products in float32.
     y : ndarray of shape (n,)
         Integer class codes; every class needs at least two samples.
     working_memory : float, default=None
@@ -77,7 +77,9 @@ def nca_diagonal_objective(w, X, y, working_memory=None, centred=False):
     Returns
     -------
     f : float
+        The objective ``sum_i p_i``.
     grad : ndarray of shape (d,)
+        Its gradient.
     """
     if get_config()["device"] != "cpu":
         sm = soft_margins(X, y, w, 1.0, "sqeuclidean", sample_weight=_correct_share_weight,
@@ -164,11 +166,7 @@ class NCADiagonal(BaseWeighter):
     makes the stochastic neighbourhoods soft (typical logit ``-1``); from there
     L-BFGS-B over ``w`` meets scikit-learn's tolerance in fewer iterations and at a
     higher objective than from ``w = 1``, where on many features the neighbourhoods are
-    nearly hard, or over ``a = sqrt(w)`` (scikit-learn's parametrisation).  With
-    ``X ~ N(0, 1)``, ``y = [x_1 + ... + x_5 > 0]``: at 500 x 100, 25 iterations and
-    ``f = 481`` against 91 and ``f = 459`` from ``w = 1``; at 2000 x 500, 21 and
-    ``f = 1970`` against 91 and ``f = 1652`` from ``w = 1``, and 5 and ``f = 1868`` over
-    ``a`` from the same soft start (``benchmarks/bench_nca.py``).  On few samples and
+    nearly hard, or over ``a = sqrt(w)`` (scikit-learn's parametrisation).  On few samples and
     many noise features the higher objective can mean memorising the training set with
     the noise features (``f`` close to ``n``), which ``init="ones"`` may stop short of.
     The objective is not concave: with ``n_init > 1`` several starts are run and the

@@ -29,12 +29,18 @@ def multinomial_loss_grad(W, X, T):
     Parameters
     ----------
     W : ndarray of shape (p, c)
+        Weights.
     X : ndarray of shape (n, p)
-    T : ndarray of shape (n, c), one-hot targets
+        Samples.
+    T : ndarray of shape (n, c)
+        One-hot targets.
 
     Returns
     -------
-    (float, ndarray of shape (p, c))
+    loss : float
+        ``E_D``.
+    grad : ndarray of shape (p, c)
+        Its gradient.
     """
     A = X @ W
     logY = log_softmax(A, axis=1)
@@ -46,6 +52,20 @@ def l1_kkt_residual(W, G, alpha):
 
     ``|g + alpha sign(w)|`` on the non-zero weights, ``max(|g| - alpha, 0)`` on the
     zeros, divided by ``alpha`` (scale-free; 0 at the minimiser).
+
+    Parameters
+    ----------
+    W : ndarray of shape (p, c)
+        Weights.
+    G : ndarray of shape (p, c)
+        The gradient of ``E_D`` at ``W``.
+    alpha : float or array-like of shape (c,)
+        The L1 penalty (per class).
+
+    Returns
+    -------
+    residual : float
+        The largest scaled violation.
     """
     alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (W.shape[1],))[None, :]
     nz = W != 0
@@ -72,7 +92,7 @@ def _hessian_active(X, Y, rows, cols):
     return H
 
 
-def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_set=True, _tight=False):
+def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_set=True, tight=False):
     """Minimise ``E_D(W) + alpha ||W||_1`` (convex), to the optimality conditions.
 
     1. L-BFGS-B on ``W = P - N``, ``P, N >= 0``, objective ``E_D(P - N) + alpha
@@ -93,9 +113,29 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
     violators, at most ``max(25, N_W)`` joining per step); step 1 runs only if that does
     not reach ``tol``.  Either way the result meets :func:`l1_kkt_residual` ``<= tol``.
 
+    Parameters
+    ----------
+    X : ndarray of shape (n, p)
+        Samples.
+    T : ndarray of shape (n, c)
+        One-hot targets.
+    alpha : float or array-like of shape (c,)
+        The L1 penalty (per class).
+    W0 : ndarray of shape (p, c) or None, default=None
+        Warm start.
+    tol : float, default=1e-9
+        The optimality residual to reach.
+    max_iter : int, default=200
+        Most Newton steps of the polish.
+    working_set : bool, default=True
+        Solve on a working set of columns when there are more than 200.
+    tight : bool, default=False
+        Tighter L-BFGS-B tolerances (a working set's small problems).
+
     Returns
     -------
     W : ndarray of shape (p, c)
+        The minimiser.
     residual : float
         :func:`l1_kkt_residual` at ``W``.
     """
@@ -123,7 +163,7 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
 
     # the Newton polish alone first: from a warm start (the previous alpha's solution) it usually
     # needs a few steps; from W = 0 it is an active-set Newton method growing the support from the
-    # worst violators (on Leukemia it replaces a 540-iteration L-BFGS-B on 2 x 14260 variables)
+    # worst violators (on wide data it replaces a long L-BFGS-B over all split variables)
     W1, resid = _polish(X, T, A, alpha, W, value, grad, tol, min(max_iter, 30 if W0 is not None else 100),
                         max_active=2 * n * c)
     if resid <= tol:
@@ -135,11 +175,11 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
     v0 = np.concatenate([np.maximum(W, 0).ravel(), np.maximum(-W, 0).ravel()])
     res = minimize(split_fun, v0, jac=True, method="L-BFGS-B", bounds=[(0, None)] * (2 * p * c),
                    options={"maxiter": 5000, "ftol": 1e-10, "gtol": 1e-6 * alpha.min(), "maxcor": 20}
-                   if not _tight else  # a working set's few columns: iterations are cheap, go closer
+                   if not tight else  # a working set's few columns: iterations are cheap, go closer
                    {"maxiter": 20000, "ftol": 1e-15, "gtol": 1e-9 * alpha.min(), "maxcor": 20})
     W = res.x[: p * c].reshape(p, c) - res.x[p * c:].reshape(p, c)
     W[np.abs(W) < 1e-12 * max(np.abs(W).max(), 1e-300)] = 0.0
-    # L-BFGS-B leaves many tiny non-zero weights (~2000 on Leukemia) that the polish would remove
+    # L-BFGS-B leaves many tiny non-zero weights that the polish would remove
     # one Newton step (a dense solve of the whole support) at a time; a weight whose gradient is
     # well inside (-alpha, alpha) is 0 at the minimiser: start the polish without it (the polish
     # re-admits any zero weight with |g| > alpha, so the optimality conditions decide, not this guess)
@@ -156,10 +196,9 @@ def solve_l1_multinomial(X, T, alpha, W0=None, tol=1e-9, max_iter=200, working_s
 def _solve_on_working_sets(X, T, alpha, W, tol, max_iter):
     """:func:`solve_l1_multinomial` on a growing working set of columns of ``X``.
 
-    A minimiser has at most about ``n c`` non-zero weights, so on wide data (Arcene:
-    10000 columns, ~70 non-zero weights) L-BFGS-B over all ``2 p c`` split variables
-    spends its time on columns whose weights stay 0 (~1000 iterations of two passes over
-    ``X``).  Here the restricted problem on the columns ``S`` is solved to ``tol``, then
+    A minimiser has at most about ``n c`` non-zero weights, so on wide data L-BFGS-B over
+    all ``2 p c`` split variables spends its time on columns whose weights stay 0 (each
+    iteration two passes over ``X``).  Here the restricted problem on the columns ``S`` is solved to ``tol``, then
     the gradient of the whole problem says which columns outside ``S`` violate
     ``|g| <= alpha`` (their weights are 0, so that is their whole optimality condition);
     the worst ``max(100, |S|)`` of them join and the restricted problem is solved again,
@@ -180,7 +219,7 @@ def _solve_on_working_sets(X, T, alpha, W, tol, max_iter):
         if ws.size > p // 2:  # most columns in: the whole problem at once
             return solve_l1_multinomial(X, T, alpha, W0=W, tol=tol, max_iter=max_iter, working_set=False)
         Ws, _ = solve_l1_multinomial(X[:, ws], T, alpha, W0=W[ws], tol=tol, max_iter=max_iter, working_set=False,
-                                     _tight=True)
+                                     tight=True)
         W = np.zeros_like(W)
         W[ws] = Ws
         _, G = multinomial_loss_grad(W, X, T)
@@ -195,8 +234,7 @@ def _polish(X, T, A, alpha, W, value, grad, tol, max_iter, max_active=None):
     """Active-set Newton on the non-zero weights with their signs fixed (see
     :func:`solve_l1_multinomial`); returns ``(W, residual)``.  Gives up (residual above
     ``tol``) when the set would exceed ``max_active`` weights: a minimiser has at most about
-    ``n c`` non-zero weights, and the dense Newton systems of a larger set cost seconds
-    each (Arcene: 2360 weights, 8 s per solve)."""
+    ``n c`` non-zero weights, and the dense Newton systems of a larger set are costly."""
     f, logY = value(W)
     G = grad(W, logY)
     resid = l1_kkt_residual(W, G, alpha)
@@ -208,8 +246,8 @@ def _polish(X, T, A, alpha, W, value, grad, tol, max_iter, max_active=None):
         cap = max(25, int(np.count_nonzero(W)))
         if np.count_nonzero(viol) > cap:
             # admit the worst violators only (a step's Hessian is dense in the set's size: after one
-            # long Newton step ~1900 weights violated at once on Leukemia, a 1900 x 1900 solve and
-            # ~30 more steps to remove them again); the rest join later, if still violating
+            # long Newton step on wide data most weights can violate at once, a large dense solve and
+            # many more steps to remove them again); the rest join later, if still violating
             r = np.where(viol, np.abs(G) / A, 0.0).ravel()
             keep = np.argpartition(-r, cap - 1)[:cap]
             viol = np.zeros(r.size, dtype=bool)
@@ -232,8 +270,8 @@ def _polish(X, T, A, alpha, W, value, grad, tol, max_iter, max_active=None):
         t_zero = float(np.min(-W[cross] / D[cross])) if cross.any() else np.inf
         # projected search: halve t from 1, clipping the weights that cross zero (many can leave
         # the set in one step), the first crossing t_zero in its place (one weight leaves there).
-        # Trying t_zero second removed one weight per Newton step: ~1000 steps, each a dense
-        # solve of ~1000 weights, after a cold L-BFGS-B start on Leukemia
+        # t_zero second would remove one weight per Newton step, each a dense solve, after a
+        # cold L-BFGS-B start on wide data
         trials = sorted([0.5 ** i for i in range(40)] + ([t_zero] if 0 < t_zero < 1 else []), reverse=True)
         improved = False
         for t in trials:
@@ -263,6 +301,16 @@ def sparsest_representative(W):
     classes): move each feature to the interval's end nearest to 0, which zeroes one
     more weight, as the authors' optimiser does (it activates one weight at a time, and
     the partner's pseudo-gradient then sits exactly at ``alpha``).
+
+    Parameters
+    ----------
+    W : array-like of shape (p, c)
+        A minimiser.
+
+    Returns
+    -------
+    W_sparse : ndarray of shape (p, c)
+        The equivalent minimiser with the most zeros.
     """
     W = np.array(W, dtype=np.float64)
     c = W.shape[1]
@@ -354,8 +402,7 @@ class SBMLR(BaseWeighter):
     The fixed point need not exist: ``E_W(alpha)`` is continuous along the path of
     the inner problem, but ``N_W`` is an integer that jumps where a weight enters, so
     ``N_W / E_W - alpha`` can change sign at a jump without a root; this is common,
-    not a corner case (an example in ``benchmarks/issue49_defaults.md``), and such a
-    fit warns.
+    not a corner case, and such a fit warns.
 
     References
     ----------
@@ -452,8 +499,8 @@ class SBMLR(BaseWeighter):
             new = target
             if prev is not None and prev[2] == nnz and nnz > 0 and prev[1] - prev[0] != target - alpha:
                 # on a fixed support E_W(alpha) is smooth: a secant step on h(alpha) = N_W / E_W - alpha
-                # (the plain iteration alpha <- N_W / E_W converges only linearly, ~0.86 per step on
-                # Leukemia: 88 iterations); the bracket below keeps it safe, the fixed point is the same
+                # (the plain iteration alpha <- N_W / E_W converges only linearly); the bracket below
+                # keeps it safe, the fixed point is the same
                 h0, h1 = prev[1] - prev[0], target - alpha
                 sec = alpha - h1 * (alpha - prev[0]) / (h1 - h0)
                 if lo < sec < hi and np.isfinite(sec):

@@ -11,14 +11,13 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._solvers.active_set import SQPFWPath, project_simplex, sqpfw_active_set, sqpfw_path
+from .._solvers.active_set import SQPFWPath, sqpfw_active_set, sqpfw_path
 from ..utils import Interval, StrOptions, validate_params
 from ._base import BaseWeighter, warn_max_iter, warn_max_work
 
 __all__ = ["SQPFW", "SQPFWPath"]
 
-#: default ``max_work`` of a fit (GFLOP counted by the steps): see the class docstring and
-#: benchmarks/bench_sqpfw.md, section "The work budget"
+#: default ``max_work`` of a fit (GFLOP counted by the steps): see the class docstring
 _DEFAULT_MAX_WORK = 120.0
 
 
@@ -67,22 +66,18 @@ class SQPFW(BaseWeighter):
     refresh_every : int, default=None
         Steps between working-set refreshes; ``None`` means ``max(200, n_samples // 2)``
         (a refresh is one ``O(n^2 d)`` neighbour search against ``O(n K d)`` per step, so
-        the interval grows with ``n``; n = 1000: 45 refreshes instead of 111, same steps).
+        the interval grows with ``n``).
     max_iter : int, default=None
         Maximum number of active-set steps (rolled-back ones included); ``None``
-        runs until the local minimum of Theorem 7 (the step count grows about as
-        ``n**1.3``).
+        runs until the local minimum of Theorem 7.
     max_work : float or None, default=120.0
         Budget of a fit in counted work (GFLOP): every step adds the operations of
         its EQP solve and ratio test (a count of the dominant terms from the sizes of
         the sets it visits, the same on every machine, so a budgeted fit is
-        repeatable).  Fits that reach Theorem 7 within it are unaffected: 500 x 100
-        (56327 steps) counts 74, Colon standardised (38749 steps) 25, n = 1000,
-        d = 20 (22095 steps) 12.  On wide data the method needs far more (every
-        feature leaves ``P`` one step at a time, each step costing ``O(n K |P|)``):
-        Leukemia (72 x 7129) has not converged after 167000 steps; one counted GFLOP
-        takes 0.12-0.4 s on one core of a 2026 x86 machine, so the default stops
-        such fits after about 15-30 s, with a ``ConvergenceWarning`` and
+        repeatable).  The default leaves the fits that reach Theorem 7 on the benchmark
+        tables (up to a few hundred samples and features) unaffected.  On wide data the
+        method needs far more (every feature leaves ``P`` one step at a time, each step
+        costing ``O(n K |P|)``); the budget stops such fits with a ``ConvergenceWarning`` and
         ``stop_reason_ = "max_work"``: the weights are the last iterate, feasible,
         TN consistent and with a lower objective than every earlier one, but not a
         local minimum (with a working set: the last iterate that passed a check
@@ -91,14 +86,12 @@ class SQPFW(BaseWeighter):
     max_breakpoints : int or None, default=None
         Cap on the events (breakpoints) of :meth:`path`; ``None`` traces the path up to
         ``max(thetas)`` whatever it takes.  On wide data most events are features
-        leaving ``P`` (at least ``n_features`` minus the final support): on a Leukemia
-        training split (43 x 7129, standardised) 5000 events reach ``theta = 0.0013``
-        (2016 positive weights), 7531 reach 0.63 (25), about a minute.  A capped path
+        leaving ``P`` (at least ``n_features`` minus the final support).  A capped path
         ends short of ``max(thetas)`` with a ``ConvergenceWarning`` and ``stop_reason_ =
         "max_breakpoints"``; its weights beyond its end are the last ones, not the
         path's.  Where the path's events change the active set in a loop without moving
-        theta or the weights (a degenerate point, e.g. tied distances: that Leukemia
-        split at 0.63) it ends there too, warned, with ``stop_reason_ = "stalled"``.
+        theta or the weights (a degenerate point, e.g. tied distances) it ends there too,
+        warned, with ``stop_reason_ = "stalled"``.
     verbose : int, default=0
         Print progress (steps, ``|P|``, ties, objective, work) every 1000 steps;
         ``> 1`` every ``refresh_every`` steps.
@@ -295,57 +288,3 @@ class SQPFW(BaseWeighter):
             W = np.zeros((len(p.thetas_), d))
             W[:, active] = p.weights_
         return SQPFWPath(p.thetas_, W, p.n_steps_, theta_max, p.stop_reason_)
-
-    @classmethod
-    def select_theta(cls, X_train, y_train, X_val, y_val, thetas=None, n_neighbors=1, **params):
-        """Choose theta by validation error of the weighted kNN along the path.
-
-        One path (:meth:`path`) on the training part gives the weights at every theta, so
-        the grid costs one fit rather than one per value.  The kNN is
-        :func:`knnweights.classifiers.predict_weighted_knn` (squared Euclidean distance under
-        the weights; equally distant neighbours go to the lower class).
-
-        Parameters
-        ----------
-        X_train : array-like of shape (n_train, n_features)
-            Training samples the path is fitted on.
-        y_train : array-like of shape (n_train,)
-            Their class labels.
-        X_val : array-like of shape (n_val, n_features)
-            Validation samples the weighted kNN is scored on.
-        y_val : array-like of shape (n_val,)
-            Their class labels.
-        thetas : array-like, default=None
-            Candidate values; ``None``: the paper's 100 log-spaced values in ``[1e-3, 100]``.
-        n_neighbors : int, default=1
-            Neighbours of the weighted kNN vote (squared Euclidean distance under the weights).
-        **params : dict
-            Further parameters of the estimator (e.g. ``kappa``) used for the path.
-
-        Returns
-        -------
-        best_theta : float
-            The value of smallest validation error; ties go to the earliest in ``thetas``
-            (the smallest theta for an increasing grid).
-        errors : ndarray of shape (n_thetas,)
-            Validation error rate at each theta of ``thetas``.
-        path : SQPFWPath
-            The fitted path (see :meth:`path`).
-        """
-        from ..classifiers import predict_weighted_knn  # classifiers import the weighters' helpers
-
-        thetas = np.logspace(-3, 2, 100) if thetas is None else np.asarray(thetas, dtype=np.float64)
-        est = cls(**params)
-        p = est.path(X_train, y_train, thetas)
-        classes = est.classes_
-        yt = np.searchsorted(classes, np.asarray(y_train))
-        W = p(thetas)
-        errors = np.empty(len(thetas))
-        Xt, Xv = np.asarray(X_train, dtype=np.float64), np.asarray(X_val, dtype=np.float64)
-        yv = np.asarray(y_val)
-        for t, w in enumerate(W):
-            errors[t] = np.mean(predict_weighted_knn(Xt, yt, Xv, w, n_neighbors, len(classes), classes) != yv)
-        return float(thetas[int(np.argmin(errors))]), errors, p
-
-
-_ = project_simplex  # re-exported for users of the fixed-TN closed form

@@ -1,0 +1,161 @@
+"""The Relief-family estimator base: input hooks, the ``diff`` data, shared parameters and their docs."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..engine import mixed_kernels
+from ..engine.genotypes import GenotypeMatrix, is_byte_input
+from ..utils import Interval, StrOptions
+from ._base import BaseWeighter
+from ._relief_bytes import fit_relief_bytes
+from ._relief_margins import range_normalize
+from ._relief_regression import PVALUES_DOC, TARGET_DOC
+from ._validation import validate_query_data
+
+__all__ = ["DIFF_CONSTRAINTS", "TARGET_CONSTRAINTS", "ReliefBase", "fill_relief_docstring"]
+
+
+_N_INSTANCES_DOC = """n_instances : int or None, default=None
+        Relief's ``m``: score from ``m`` instances drawn at random without replacement
+        (``random_state``) against all rows, ``O(m n d)`` instead of ``O(n^2 d)``, memory
+        ``O(block x n)``.  ``None`` (or ``m >= n``): every sample, exact and deterministic.
+        The estimate is the mean of ``m`` of the ``n`` per-instance margin vectors ``z_i``,
+        so its variance is ``var_i(z_if) / m * (n - m) / (n - 1)`` per feature (the
+        finite-population correction: 0 at ``m = n``); the standard error falls as
+        ``1 / sqrt(m)``."""
+
+
+_DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
+        ``"error"``: ``NaN`` in ``X`` is refused (one-line error naming the column).
+        ``"diff"``: a missing value is scored with Kononenko's (1994) ``diff`` for unknown
+        values, as Robnik-Sikonja & Kononenko (2003, Sec. 2.6) use it: with one value
+        unknown, the probability that the two values differ given the other instance's
+        class (discrete: ``1 - P(x | c)``; continuous: the expected range-normalised
+        difference to that class's known values), with both unknown
+        ``1 - sum_v P(v | c_1) P(v | c_2)`` (continuous: the expected difference of two
+        draws); the probabilities are the class-conditional frequencies of the known
+        values.  Neighbours are found with the same ``diff``.
+    discrete_features : {"auto"}, bool, array-like of bool or int, or None, default=None
+        Features scored as discrete: ``diff`` is 0 for equal and 1 for different values
+        (never range-normalised), continuous features keep the range-normalised
+        difference, and the distance is the sum of both (the mixed-data distance of
+        Relief).  ``None`` (default): every feature continuous (no change for
+        continuous data); ``True``: all discrete; ``"auto"``: the features with at most
+        ``discrete_limit`` distinct known values; else a boolean mask or indices.
+    discrete_limit : int, default=10
+        The distinct-value threshold of ``discrete_features="auto"`` (``<=`` is discrete:
+        skrebate's ``discrete_threshold=10`` convention)."""
+
+
+class ReliefBase(BaseWeighter):
+    """The Relief family's estimator base: Manhattan ``diff`` on range-normalised data, a byte
+    (genotype) matrix scored without a float copy, ``NaN`` with ``missing="diff"``, and the
+    ``diff`` data of mixed discrete / continuous features (:meth:`_diff_data`)."""
+
+    _metric = "manhattan"
+    #: takes a uint8 / int8 genotype matrix without a float copy (:mod:`knnweights.engine.genotypes`)
+    _byte_input = True
+
+    def fit(self, X, y):
+        """Learn the feature weights (see :meth:`BaseWeighter.fit`).
+
+        ``X`` may also be a ``uint8`` / ``int8`` genotype matrix (values ``0..15``; unknown:
+        a negative ``int8``, the ``uint8`` value 255 or a masked entry; with
+        ``missing="diff"``): it is scored in bytes, feature block by feature block, with the
+        same weights as its float copy (:mod:`knnweights.engine.genotypes`).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or genotype matrix of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : ReliefBase
+            The fitted weighter.
+        """
+        if is_byte_input(X):
+            return fit_relief_bytes(self, X, y)
+        return super().fit(X, y)
+
+    @property
+    def _allow_nan(self):
+        """NaN passes input validation when ``missing="diff"`` (read by BaseWeighter)."""
+        return getattr(self, "missing", "error") == "diff"
+
+    def _normalized(self, X):
+        return range_normalize(X) if self.normalize else X
+
+    def _diff_data(self, X, codes, force=False):
+        """``None`` on the plain path (continuous, complete, not forced), else the
+        :class:`~knnweights.engine._kernels_mixed.DiffData` of ``X``; sets ``discrete_features_``."""
+        if isinstance(X, GenotypeMatrix):  # bytes: always the diff tables, in feature blocks
+            self.discrete_features_ = X.discrete_mask(self.discrete_features, self.discrete_limit)
+            return X.diff_data(codes, self.discrete_features_, self.normalize)
+        disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+        self.discrete_features_ = disc
+        has_nan = X.dtype.kind == "f" and bool(np.isnan(X).any())
+        if not (disc.any() or has_nan or force):
+            return None
+        M = mixed_kernels.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
+        return mixed_kernels.DiffData(M)
+
+    def transform(self, X):
+        """Rescale ``X`` by the weights (as :meth:`BaseWeighter.transform`); with
+        ``missing="diff"`` a ``NaN`` stays ``NaN`` (``0 * NaN`` included).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples with the training features.
+
+        Returns
+        -------
+        X_weighted : ndarray of shape (n_samples, n_features)
+            ``X * w`` in the input's float dtype.
+        """
+        if not self._allow_nan:
+            return super().transform(X)
+        check_is_fitted(self, "feature_importances_")
+        X = validate_query_data(self, X, allow_nan=True)
+        return X * self.feature_importances_.astype(X.dtype)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self._allow_nan
+        return tags
+
+
+DIFF_CONSTRAINTS = {
+    "missing": [StrOptions({"error", "diff"})],
+    "discrete_features": [StrOptions({"auto"}), "array-like", "boolean", None],
+    "discrete_limit": [Interval(numbers.Integral, 1, None, closed="left")],
+}
+
+
+def fill_relief_docstring(estimator_class):
+    """Class decorator: the shared parameter docs in place of ``{diff_params}``, ``{target_params}``,
+    ``{n_instances}`` and ``{target_type}`` in the docstring of ``estimator_class``.
+
+    Parameters
+    ----------
+    estimator_class : type
+        A Relief-family estimator class.
+
+    Returns
+    -------
+    estimator_class : type
+        The same class, its docstring filled in.
+    """
+    estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
+        "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
+        "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)
+    return estimator_class
+
+
+TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous"})],
+                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})]}
