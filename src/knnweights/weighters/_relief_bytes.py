@@ -9,6 +9,7 @@ import numpy as np
 
 from ..engine._kernels_bytes import MISSING
 from ..engine.genotypes import BedSource, GenotypeMatrix
+from ..exceptions import BytePathTooWide
 from ..utils import validate_params
 from ._base import BaseWeighter
 from ._validation import is_continuous_target, require_y
