@@ -76,8 +76,8 @@ def _bad_inputs():
 
 
 def test_weighters_and_classifiers_give_the_same_error_for_the_same_bad_input():
-    estimators = [Simba(), knnweights.NCADiagonal(max_iter=5), HKNN(n_neighbors=1), CKNN(n_neighbors=1), KNNClassifier(1),
-                  ExpectedDistanceClassifier()]
+    estimators = [Simba(), knnweights.NCADiagonal(max_iter=5), HKNN(n_neighbors=1), CKNN(n_neighbors=1),
+                  KNNClassifier(1), ExpectedDistanceClassifier()]
     for case, (X, y) in _bad_inputs().items():
         messages = set()
         for est in estimators:

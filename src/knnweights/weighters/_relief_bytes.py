@@ -8,8 +8,9 @@ the engine computes block by block (:mod:`knnweights.engine.genotypes`).
 import numpy as np
 
 from ..engine._kernels_bytes import MISSING
-from ..engine.genotypes import BedSource, GenotypeMatrix
+from ..engine.genotypes import GenotypeMatrix
 from ..exceptions import BytePathTooWide
+from ..io import BedSource
 from ..utils import validate_params
 from ._base import BaseWeighter
 from ._validation import is_continuous_target, require_y
