@@ -762,11 +762,26 @@ def test_added_parameters_at_their_defaults_leave_the_fingerprint_alone():
 
     plain = ReliefF(n_neighbors=5)
     older = ReliefF(n_neighbors=5)
-    for name in ReliefF._added_parameters:  # the object as it pickled before those parameters existed
+    for name in ReliefF._added_parameters:  # the object as it was before those parameters existed
         del older.__dict__[name]
-    assert joblib.hash(fingerprint_view(plain)) == joblib.hash(older)
-    assert joblib.hash(fingerprint_view(ReliefF(n_neighbors=5, pvalues=True))) != joblib.hash(older)
-    assert fingerprint_view(KNeighborsClassifier(1)).__class__ is KNeighborsClassifier
+    assert joblib.hash(fingerprint_view(plain)) == joblib.hash(fingerprint_view(older))
+    assert joblib.hash(fingerprint_view(ReliefF(n_neighbors=5, pvalues=True))) != joblib.hash(fingerprint_view(older))
+    assert fingerprint_view(KNeighborsClassifier(1))[0] == "KNeighborsClassifier"
+
+
+def test_a_class_moved_to_another_module_keeps_its_fingerprint(monkeypatch):
+    import joblib
+
+    from knnweights import IRelief
+    from knnweights.evaluation import RepeatedCV, Tuned, weighted_knn
+    from knnweights.evaluation.grid import fingerprint_view
+
+    spec = Tuned(weighted_knn(IRelief(max_iter=3)), {"n_neighbors": [1, 3]})
+    before = joblib.hash(fingerprint_view([spec, RepeatedCV(2, 2)]))
+    monkeypatch.setattr(IRelief, "__module__", "knnweights.weighters.elsewhere")
+    assert joblib.hash(fingerprint_view([spec, RepeatedCV(2, 2)])) == before
+    assert joblib.hash(fingerprint_view(Tuned(weighted_knn(IRelief(max_iter=4)), {"n_neighbors": [1, 3]}))) != \
+        joblib.hash(fingerprint_view(spec))
 
 
 def test_a_reproduction_cell_is_keyed_on_its_datas_identity_not_on_its_floats(tmp_path, monkeypatch):

@@ -12,7 +12,6 @@ store skips them, so an interrupted run resumes where it stopped and no cell is 
 twice.
 """
 
-import copy
 import hashlib
 import inspect
 import json
@@ -92,13 +91,16 @@ def _stamped(row, extra, fingerprint, code):
 
 
 def fingerprint_view(obj):
-    """``obj`` as a stored cell's fingerprint sees it.
+    """``obj`` as a stored cell's fingerprint sees it: what identifies the method, as plain data.
 
-    A class may list in ``_added_parameters`` the parameters it gained after cells were
-    stored, whose defaults keep its results: at their defaults they are left out, so the
-    object pickles (and hashes) as it did before they existed, and the stored cells stay
-    valid.  Nested estimators (pipelines, tuned and wrapped methods) are viewed alike; an
-    object with nothing to leave out is returned as it is.
+    An object with parameters (an estimator, or any object of the library) becomes
+    ``(class name, {attribute: view})``: the class by its name, not the module that defines
+    it, so moving a class to another module (a refactor) leaves its stored cells valid;
+    containers are viewed item by item, functions by their names, anything else (numbers,
+    strings, arrays) is itself.  A class may list in ``_added_parameters`` the parameters it
+    gained after cells were stored, whose defaults keep its results: at their defaults they
+    are left out, so the view is what it was before they existed and the stored cells stay
+    valid.
 
     Parameters
     ----------
@@ -108,34 +110,26 @@ def fingerprint_view(obj):
     Returns
     -------
     view : object
-        ``obj`` itself when nothing is left out, else a shallow copy without those
-        parameters.
+        Plain data (tuples, lists, dicts, strings, numbers, arrays) to hash.
     """
     if isinstance(obj, (list, tuple)):
         items = [fingerprint_view(v) for v in obj]
-        if all(a is b for a, b in zip(items, obj, strict=True)):
-            return obj
-        return type(obj)(items) if not hasattr(obj, "_fields") else type(obj)(*items)
+        return ("tuple", items) if isinstance(obj, tuple) else items
     if isinstance(obj, dict):
-        items = {k: fingerprint_view(v) for k, v in obj.items()}
-        return obj if all(items[k] is obj[k] for k in obj) else items
-    if not hasattr(obj, "__dict__") or isinstance(obj, type) or not (
-            hasattr(obj, "get_params") or type(obj).__module__.startswith("knnweights")):
+        return {k: fingerprint_view(v) for k, v in obj.items()}
+    if isinstance(obj, type) or inspect.isfunction(obj) or inspect.isbuiltin(obj):
+        return ("name", getattr(obj, "__qualname__", repr(obj)))
+    if not hasattr(obj, "__dict__") or not (hasattr(obj, "get_params")
+                                            or type(obj).__module__.startswith("knnweights")):
         return obj
     state = {k: fingerprint_view(v) for k, v in obj.__dict__.items()}
-    changed = any(state[k] is not obj.__dict__[k] for k in state)
     added = getattr(type(obj), "_added_parameters", ())
     if added:
         defaults = inspect.signature(type(obj).__init__).parameters
         for name in added:
-            if name in state and name in defaults and _equals_default(state[name], defaults[name].default):
+            if name in obj.__dict__ and name in defaults and _equals_default(obj.__dict__[name], defaults[name].default):
                 del state[name]
-                changed = True
-    if not changed:
-        return obj
-    view = copy.copy(obj)
-    view.__dict__ = state
-    return view
+    return (type(obj).__qualname__, state)
 
 
 def _equals_default(a, b):

@@ -112,8 +112,6 @@ class IRelief(ReliefTargetMixin, ReliefBase):
     applications", IEEE TPAMI 29(6), 2007.
     """
 
-    #: stored cells' fingerprints pickle this class under the Relief module's path (it is importable there)
-    __module__ = "knnweights.weighters.relief"
     _algorithm_version = 1
 
     _parameter_constraints = {

@@ -72,8 +72,6 @@ class MulRel(ReliefBase):
     metric_ : ``"manhattan"``
     """
 
-    #: stored cells' fingerprints pickle this class under the Relief module's path (it is importable there)
-    __module__ = "knnweights.weighters.relief"
     _algorithm_version = 1
     _byte_input = False
 

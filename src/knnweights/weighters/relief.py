@@ -10,10 +10,6 @@ from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill
 from ._relief_margins import class_coefficients, relieff_margins, sample_rows, select_block
 from ._relief_regression import ReliefTargetMixin
 
-# I-RELIEF and MulRel pickle under this module's path (stored cells' fingerprints name it): importable here
-from .irelief import IRelief  # noqa: F401
-from .mulrel import MulRel  # noqa: F401
-
 __all__ = ["Relief", "ReliefF", "mixed_relieff_margins"]
 
 
