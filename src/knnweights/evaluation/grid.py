@@ -127,7 +127,8 @@ def fingerprint_view(obj):
     if added:
         defaults = inspect.signature(type(obj).__init__).parameters
         for name in added:
-            if name in obj.__dict__ and name in defaults and _equals_default(obj.__dict__[name], defaults[name].default):
+            value = obj.__dict__.get(name, None)
+            if name in obj.__dict__ and name in defaults and _equals_default(value, defaults[name].default):
                 del state[name]
     return (type(obj).__qualname__, state)
 
