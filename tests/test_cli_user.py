@@ -449,7 +449,7 @@ def test_evaluate_files_match_the_library_by_name(continuous, tmp_path, capsys):
     from knnweights import ReliefF, Simba, rank_table
     from knnweights.evaluation.compare import compare_methods, pairwise_tests
     from knnweights.evaluation.regression import compare_regression, regression_tests
-    from knnweights.evaluation.runner import summarize
+    from knnweights.evaluation import summarize
 
     path, out = tmp_path / "expr.csv", tmp_path / "ev"
     X, y = _unsorted_table(path, continuous)

@@ -45,8 +45,6 @@ from ..utils import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["weka_chi_squared", "mdl_cut_points"]
 
-_LOG2 = np.log(2.0)
-
 
 @njit(cache=True, nogil=True)
 def _xlnx(x):
