@@ -27,7 +27,7 @@ __all__ = ["PROTOCOL_VERSION", "algorithm_versions", "version_key", "parse_key",
 
 _PKG = "knnweights"
 
-#: the cell protocol (:mod:`knnweights.evaluation.runner` splits and seeds, :mod:`~knnweights.evaluation.tuning`):
+#: the cell protocol (the splits and seeds of :mod:`knnweights.evaluation`, :mod:`~knnweights.evaluation.tuning`):
 #: bump it when a stored cell of any method would come out differently
 PROTOCOL_VERSION = 1
 _PROTOCOL = "protocol"

@@ -46,7 +46,7 @@ READINGS = [
     ("subsample", "EFW(neighbors='subsample'): NH/NM searched inside each member's subsample (literal loop)"),
 ]
 _NEIGHBORS = {"training set": "full", "subsample": "subsample", "soft": "soft"}
-#: the sets where benchmarks/efw_stability_readings.py measured the readings the text leaves room for
+#: the sets on which the other readings the text leaves room for were measured (said in a miss reason)
 _READINGS_TRIED = ("colon_alon", "prostate_singh", "arcene")
 
 

@@ -198,10 +198,8 @@ class _SQPFWPathKNN:
 def table2():
     """Table 2: 1NN error on microarray sets, weighted by SQP-FW or not, 10 random 2:1 splits."""
     # Standardised like every set of the paper's experiments (Sec. 4.1: "All the features were standardized
-    # to have zero mean and unit variance"; Sec. 4.2 says nothing else). The bundled sets come on four
-    # scales (Colon: raw intensities, gene SD ~150; Kidney: log ratios, SD ~0.3; Leukemia: SD ~1; Prostate:
-    # raw, SD ~50) and one theta grid cannot serve them all: on raw Colon every split's CV chose the grid's
-    # smallest theta (1 to 10 genes, 31 % error against plain 1-NN's 17 %).
+    # to have zero mean and unit variance"; Sec. 4.2 says nothing else): the bundled sets come on four
+    # different scales, and one theta grid cannot serve them all.
     ds = [DatasetSpec("Colon Cancer [16]", "colon_alon1999", loader("colon_alon", max_features=_FEATS, std=True),
                       note="standardised"),
           DatasetSpec("Kidney Cancer [17]", "kidney_sueltmann",
