@@ -4,13 +4,12 @@ import os
 import time
 import warnings
 
-from .. import WEIGHTERS
 from ..datasets import list_datasets, load
 from ..evaluation.compare import collect_warnings
 from ..evaluation.knn_accuracy import knn_cv_accuracy
 from ..exceptions import UsageError
 from ._console import elapsed_ticker, one_line, print_warnings
-from ._options import build_weighter, parse_methods
+from ._options import WEIGHTERS, build_weighter, parse_methods
 
 #: methods whose fit can take a minute or more on ten thousand features and more (MDM's LP, SQP-FW's
 #: active-set path, which grows with the features); ``demo --methods all`` skips them above WIDE features

@@ -3,13 +3,12 @@ each weighter fitted on all rows."""
 
 import numpy as np
 
-from .. import WEIGHTERS
 from ..engine import config_context
 from ..evaluation.distributed import scheduler_address
 from ..exceptions import UsageError
 from ..io import read_plink
 from ._console import print_status, print_warnings
-from ._options import add_data_arguments, add_scheduler_argument, parse_methods
+from ._options import WEIGHTERS, add_data_arguments, add_scheduler_argument, parse_methods
 from ._tables import (
     baseline_names,
     describe_target,
