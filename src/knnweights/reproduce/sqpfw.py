@@ -12,8 +12,9 @@ import os
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from ..classifiers import KNNClassifier, predict_weighted_knn, predict_weighted_knn_ks
+from ..classifiers import KNNClassifier, predict_weighted_knn
 from ..evaluation import RepeatedHoldout, Tuned, log_grid, share_grid, weighted_knn
+from ..evaluation.model_selection import sqpfw_path_errors
 from ..plotting import plot_sqpfw_path
 from ..weighters import SQPFW, MulRel, NCADiagonal, Relief, Simba
 from ._data import limits_note, loader
@@ -95,30 +96,6 @@ def table1():
                              limits_note(_ROWS) + ".")
 
 
-def _path_errors(X_tr, y_tr, X_ev, y_ev, thetas, ks, kappa, max_breakpoints):
-    """Weighted-kNN error on ``(X_ev, y_ev)`` for every theta (one SQP-FW path) and k: array (len(thetas), len(ks)).
-
-    One neighbour search per distinct weight vector serves every k (``predict_weighted_knn_ks``:
-    the same predictions as one ``predict_weighted_knn`` call per k), and thetas whose
-    interpolated weights are equal (e.g. past the path's last breakpoint) share it.
-    """
-    est = SQPFW(kappa=kappa, lambda_=kappa, max_breakpoints=max_breakpoints)
-    W = est.path(X_tr, y_tr, thetas=thetas)(np.asarray(thetas))
-    classes = est.classes_
-    codes = np.searchsorted(classes, y_tr)
-    err = np.empty((len(thetas), len(ks)))
-    seen = {}
-    for t, w in enumerate(W):
-        key = w.tobytes()
-        if key in seen:
-            err[t] = err[seen[key]]
-            continue
-        seen[key] = t
-        for j, pred in enumerate(predict_weighted_knn_ks(X_tr, codes, X_ev, w, ks, len(classes), classes)):
-            err[t, j] = np.mean(pred != y_ev)
-    return err, W
-
-
 class _SQPFWPathKNN:
     """SQP-FW + weighted kNN, theta chosen along the regularisation path (paper l. 665-679).
 
@@ -171,15 +148,16 @@ class _SQPFWPathKNN:
         y_tr, y_te = np.asarray(y_tr), np.asarray(y_te)
         best = None
         for t in self.tns:
+            path = {"kappa": t, "lambda_": t, "max_breakpoints": self.max_breakpoints}
             if X_val is not None:
-                err, W = _path_errors(X_tr, y_tr, np.asarray(X_val, dtype=np.float64), np.asarray(y_val),
-                                      self.thetas, self.ks, t, self.max_breakpoints)
+                err, W, _ = sqpfw_path_errors(X_tr, y_tr, np.asarray(X_val, dtype=np.float64), np.asarray(y_val),
+                                              self.thetas, self.ks, **path)
             else:
                 err = np.zeros((len(self.thetas), len(self.ks)))
                 folds = StratifiedKFold(self.cv, shuffle=True, random_state=random_state).split(X_tr, y_tr)
                 for a, b in folds:
-                    err += _path_errors(X_tr[a], y_tr[a], X_tr[b], y_tr[b], self.thetas, self.ks, t,
-                                          self.max_breakpoints)[0] / self.cv
+                    fold_err = sqpfw_path_errors(X_tr[a], y_tr[a], X_tr[b], y_tr[b], self.thetas, self.ks, **path)[0]
+                    err += fold_err / self.cv
                 W = None
             i, j = np.unravel_index(int(np.argmin(err)), err.shape)  # first minimum: smallest theta, then k
             if best is None or err[i, j] < best[0]:
