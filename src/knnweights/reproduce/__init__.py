@@ -17,11 +17,11 @@ import sys
 import time
 import warnings
 
-import joblib
 from sklearn.exceptions import ConvergenceWarning
 
 from .. import WEIGHTERS
 from ..datasets import ALIASES, list_datasets
+from ..engine._dask import local_cluster
 from .report import check_report, fidelity, write_report, write_table_csv
 from .tables import Config, run_table
 
@@ -136,24 +136,17 @@ def resolve_methods(names, papers=None, tables=None):
 
 @contextlib.contextmanager
 def _backend(name, n_jobs):
+    """Run the cells with joblib's current backend, or (``"dask"``) on a new local dask cluster.
+
+    The cluster has ``n_jobs`` worker processes (every core for ``None`` or a negative value).
+    """
     if name in (None, "loky", "default"):
         yield
         return
     if name != "dask":
         raise ValueError(f"unknown backend {name!r}; use 'dask' or leave it out.")
-    try:
-        from dask.distributed import Client, LocalCluster  # optional: dask
-    except ImportError as exc:
-        raise SystemExit("--backend dask needs dask.distributed: pip install 'dask[distributed]'") from exc
-    workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else max(1, n_jobs)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    try:
-        with joblib.parallel_backend("dask"):
-            yield
-    finally:
-        client.close()
-        cluster.close()
+    with local_cluster((os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else max(1, n_jobs)):
+        yield
 
 
 def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, backend=None, datasets=None,
