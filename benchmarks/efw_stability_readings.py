@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from knnweights import ERelief, Logo
 from knnweights.evaluation import spearman_similarity, stability
-from knnweights.reproduce._common import loader
+from knnweights.reproduce._data import loader
 from knnweights.reproduce.efw import _KEYS, _READINGS_TRIED, _efw
 from knnweights.reproduce.tables import Config, read_paper_table
 from knnweights.weighters.efw import _start as member_start

@@ -20,7 +20,7 @@ import numpy as np
 
 from knnweights.classifiers import HKNN
 from knnweights.reproduce import lhrelief
-from knnweights.reproduce._common import loader
+from knnweights.reproduce._data import loader
 from knnweights.reproduce.tables import Config, read_paper_table
 
 #: the one setting per method: HKNN's, then each weighter's (the rest is the reproduction's own pipeline)

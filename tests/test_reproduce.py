@@ -117,7 +117,7 @@ def test_cli_parser():
 
 
 def test_subsample_keeps_rare_classes():
-    from knnweights.reproduce.tables import subsample
+    from knnweights.reproduce._data import subsample
 
     y = np.r_[np.zeros(990, int), np.ones(7, int), np.full(3, 2)]
     X = np.arange(y.size, dtype=float)[:, None]
@@ -128,7 +128,7 @@ def test_subsample_keeps_rare_classes():
 
 
 def test_pool_classes_and_the_glass_split():
-    from knnweights.reproduce._common import pool_classes
+    from knnweights.reproduce._data import pool_classes
     from knnweights.reproduce.im4e import table5
 
     y = np.array([1, 2, 3, 5, 7, 6, 1, 4])

@@ -250,12 +250,12 @@ def test_missed_cells_carry_their_reason(tmp_path):
     assert _miss_counts([R]) == {"dataset differs": 2, "stand-in classifier": 1, "paper ambiguity": 2,
                                  "unexplained": 1}
     # the quick-mode subsampling of a bundled set is said
-    from knnweights.reproduce._common import loader
+    from knnweights.reproduce._data import loader
 
     ds = DatasetSpec("Colon", "colon_alon1999", loader("colon_alon", max_features={"quick": 200}))
     assert miss_reason(ds, MethodSpec("x"), "--quick keeps 200 of 2000 features").startswith(
         "dataset differs from the paper's: --quick keeps 200 of 2000 features")
-    from knnweights.reproduce._common import reduction
+    from knnweights.reproduce._data import reduction
 
     assert reduction(ds.load, "quick") == "--quick keeps 200 of 2000 features"
     assert reduction(ds.load, "full") == ""
@@ -459,7 +459,7 @@ def test_partial_run_is_reported_as_partial(tmp_path):
 
 def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
     from knnweights.evaluation import irrelevant_feature_curve
-    from knnweights.reproduce._common import curve_cells
+    from knnweights.reproduce._figures import curve_cells
 
     rng = np.random.RandomState(1)
     X = np.r_[rng.normal(0, 1, (15, 2)), rng.normal(2, 1, (15, 2))]
@@ -486,7 +486,7 @@ def test_curve_cells_resume_and_match_irrelevant_feature_curve(tmp_path):
 def test_stored_figure_values_are_tied_to_the_estimators_parameters(tmp_path):
     """A parameter changed where a figure's estimator is built (same sources, same key) is not
     answered from the store: curve cells and cached values record the estimators' hash."""
-    from knnweights.reproduce._common import cached, curve_cells
+    from knnweights.reproduce._figures import cached, curve_cells
 
     rng = np.random.RandomState(3)
     X, y = rng.normal(size=(20, 2)), np.r_[np.zeros(10, int), np.ones(10, int)]
@@ -509,7 +509,7 @@ def test_revalidate_keeps_stale_figure_cells_only_when_recomputed_ones_agree(tmp
     (the largest count first) vouches for the rest when it gives the stored fold errors exactly."""
     import json
 
-    from knnweights.reproduce._common import curve_cells
+    from knnweights.reproduce._figures import curve_cells
 
     rng = np.random.RandomState(4)
     X, y = rng.normal(size=(24, 2)), np.r_[np.zeros(12, int), np.ones(12, int)]
@@ -528,14 +528,14 @@ def test_revalidate_keeps_stale_figure_cells_only_when_recomputed_ones_agree(tmp
     assert curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)[1]["cells_done"] == 0
     cfg.compute, cfg.revalidate = True, 1
     calls = []
-    import knnweights.reproduce._common as common
+    import knnweights.reproduce._figures as figures_store
 
-    real = common._curve_cell
-    common._curve_cell = lambda tag, *a: (calls.append(tag), real(tag, *a))[1]
+    real = figures_store._curve_cell
+    figures_store._curve_cell = lambda tag, *a: (calls.append(tag), real(tag, *a))[1]
     try:
         res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)
     finally:
-        common._curve_cell = real
+        figures_store._curve_cell = real
     assert calls == [("1nn", 6, 0)] and info["complete"] and res == ref
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     kept = [r for r in rows if r.get("revalidated")]
@@ -543,17 +543,17 @@ def test_revalidate_keeps_stale_figure_cells_only_when_recomputed_ones_agree(tmp
     # stored fold errors that the code does not give again: nothing is kept, every cell is recomputed
     rewrite(lambda r: {**r, "code": "old", "fold_errors": [e + 0.5 for e in r["fold_errors"]]})
     calls.clear()
-    common._curve_cell = lambda tag, *a: (calls.append(tag), real(tag, *a))[1]
+    figures_store._curve_cell = lambda tag, *a: (calls.append(tag), real(tag, *a))[1]
     try:
         res, info = curve_cells(cfg, "c", "k", ests, X, y, [0, 3, 6], 2, 2)
     finally:
-        common._curve_cell = real
+        figures_store._curve_cell = real
     assert len(calls) == 6 and res == ref
 
 
 def test_figure_prefix_computes_only_the_selected_figures(tmp_path):
     """``--tables lhrelief_fig1``: the figures named so are computed, the others only read from the store."""
-    from knnweights.reproduce._common import cached, curve_cells
+    from knnweights.reproduce._figures import cached, curve_cells
 
     rng = np.random.RandomState(2)
     X, y = rng.normal(size=(20, 2)), np.r_[np.zeros(10, int), np.ones(10, int)]
@@ -638,7 +638,7 @@ def test_cells_run_counts_only_this_process_rows(tmp_path):
 def test_sqpfw_table1_reads_wdbc_from_scikit_learn():
     """Table 1's "Bre. Can. Dia." row is UCI WDBC, which scikit-learn ships (no network, no bundled copy)."""
     from knnweights.reproduce import resolve_datasets
-    from knnweights.reproduce._common import reduction
+    from knnweights.reproduce._data import reduction
     from knnweights.reproduce.sqpfw import table1
     from knnweights.reproduce.tables import Config
 
@@ -787,10 +787,10 @@ def test_a_class_moved_to_another_module_keeps_its_fingerprint(monkeypatch):
 def test_a_reproduction_cell_is_keyed_on_its_datas_identity_not_on_its_floats(tmp_path, monkeypatch):
     """Standardised data one ulp off (another CPU's rounding) find the stored cells; other preparation does not,
     and arrays given to run_grid directly are the input: one ulp makes them other data."""
-    from knnweights.reproduce import _common
+    from knnweights.reproduce import _data
 
     def spec(**prep):
-        load = _common.loader("haberman", **prep)
+        load = _data.loader("haberman", **prep)
         return TableSpec("mdm", "toy", "toy", None, [DatasetSpec("HS", "haberman", load)],
                          [MethodSpec("1nn", lambda cfg: KNeighborsClassifier(1))],
                          protocol=lambda cfg: RepeatedCV(2, 1))
@@ -799,9 +799,9 @@ def test_a_reproduction_cell_is_keyed_on_its_datas_identity_not_on_its_floats(tm
         return Config(mode="full", out=str(tmp_path), n_jobs=1, compute=compute)
 
     assert run_table(spec(std=True), cfg()).cells_run == 2
-    real = _common.standardize
-    monkeypatch.setattr(_common, "standardize", lambda X: np.nextafter(real(X), np.inf))
-    assert not np.array_equal(spec(std=True).datasets[0].load(cfg())[0], real(_common._load_raw("haberman")[0]))
+    real = _data.standardize
+    monkeypatch.setattr(_data, "standardize", lambda X: np.nextafter(real(X), np.inf))
+    assert not np.array_equal(spec(std=True).datasets[0].load(cfg())[0], real(_data._load_raw("haberman")[0]))
     assert run_table(spec(std=True), cfg(compute=False)).cells_total == 2
     with pytest.warns(RuntimeWarning, match="different configuration"):
         assert run_table(spec(std=False), cfg(compute=False)).cells_total == 0
@@ -820,7 +820,7 @@ def test_no_computed_float_enters_a_reproduction_cells_fingerprint(mode, monkeyp
     """Every table's cells are keyed on parameters and data identity only: with NumPy's transcendental functions
     and the standardising one ulp off (another CPU's rounding), every fingerprint stays the same."""
     from knnweights.evaluation import grid
-    from knnweights.reproduce import PAPERS, _common, _module
+    from knnweights.reproduce import PAPERS, _data, _module
 
     cfg = Config(mode=mode, out="unused")
 
@@ -848,6 +848,6 @@ def test_no_computed_float_enters_a_reproduction_cells_fingerprint(mode, monkeyp
     for name in ("logspace", "linspace", "geomspace", "power", "exp", "log", "log10", "sqrt"):
         real = getattr(np, name)
         monkeypatch.setattr(np, name, lambda *a, _real=real, **k: np.nextafter(_real(*a, **k), np.inf))
-    real_std = _common.standardize
-    monkeypatch.setattr(_common, "standardize", lambda X: np.nextafter(real_std(X), np.inf))
+    real_std = _data.standardize
+    monkeypatch.setattr(_data, "standardize", lambda X: np.nextafter(real_std(X), np.inf))
     assert fingerprints() == plain and len(plain) > 100

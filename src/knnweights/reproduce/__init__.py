@@ -11,6 +11,7 @@ Python API: :func:`reproduce`.
 """
 
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -18,16 +19,19 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
+from ..datasets import ALIASES, list_datasets
+from ..engine._dask import local_cluster
+from ..weighters import WEIGHTERS
+from .report import check_report, fidelity, write_report, write_table_csv
 from .tables import Config, run_table
 
-__all__ = ["PAPERS", "reproduce", "add_parser", "resolve_datasets", "resolve_methods", "check_report"]
+__all__ = ["PAPERS", "reproduce", "resolve_datasets", "resolve_methods", "check_report"]
 
+#: the papers by their command-line name -> their module
 PAPERS = {"im4e": "im4e", "lh-relief": "lhrelief", "sqp-fw": "sqpfw", "mdm": "mdm", "efw": "efw"}
 
 
 def _module(paper):
-    import importlib
-
     return importlib.import_module(f".{PAPERS[paper]}", __name__)
 
 
@@ -45,9 +49,18 @@ def resolve_datasets(names, papers=None):
     dataset key (``colon_alon1999``) or the label a paper's table prints (``Colon``,
     ``IONO``); case does not matter.  Returns every label, key and bundled name of the
     table rows selected (so each paper module recognises its own), in a sorted tuple.
-    """
-    from ..datasets import ALIASES, list_datasets
 
+    Parameters
+    ----------
+    names : sequence of str
+        The names given.
+    papers : sequence of str, optional
+        The papers whose table labels an error message lists (default: all).
+
+    Returns
+    -------
+    tuple of str
+    """
     papers = list(PAPERS) if papers is None else list(papers)
     bundled = set(list_datasets())
     rows = list(_specs(list(PAPERS)))
@@ -91,6 +104,20 @@ def resolve_methods(names, papers=None, tables=None):
 
     Case does not matter, a comma separates names as in ``rank --methods A,B``; only the tables
     of ``papers`` (and of ``tables`` when given) count.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The labels given.
+    papers : sequence of str, optional
+        The papers whose tables count (default: all).
+    tables : sequence of str, optional
+        The table names that count (default: every table of ``papers``).
+
+    Returns
+    -------
+    tuple of str
+        The labels as the tables print them, in the order given.
     """
     papers = list(PAPERS) if papers is None else list(papers)
     labels = {}
@@ -107,35 +134,19 @@ def resolve_methods(names, papers=None, tables=None):
     return tuple(dict.fromkeys(labels[str(n).lower()] for n in names))
 
 
-def check_report(path):
-    """Whether ``path`` (a ``report.md``) was made by the code installed now; see :func:`report.check_report`."""
-    from .report import check_report as _check
-
-    return _check(path)
-
-
 @contextlib.contextmanager
 def _backend(name, n_jobs):
+    """Run the cells with joblib's current backend, or (``"dask"``) on a new local dask cluster.
+
+    The cluster has ``n_jobs`` worker processes (every core for ``None`` or a negative value).
+    """
     if name in (None, "loky", "default"):
         yield
         return
     if name != "dask":
         raise ValueError(f"unknown backend {name!r}; use 'dask' or leave it out.")
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as exc:
-        raise SystemExit("--backend dask needs dask.distributed: pip install 'dask[distributed]'") from exc
-    import joblib
-
-    workers = (os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else max(1, n_jobs)
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = Client(cluster)
-    try:
-        with joblib.parallel_backend("dask"):
-            yield
-    finally:
-        client.close()
-        cluster.close()
+    with local_cluster((os.cpu_count() or 1) if n_jobs is None or n_jobs < 0 else max(1, n_jobs)):
+        yield
 
 
 def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, backend=None, datasets=None,
@@ -145,6 +156,7 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
     Parameters
     ----------
     paper : {"im4e", "lh-relief", "sqp-fw", "mdm", "efw", "all"}
+        The paper whose experiments run (``all``: every one).
     mode : {"quick", "full", "tiny"}
         ``full``: the paper's protocol; ``quick``: reduced (minutes); ``tiny``: a smoke test (seconds).
     out : str
@@ -173,7 +185,10 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         stability) have no method columns and are not run.  Meant for resuming a long
         ``--full`` run cheapest columns first; an unknown label raises ValueError naming
         the valid ones.
-    random_state : int
+    verbose : bool, default=True
+        Status lines on stderr.
+    random_state : int, default=0
+        The root seed of every cell.
     compute : bool, default=True
         ``False`` (``--report-only``): compute nothing, write the report from the cells in
         ``out/store/`` (a stopped run's report says per table "partial: k / N cells").
@@ -223,8 +238,6 @@ def reproduce(paper="all", mode="quick", out="knnweights-results", n_jobs=-1, ba
         warnings.simplefilter("ignore", ConvergenceWarning)
         old = os.environ.get("PYTHONWARNINGS")
         # the same in the joblib worker processes (they read it when they start)
-        from .. import WEIGHTERS
-
         # (by message: a -W category must be a builtin; ConvergenceWarning is a UserWarning)
         quiet = [f"ignore:{name} stopped at max_iter" for name in WEIGHTERS]
         quiet += [f"ignore:{name}:UserWarning" for name in WEIGHTERS]
@@ -245,8 +258,6 @@ def _figure_names(paper, tables):
 
 
 def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None, extras=True):
-    from .report import fidelity, write_report, write_table_csv
-
     results, figures, notes = [], [], []
     todo = [spec.name for p in papers for spec in _module(p).tables() if tables is None or spec.name in tables]
     with _backend(backend, n_jobs):
@@ -302,75 +313,3 @@ def _reproduce(papers, cfg, backend, n_jobs, tables, t0, out, command=None, extr
     return {"results": results, "figures": figures, "report": report, "wall": wall, "fidelity": fid,
             "cells_total": cells_total, "cells_run": cells_run}
 
-
-def _cmd(args):
-    if args.check_report:
-        if not os.path.isfile(args.check_report):
-            print(f"knnweights reproduce: error: no report at {args.check_report!r}", file=sys.stderr)
-            return 2
-        res = check_report(args.check_report)
-        print(res["message"])
-        return 0 if res["match"] else 1
-    from ..evaluation.distributed import use_scheduler
-
-    mode = "full" if args.full else ("tiny" if args.tiny else "quick")
-    scheduler = getattr(args, "scheduler", None)
-    if scheduler and args.backend:
-        print("knnweights reproduce: error: --scheduler and --backend dask both choose where the cells run; "
-              "give one of them.", file=sys.stderr)
-        return 2
-    try:
-        # --scheduler ADDRESS (or $DASK_SCHEDULER_ADDRESS, unless --backend is given): the cells run on that
-        # cluster's workers; the numbers do not depend on where (every cell's seed comes from its names)
-        with use_scheduler(None if args.backend else scheduler) as client:
-            if client is not None:
-                print(f"knnweights reproduce: running the cells on the dask scheduler at {client.scheduler.address}",
-                      file=sys.stderr, flush=True)
-            reproduce(args.paper, mode=mode, out=args.out, n_jobs=args.n_jobs, backend=args.backend,
-                      datasets=args.datasets, progress=None if not args.no_progress else False,
-                      tables=args.tables, random_state=args.random_state,
-                      compute=not getattr(args, "report_only", False), revalidate=getattr(args, "revalidate", 0),
-                      methods=getattr(args, "methods", None))
-    except ValueError as exc:  # a bad --datasets / --tables value: say which, exit 2 like argparse
-        print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def add_parser(subparsers):
-    """Register ``reproduce`` on the ``knnweights`` command line."""
-    p = subparsers.add_parser("reproduce", help="rerun a paper's experiments and compare with its numbers",
-                              description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("paper", nargs="?", default="all", choices=[*PAPERS, "all"], help="default: all")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--quick", action="store_true", help="reduced protocol (default): minutes")
-    g.add_argument("--full", action="store_true", help="the papers' protocols: hours")
-    g.add_argument("--tiny", action="store_true", help="smoke test: seconds")
-    p.add_argument("--out", default="knnweights-results", help="output folder (default: knnweights-results)")
-    p.add_argument("--n-jobs", type=int, default=-1,
-                   help="parallel cells (joblib; default -1: every core); the numbers do not depend on it")
-    p.add_argument("--backend", choices=["dask"], default=None, help="run the cells on a local dask cluster")
-    from ..cli import add_scheduler_argument
-
-    add_scheduler_argument(p)
-    p.add_argument("--datasets", nargs="+", default=None,
-                   help="restrict to these datasets: bundled names (knnweights datasets) or the tables' labels")
-    p.add_argument("--tables", nargs="+", default=None,
-                   help="restrict to these tables (e.g. im4e_table5); a figure prefix (lhrelief_fig1) computes "
-                        "only the figures whose names start with it")
-    p.add_argument("--methods", nargs="+", default=None,
-                   help="restrict the tables to these method columns, by the labels they print (e.g. IB1 SIM); "
-                        "figures are not run")
-    p.add_argument("--random-state", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--report-only", action="store_true",
-                   help="compute nothing: write the report from the cells in OUT/store (a stopped run says per table "
-                        "'partial: k / N cells')")
-    p.add_argument("--check-report", metavar="REPORT_MD", default=None,
-                   help="say whether REPORT_MD (a report.md) was made by the code installed now; exit 1 if not")
-    p.add_argument("--revalidate", type=int, default=0, metavar="N",
-                   help="keep stored cells made by other algorithm versions when N of them per method and dataset (per "
-                        "estimator for figure cells), recomputed, give the same results (a refactor that keeps the "
-                        "numbers); default 0: recompute them all")
-    p.set_defaults(func=_cmd)
-    return p

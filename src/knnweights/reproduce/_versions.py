@@ -11,7 +11,7 @@ a moved helper leaves the versions, and so every stored cell, alone.
 :func:`version_key` names the versions behind one method object (an estimator, a
 :class:`~knnweights.evaluation.Tuned`, a pipeline or a picklable callable): every
 knnweights class its pickle refers to that declares a version, the classes a callable
-names in ``_algorithm_uses`` (those it imports inside ``__call__``), and the cell
+names in ``_algorithm_uses`` (those its ``__call__`` uses, which its pickle does not name), and the cell
 protocol's own :data:`PROTOCOL_VERSION` (splits, seeds, tuning).  The method's parameters,
 the data and the split are in the cell's fingerprint
 (:func:`knnweights.evaluation.run_grid`), so key and fingerprint together pin the cell.
@@ -19,6 +19,7 @@ the data and the split are in the cell's fingerprint
 
 import importlib
 import io
+import os
 import pickle
 import pkgutil
 
@@ -26,7 +27,7 @@ __all__ = ["PROTOCOL_VERSION", "algorithm_versions", "version_key", "parse_key",
 
 _PKG = "knnweights"
 
-#: the cell protocol (:mod:`knnweights.evaluation.runner` splits and seeds, :mod:`~knnweights.evaluation.tuning`):
+#: the cell protocol (the splits and seeds of :mod:`knnweights.evaluation`, :mod:`~knnweights.evaluation.tuning`):
 #: bump it when a stored cell of any method would come out differently
 PROTOCOL_VERSION = 1
 _PROTOCOL = "protocol"
@@ -74,7 +75,17 @@ def _add(found, cls):
 
 
 def algorithm_versions(*objs):
-    """``{class name: _algorithm_version}`` of the classes that compute ``objs``' results, with the protocol's."""
+    """``{class name: _algorithm_version}`` of the classes that compute ``objs``' results, with the protocol's.
+
+    Parameters
+    ----------
+    *objs : object
+        Method objects (estimators, pipelines, picklable callables).
+
+    Returns
+    -------
+    dict
+    """
     found = {}
     for obj in objs:
         rec = _Recorder(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
@@ -85,12 +96,32 @@ def algorithm_versions(*objs):
 
 
 def version_key(*objs):
-    """``"Class=1,Other=2,protocol=1"``: the versions of :func:`algorithm_versions`, sorted, as one string."""
+    """``"Class=1,Other=2,protocol=1"``: the versions of :func:`algorithm_versions`, sorted, as one string.
+
+    Parameters
+    ----------
+    *objs : object
+        Method objects (estimators, pipelines, picklable callables).
+
+    Returns
+    -------
+    str
+    """
     return ",".join(f"{k}={v}" for k, v in sorted(algorithm_versions(*objs).items()))
 
 
 def parse_key(key):
-    """``{name: version}`` of a key made by :func:`version_key` (``{}`` for anything else)."""
+    """``{name: version}`` of a key made by :func:`version_key` (``{}`` for anything else).
+
+    Parameters
+    ----------
+    key : str or None
+        A version key.
+
+    Returns
+    -------
+    dict
+    """
     out = {}
     for part in str(key or "").split(","):
         name, sep, v = part.partition("=")
@@ -104,12 +135,17 @@ _CURRENT = None
 
 
 def current_versions():
-    """``{class name: _algorithm_version}`` of every versioned class in the installed package."""
+    """``{class name: _algorithm_version}`` of every versioned class in the installed package.
+
+    Returns
+    -------
+    dict
+    """
     global _CURRENT
     if _CURRENT is None:
-        pkg = importlib.import_module(_PKG)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         found = {}
-        for info in pkgutil.walk_packages(pkg.__path__, _PKG + "."):
+        for info in pkgutil.walk_packages([root], _PKG + "."):
             if info.name.endswith(("__main__", "_torch_backend")):
                 continue
             try:
@@ -126,7 +162,18 @@ def current_versions():
 
 
 def stale_names(key):
-    """The names in ``key`` whose version differs from the installed one (or that no longer exist)."""
+    """The names in ``key`` whose version differs from the installed one (or that no longer exist).
+
+    Parameters
+    ----------
+    key : str or None
+        A version key (:func:`version_key`).
+
+    Returns
+    -------
+    list of str
+        Sorted; ``["(not a version key)"]`` when ``key`` is not one.
+    """
     rec = parse_key(key)
     if not rec:
         return ["(not a version key)"]

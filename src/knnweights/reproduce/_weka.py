@@ -15,13 +15,35 @@ __all__ = ["WekaNaiveBayes", "weka_ibk", "weka_smo"]
 
 
 def weka_ibk(k):
-    """WEKA IBk with its defaults: Euclidean distance on attributes scaled by their training ranges."""
+    """WEKA IBk with its defaults: Euclidean distance on attributes scaled by their training ranges.
+
+    Parameters
+    ----------
+    k : int
+        Neighbours of the vote.
+
+    Returns
+    -------
+    Pipeline
+    """
     return Pipeline([("normalise", MinMaxScaler()), ("knn", KNNClassifier(k))])
 
 
 def weka_smo(kernel=None, degree=3):
     """WEKA SMO with its defaults: attributes scaled to [0, 1] on the training part (SMO's ``-N 0``), C = 1,
-    PolyKernel ``<x, y>^p`` (no lower-order terms), RBFKernel gamma = 0.01 (``kernel=None``: set by a grid)."""
+    PolyKernel ``<x, y>^p`` (no lower-order terms), RBFKernel gamma = 0.01.
+
+    Parameters
+    ----------
+    kernel : {"poly", "rbf"}, optional
+        The kernel; ``None``: scikit-learn's default, to be set by a grid.
+    degree : int, default=3
+        The exponent ``p`` of the polynomial kernel.
+
+    Returns
+    -------
+    Pipeline
+    """
     if kernel is None:
         svc = SVC(C=1.0)
     elif kernel == "poly":
@@ -77,6 +99,19 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
     _algorithm_version = 1
 
     def fit(self, X, y):
+        """Estimate the precisions, the class priors and each class's normal per attribute.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric attributes.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self
+        """
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
@@ -98,6 +133,17 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_log_joint(self, X):
+        """``log P(class) + sum_j log P(x_j | class)`` per sample and class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric attributes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         Xr = np.rint(X / self.precision_) * self.precision_
@@ -108,5 +154,16 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
         return out
 
     def predict(self, X):
+        """The class of largest joint probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric attributes.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         joint = self.predict_log_joint(X)  # checks that the model is fitted first
         return self.classes_[np.argmax(joint, axis=1)]

@@ -8,8 +8,7 @@ encoding" that ``ChiSquaredAttributeEval`` switches on) and then scores the cont
 table of bins x classes by Pearson's chi-square (no Yates correction). An attribute the
 MDL criterion leaves in one bin scores 0. :func:`weka_chi_squared` computes those scores
 (a ``score_func`` for :class:`sklearn.feature_selection.SelectKBest`); scikit-learn's
-``chi2`` on min-max scaled values, which the reproduction used before, ranks genes by a
-different statistic.
+``chi2`` on min-max scaled values ranks genes by a different statistic.
 
 The steps, as WEKA (3.x) performs them:
 
@@ -44,8 +43,6 @@ from ..engine.jit import njit
 from ..utils import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["weka_chi_squared", "mdl_cut_points"]
-
-_LOG2 = np.log(2.0)
 
 
 @njit(cache=True, nogil=True)
@@ -266,7 +263,9 @@ def mdl_cut_points(x, y):
     Parameters
     ----------
     x : array-like of shape (n_samples,)
+        The attribute's values; NaN marks a missing value.
     y : array-like of shape (n_samples,)
+        Class labels.
 
     Returns
     -------

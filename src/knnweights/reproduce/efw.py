@@ -7,11 +7,17 @@ Stability: c = 5 subsamples of 90 %, mean pairwise Spearman correlation of the r
 
 import math
 import os
+import time
 
 import numpy as np
+from sklearn.model_selection import StratifiedShuffleSplit
 
-from ..evaluation import stability_of, top_feature_curve
-from ._common import as_arrays, cached, limits_note, loader, savefig, ties_tag
+from ..evaluation import stability, stability_of, top_feature_curve
+from ..plotting import plot_top_feature_curves
+from ..weighters import EFW, ERelief
+from ..weighters.efw import base_margins
+from ._data import limits_note, loader, ties_tag
+from ._figures import as_arrays, cached, savefig
 from .tables import TableResult, TableSpec, read_paper_table, within_tolerance
 
 PAPER = "efw"
@@ -22,12 +28,11 @@ _KEYS = {"arcene": "arcene", "pima_diabetes": "pima_diabetes", "colon_alon1999":
 
 
 def tables():
+    """EFW's tables of cells: none (its stability numbers are a custom table, see :func:`custom_tables`)."""
     return []
 
 
 def _efw(gamma, m, cfg, neighbors="full"):
-    from .. import EFW
-
     return EFW(n_estimators=m, gamma=gamma, neighbors=neighbors, max_iter=cfg.pick(100, 500, 2000), random_state=0)
 
 
@@ -41,17 +46,34 @@ READINGS = [
     ("subsample", "EFW(neighbors='subsample'): NH/NM searched inside each member's subsample (literal loop)"),
 ]
 _NEIGHBORS = {"training set": "full", "subsample": "subsample", "soft": "soft"}
-#: the sets where benchmarks/efw_stability_readings.py measured the readings the text leaves room for
+#: the sets on which the other readings the text leaves room for were measured (said in a miss reason)
 _READINGS_TRIED = ("colon_alon", "prostate_singh", "arcene")
 
 
 def stability_reading(X, y, gamma, m, reading, cfg, random_state):
-    """R_sta (c = 5 subsamples of 90 %) of EFW under one reading of where NH / NM come from."""
-    from sklearn.model_selection import StratifiedShuffleSplit
+    """R_sta (c = 5 subsamples of 90 %) of EFW under one reading of where NH / NM come from.
 
-    from ..evaluation import stability
-    from ..weighters.efw import base_margins
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The samples.
+    y : ndarray of shape (n_samples,)
+        Their class labels.
+    gamma : float
+        EFW's diversity weight (0: EFWWD).
+    m : int
+        Base feature selectors of the ensemble.
+    reading : str
+        Where NH / NM come from (a label of :data:`READINGS`).
+    cfg : Config
+        The run (mode, parallelism).
+    random_state : int
+        Seed of the subsampling.
 
+    Returns
+    -------
+    float
+    """
     if reading != "data set":
         return float(stability_of(_efw(gamma, m, cfg, _NEIGHBORS[reading]), X, y, n_subsamples=5, fraction=0.9,
                                   random_state=random_state, n_jobs=cfg.n_jobs))
@@ -64,9 +86,17 @@ def stability_reading(X, y, gamma, m, reading, cfg, random_state):
 
 
 def custom_tables(cfg):
-    """The stability numbers of the text (EFW vs EFWWD at m = 5), each reading beside the paper's."""
-    import time
+    """The stability numbers of the text (EFW vs EFWWD at m = 5), each reading beside the paper's.
 
+    Parameters
+    ----------
+    cfg : Config
+        The run.
+
+    Returns
+    -------
+    list of TableResult
+    """
     t0 = time.monotonic()
     seeds = cfg.pick(1, 2, 5)
     spec = TableSpec(PAPER, "efw_stability_m5", "EFW text: stability (Spearman) at m = 5, c = 5, mu = beta = 0.9",
@@ -148,15 +178,27 @@ def _fig1_verdict(res, gap):
 
 
 def figures(cfg, out):
-    from .. import ERelief
-    from ..plotting.topfeatures import plot_top_feature_curves
+    """EFW's Fig. 1 (stability against m) and Fig. 2 (accuracy against the number of top features).
+
+    Parameters
+    ----------
+    cfg : Config
+        The run.
+    out : str
+        The folder the PNG files go to.
+
+    Returns
+    -------
+    list of dict
+        Per figure: ``title``, ``png``, ``claim``, ``verdict``, ``ours``.
+    """
+    import matplotlib  # optional: matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt  # optional: matplotlib
 
     figs = []
     ms = cfg.pick([2, 5], [2, 5, 10], [2, 3, 5, 7, 10, 15, 20])
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
 
     for lab, name in [("Wisconsin", "breast_cancer_wisconsin_original"), ("Sonar", "sonar")]:
         def compute(name=name):

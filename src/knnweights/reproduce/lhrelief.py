@@ -8,10 +8,16 @@ p-value of the paired t-test of I-RELIEF vs LH-RELIEF), Fig. 1 (Fermat's spiral 
 import os
 
 import numpy as np
+from sklearn.model_selection import GridSearchCV
 
+from ..classifiers import HKNN
+from ..datasets import make_spiral
 from ..evaluation import Tuned, weighter_pipeline
-from ._common import as_arrays, curve_cells, holdout_two_to_one, limits_note, loader, savefig, ties_tag
-from .tables import DatasetSpec, MethodSpec, TableSpec
+from ..plotting import plot_irrelevant_feature_curve
+from ..weighters import SBMLR, IRelief, LHRelief, Simba
+from ._data import limits_note, loader, ties_tag
+from ._figures import as_arrays, curve_cells, savefig
+from .tables import DatasetSpec, MethodSpec, TableSpec, holdout_two_to_one
 
 PAPER = "lh-relief"
 _ROWS = {"tiny": 80, "quick": 250}
@@ -27,8 +33,6 @@ def _hknn_grid(cfg):
 
 
 def _pipe(weighter, cfg, wgrid):
-    from ..classifiers import HKNN
-
     grid = dict(_hknn_grid(cfg))
     grid.update({f"weights__weighter__{k}": v for k, v in wgrid.items()})
     est = weighter_pipeline(weighter, HKNN(n_neighbors=cfg.pick(3, 5, 5)))
@@ -46,8 +50,6 @@ READING_ADD = ("additive eq. 9, I-RELIEF's update (w <- (mean z)+, normalised), 
 
 
 def _lh(cfg, update="multiplicative"):
-    from .. import LHRelief
-
     return _pipe(LHRelief(update=update, max_iter=cfg.pick(10, 200, 200)), cfg,
                  {"n_neighbors": cfg.pick([3], [5], [3, 5, 7, 10])})
 
@@ -57,21 +59,15 @@ def _lh_additive(cfg):
 
 
 def _sbmlr(cfg):
-    from .. import SBMLR
-
     return _pipe(SBMLR(), cfg, {})
 
 
 def _ir(cfg):
-    from .. import IRelief
-
     return _pipe(IRelief(max_iter=cfg.pick(5, 15, 50), normalize=False), cfg,
                  {"sigma": cfg.pick([1.0], [1.0], [0.1, 0.5, 1.0, 2.0, 5.0])})
 
 
 def _simba(cfg):
-    from .. import Simba
-
     return _pipe(Simba(random_state=0), cfg, {})
 
 
@@ -99,6 +95,7 @@ _GAPS = {
 
 
 def table2():
+    """Table 2: HKNN accuracy after each method's feature weighting, 20 random 2:1 splits."""
     ds = []
     for lab, key, name in _DS:
         if name is None:
@@ -136,12 +133,8 @@ def table2():
 
 
 def tables():
+    """LH-RELIEF's tables of cells: Table 2."""
     return [table2()]
-
-
-def _curve_json(res):
-    return {k: {"counts": v.counts.tolist(), "mean_error": v.mean_error.tolist(), "std_error": v.std_error.tolist()}
-            for k, v in res.items()}
 
 
 def _ours(res):
@@ -184,13 +177,20 @@ def _majority_error(y):
 
 
 def figures(cfg, out):
-    from sklearn.model_selection import GridSearchCV
+    """LH-RELIEF's Fig. 1 (the spiral) and Fig. 2 (Bupa, Pima): HKNN error against irrelevant features added.
 
-    from .. import IRelief, LHRelief
-    from ..classifiers import HKNN
-    from ..datasets import make_spiral
-    from ..plotting.robustness import plot_irrelevant_feature_curve
+    Parameters
+    ----------
+    cfg : Config
+        The run.
+    out : str
+        The folder the PNG files go to.
 
+    Returns
+    -------
+    list of dict
+        Per figure: ``title``, ``png``, ``cells``, ``claim``, ``verdict``, ``ours``.
+    """
     it = cfg.pick(10, 200, 200)
 
     def hknn():  # HKNN's ridge penalty by 3-fold CV inside each training fold

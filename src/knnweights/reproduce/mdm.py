@@ -9,8 +9,10 @@ of gene-expression data automatically).
 
 import numpy as np
 
+from ..classifiers import KNNClassifier, WeightedKNN
 from ..evaluation import RepeatedCV
-from ._common import limits_note, loader
+from ..weighters import MDM
+from ._data import limits_note, loader
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "mdm"
@@ -19,10 +21,18 @@ _FEATS = {"tiny": 50, "quick": 500}
 
 
 class _Run:
-    """A picklable run_grid callable: fit, 1-NN test accuracy, number of non-zero weights."""
+    """A picklable run_grid callable: fit, 1-NN test accuracy, number of non-zero weights.
+
+    Parameters
+    ----------
+    kind : {"plain", "soft", "hard"}
+        Plain 1-NN, or 1-NN weighted by soft or hard MDM.
+    C : float, default=1.0
+        Soft MDM's ``C``.
+    """
 
     _algorithm_version = 1
-    #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
+    #: the classes its ``__call__`` uses (their versions are part of its cells' key, see ``_versions``)
     _algorithm_uses = ("knnweights.weighters.mdm:MDM", "knnweights.classifiers._weighted_knn:WeightedKNN",
                        "knnweights.classifiers._weighted_knn:KNNClassifier")
 
@@ -33,9 +43,6 @@ class _Run:
         return f"MDM-run({self.kind!r}, C={self.C})"
 
     def __call__(self, X_tr, y_tr, X_te, y_te, X_val=None, y_val=None, random_state=0):
-        from .. import MDM
-        from ..classifiers import KNNClassifier, WeightedKNN
-
         if self.kind == "plain":
             clf = KNNClassifier(1).fit(X_tr, y_tr)
             return {"accuracy": float(np.mean(clf.predict(X_te) == y_te)), "n_nonzero": int(X_tr.shape[1])}
@@ -45,6 +52,7 @@ class _Run:
 
 
 def tables():
+    """MDM's table of cells: our own experiment (the bundled text has no results)."""
     ds = [DatasetSpec("Sonar", "sonar", loader("sonar", std=True, const=True, max_rows=_ROWS)),
           DatasetSpec("Ionosphere", "ionosphere", loader("ionosphere", std=True, const=True, max_rows=_ROWS)),
           DatasetSpec("Parkinsons", "parkinsons", loader("parkinsons", std=True, const=True, max_rows=_ROWS)),
@@ -66,6 +74,19 @@ def tables():
 
 
 def figures(cfg, out):
+    """MDM's figures: none.
+
+    Parameters
+    ----------
+    cfg : Config
+        The run.
+    out : str
+        The output folder.
+
+    Returns
+    -------
+    list
+    """
     return []
 
 

@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 
+from .._version import __version__
+from ._versions import stale_names
 from .tables import BEST_TIE_P, MISS_KINDS
 
 __all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity", "verdict", "provenance", "check_report",
@@ -33,8 +35,6 @@ def _git(*args):
 
 def provenance():
     """``{"version", "git_commit", "git_dirty"}`` of the package running now."""
-    from .. import __version__
-
     commit = _git("rev-parse", "HEAD")
     dirty = None
     if commit:
@@ -48,6 +48,11 @@ def check_report(path):
 
     Reads the ``code`` section of the ``report.json`` beside ``path`` (a ``report.md``):
     per table or figure and method, the :func:`~._versions.version_key` of its cells.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A ``report.md`` (its ``report.json`` is read) or the ``report.json`` itself.
 
     Returns
     -------
@@ -91,11 +96,18 @@ def _code_section(results, cfg):
 def check_code(meta):
     """Per table and method: the recorded versions that differ from the installed ones.
 
-    Returns ``[(part, method, recorded key, [names whose version changed])]``; a record
-    without a version key (a report made before versions) counts as stale.
-    """
-    from ._versions import stale_names
+    A record without a version key (a report made before versions) counts as stale.
 
+    Parameters
+    ----------
+    meta : dict
+        A report's ``report.json``.
+
+    Returns
+    -------
+    list of tuple
+        ``[(part, method, recorded key, [names whose version changed])]``.
+    """
     bad = []
     for part, methods in (meta.get("code") or {}).items():
         for m, rec in methods.items():
@@ -115,7 +127,20 @@ def _fmt(v, nd=2):
 
 
 def write_table_csv(result, folder):
-    """``<folder>/<table>.csv`` (our numbers beside the paper's) and ``<table>_wtl.csv``."""
+    """Write ``<folder>/<table>.csv`` (our numbers beside the paper's), ``<table>_wtl.csv`` and ``<table>_best.csv``.
+
+    Parameters
+    ----------
+    result : TableResult
+        The table.
+    folder : str
+        The output folder.
+
+    Returns
+    -------
+    list of str
+        The files written (the W/T/L and best-of-row files only when the table has them).
+    """
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{result.spec.name}.csv")
     cols = list(dict.fromkeys(k for r in result.rows for k in r))
@@ -153,6 +178,17 @@ def verdict(result, mode=None):
     (or of the directions, or of the rows); ``not reproduced`` otherwise;
     ``no paper numbers`` for our own experiments (nothing to compare); ``mode="tiny"``:
     ``smoke test, not judged`` (the numbers are still given).
+
+    Parameters
+    ----------
+    result : TableResult
+        The table.
+    mode : {"tiny", "quick", "full"}, optional
+        The run's mode.
+
+    Returns
+    -------
+    (str, str)
     """
     fr = fidelity([result])
     within, n, agree, dirs = fr["cells_within"], fr["cells_compared"], fr["wtl_agree"], fr["wtl_compared"]
@@ -197,7 +233,19 @@ def verdict(result, mode=None):
 
 
 def table_markdown(result, mode=None):
-    """The table in Markdown: its verdict, then one line per dataset x method, ours beside the paper's."""
+    """The table in Markdown: its verdict, then one line per dataset x method, ours beside the paper's.
+
+    Parameters
+    ----------
+    result : TableResult
+        The table.
+    mode : {"tiny", "quick", "full"}, optional
+        The run's mode.
+
+    Returns
+    -------
+    str
+    """
     spec = result.spec
     unit = "error %" if spec.metric == "error" else ("value" if spec.metric not in ("accuracy",) else "accuracy %")
     word, text = verdict(result, mode)
@@ -270,8 +318,20 @@ def _counted(row):
 
 
 def fidelity(results):
-    """Cells within tolerance, cells compared, W/T/L directions agreeing, directions compared,
-    rows whose paper-marked best is ours or tied with it, rows compared so."""
+    """How far the tables agree with the papers, counted over ``results``.
+
+    Parameters
+    ----------
+    results : list of TableResult
+        The tables.
+
+    Returns
+    -------
+    dict
+        ``cells_within``, ``cells_compared`` (cells within tolerance, cells compared),
+        ``wtl_agree``, ``wtl_compared`` (W/T/L directions agreeing, compared), ``best_agree``,
+        ``best_compared`` (rows whose paper-marked best is ours or tied with it, rows compared).
+    """
     within = compared = agree = dirs = bagree = bn = 0
     for res in results:
         for r in res.rows:
@@ -317,7 +377,36 @@ def _figure_verdict(f, mode=None):
 
 
 def write_report(out, papers, results, figures, notes, wall, cfg, cells_total, cells_run, command=None):
-    """Write ``out/report.md`` and its ``report.json`` sidecar (provenance, fidelity, verdicts); returns the path."""
+    """Write ``out/report.md`` and its ``report.json`` sidecar (provenance, fidelity, verdicts).
+
+    Parameters
+    ----------
+    out : str
+        The output folder.
+    papers : list of str
+        The papers run.
+    results : list of TableResult
+        The tables.
+    figures : list of dict
+        The figures (``title``, ``png``, ``claim``, ``verdict``, ``ours``, ``cells``).
+    notes : list of str
+        The papers' notes.
+    wall : float
+        Wall time of the run, in seconds.
+    cfg : Config
+        The run.
+    cells_total : int
+        The cells used.
+    cells_run : int
+        The cells computed in this run.
+    command : str, optional
+        The command line said in the report (default: made from ``papers`` and ``cfg``).
+
+    Returns
+    -------
+    str
+        The path of ``report.md``.
+    """
     fid = fidelity(results)
     prov = provenance()
     command = command or (f"knnweights reproduce {' '.join(papers) if len(papers) == 1 else 'all'} --{cfg.mode} "

@@ -10,10 +10,16 @@ by 10-fold CV on the training part, median number of genes with a non-zero weigh
 import os
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold
 
+from ..classifiers import KNNClassifier, predict_weighted_knn
 from ..evaluation import RepeatedHoldout, Tuned, log_grid, share_grid, weighted_knn
-from ._common import cached, holdout_two_to_one, limits_note, loader, savefig
-from .tables import DatasetSpec, MethodSpec, TableSpec
+from ..evaluation.model_selection import sqpfw_path_errors
+from ..plotting import plot_sqpfw_path
+from ..weighters import SQPFW, MulRel, NCADiagonal, Relief, Simba
+from ._data import limits_note, loader
+from ._figures import cached, savefig
+from .tables import DatasetSpec, MethodSpec, TableSpec, holdout_two_to_one
 
 PAPER = "sqp-fw"
 _ROWS = {"tiny": 90, "quick": 300}
@@ -38,15 +44,12 @@ def _sqpfw(cfg):
     return _SQPFWPathKNN(_thetas(cfg), ks=(1, 3, 5), tns=tuple(_tn(cfg)))
 
 
-def _baseline(name, **kw):
+def _baseline(cls, **kw):
     def build(cfg):
-        import knnweights
-
-        cls = getattr(knnweights, name)
         params = dict(kw)
-        if name in ("Simba", "NCADiagonal"):
+        if cls in (Simba, NCADiagonal):
             params["n_init"] = cfg.pick(1, 2, 5)  # best of 5 random starts by training error (paper)
-        if name == "NCADiagonal":
+        if cls is NCADiagonal:
             params["max_iter"] = cfg.pick(20, 50, 100)
         shares = [s for s in share_grid(cfg.pick(0.5, 0.1, 0.01)) if s <= 0.99]
         grid = {"n_neighbors": [1, 3, 5], "weighter__share": shares}
@@ -63,6 +66,7 @@ _T1 = [("Bre. Can. Dia.", "wdbc", "wdbc"), ("Con. Ben.", "sonar", "sonar"),
 
 
 def table1():
+    """Table 1: kNN error over 10 random train / validation / test thirds."""
     ds = []
     for lab, key, name in _T1:
         note = "constant features dropped, standardised"
@@ -72,10 +76,10 @@ def table1():
             note += "; quality 9 (5 samples) dropped: a third of it cannot give each sample a hit"
         load = loader(name, std=True, const=True, max_rows=_ROWS, min_class=10)
         ds.append(DatasetSpec(lab, key, load, note=note))
-    methods = [MethodSpec("Relief", _baseline("Relief", random_state=0), stand_in="knnweights Relief + kNN"),
-               MethodSpec("Simba", _baseline("Simba", random_state=0), stand_in="knnweights Simba + kNN"),
-               MethodSpec("MulRel", _baseline("MulRel"), stand_in="knnweights MulRel + kNN"),
-               MethodSpec("NCA-D", _baseline("NCADiagonal", random_state=0), stand_in="knnweights NCADiagonal + kNN"),
+    methods = [MethodSpec("Relief", _baseline(Relief, random_state=0), stand_in="knnweights Relief + kNN"),
+               MethodSpec("Simba", _baseline(Simba, random_state=0), stand_in="knnweights Simba + kNN"),
+               MethodSpec("MulRel", _baseline(MulRel), stand_in="knnweights MulRel + kNN"),
+               MethodSpec("NCA-D", _baseline(NCADiagonal, random_state=0), stand_in="knnweights NCADiagonal + kNN"),
                MethodSpec("SQP-FW", _sqpfw, stand_in="knnweights SQPFW + kNN")]
     return TableSpec(PAPER, "sqpfw_table1", "SQP-FW Table 1: kNN test error (%)", "sqpfw_table1.csv", ds, methods,
                      protocol=lambda cfg: cfg.pick(RepeatedHoldout(1), RepeatedHoldout(2), RepeatedHoldout(10)),
@@ -92,33 +96,6 @@ def table1():
                              limits_note(_ROWS) + ".")
 
 
-def _path_errors(X_tr, y_tr, X_ev, y_ev, thetas, ks, kappa, max_breakpoints):
-    """Weighted-kNN error on ``(X_ev, y_ev)`` for every theta (one SQP-FW path) and k: array (len(thetas), len(ks)).
-
-    One neighbour search per distinct weight vector serves every k (``predict_weighted_knn_ks``:
-    the same predictions as one ``predict_weighted_knn`` call per k), and thetas whose
-    interpolated weights are equal (e.g. past the path's last breakpoint) share it.
-    """
-    from ..classifiers import predict_weighted_knn_ks
-    from ..weighters.sqpfw import SQPFW
-
-    est = SQPFW(kappa=kappa, lambda_=kappa, max_breakpoints=max_breakpoints)
-    W = est.path(X_tr, y_tr, thetas=thetas)(np.asarray(thetas))
-    classes = est.classes_
-    codes = np.searchsorted(classes, y_tr)
-    err = np.empty((len(thetas), len(ks)))
-    seen = {}
-    for t, w in enumerate(W):
-        key = w.tobytes()
-        if key in seen:
-            err[t] = err[seen[key]]
-            continue
-        seen[key] = t
-        for j, pred in enumerate(predict_weighted_knn_ks(X_tr, codes, X_ev, w, ks, len(classes), classes)):
-            err[t, j] = np.mean(pred != y_ev)
-    return err, W
-
-
 class _SQPFWPathKNN:
     """SQP-FW + weighted kNN, theta chosen along the regularisation path (paper l. 665-679).
 
@@ -126,12 +103,25 @@ class _SQPFWPathKNN:
     for every theta, k and (kappa, lambda) = (t, t); without one (Table 2) theta is
     chosen by ``cv``-fold CV on the training part (one path per fold) and the weights
     are read off the training part's path. Ties go to the smallest theta, k, t.
-    ``max_breakpoints`` caps every path's events (``SQPFW.max_breakpoints``; ``None``: each
-    path runs to ``max(thetas)``). Picklable; its pickled state is the store fingerprint.
+    Picklable; its pickled state is the store fingerprint.
+
+    Parameters
+    ----------
+    thetas : sequence of float
+        The theta grid read off each path.
+    ks : sequence of int, default=(1,)
+        Neighbours of the weighted kNN tried.
+    tns : sequence of int, default=(1,)
+        The ``kappa = lambda`` values tried (target neighbours).
+    cv : int, optional
+        Folds of the internal CV on the training part when there is no validation part.
+    max_breakpoints : int or None, default=5000
+        Caps every path's events (``SQPFW.max_breakpoints``); ``None``: each path runs to
+        ``max(thetas)``.
     """
 
     _algorithm_version = 1
-    #: the classes it imports inside ``__call__`` (their versions are part of its cells' key, see ``_versions``)
+    #: the classes its ``__call__`` uses (their versions are part of its cells' key, see ``_versions``)
     _algorithm_uses = ("knnweights.weighters.sqpfw:SQPFW",)
 
     def __init__(self, thetas, ks=(1,), tns=(1,), cv=None, max_breakpoints=_T1_BREAKPOINTS):
@@ -139,8 +129,8 @@ class _SQPFWPathKNN:
         self.max_breakpoints = max_breakpoints
 
     def __getstate__(self):
-        # The cap became a parameter after Table 1's cells were stored with the solver's fixed 5000: at
-        # that value it stays out of the state (the fingerprint), so that the stored cells stay valid.
+        # At the cap Table 1's stored cells were computed with, the cap stays out of the state (the
+        # fingerprint), so that those cells stay valid.
         state = dict(self.__dict__)
         if state.get("max_breakpoints") == _T1_BREAKPOINTS:
             del state["max_breakpoints"]
@@ -154,31 +144,26 @@ class _SQPFWPathKNN:
                 f"max_breakpoints={self.max_breakpoints})")
 
     def __call__(self, X_tr, y_tr, X_te, y_te, X_val=None, y_val=None, random_state=0):
-        from sklearn.model_selection import StratifiedKFold
-
-        from ..classifiers import predict_weighted_knn
-
         X_tr, X_te = np.asarray(X_tr, dtype=np.float64), np.asarray(X_te, dtype=np.float64)
         y_tr, y_te = np.asarray(y_tr), np.asarray(y_te)
         best = None
         for t in self.tns:
+            path = {"kappa": t, "lambda_": t, "max_breakpoints": self.max_breakpoints}
             if X_val is not None:
-                err, W = _path_errors(X_tr, y_tr, np.asarray(X_val, dtype=np.float64), np.asarray(y_val),
-                                      self.thetas, self.ks, t, self.max_breakpoints)
+                err, W, _ = sqpfw_path_errors(X_tr, y_tr, np.asarray(X_val, dtype=np.float64), np.asarray(y_val),
+                                              self.thetas, self.ks, **path)
             else:
                 err = np.zeros((len(self.thetas), len(self.ks)))
                 folds = StratifiedKFold(self.cv, shuffle=True, random_state=random_state).split(X_tr, y_tr)
                 for a, b in folds:
-                    err += _path_errors(X_tr[a], y_tr[a], X_tr[b], y_tr[b], self.thetas, self.ks, t,
-                                          self.max_breakpoints)[0] / self.cv
+                    fold_err = sqpfw_path_errors(X_tr[a], y_tr[a], X_tr[b], y_tr[b], self.thetas, self.ks, **path)[0]
+                    err += fold_err / self.cv
                 W = None
             i, j = np.unravel_index(int(np.argmin(err)), err.shape)  # first minimum: smallest theta, then k
             if best is None or err[i, j] < best[0]:
                 best = (err[i, j], t, i, j, W)
         _, t, i, j, W = best
         if W is None:
-            from ..weighters.sqpfw import SQPFW
-
             W = SQPFW(kappa=t, lambda_=t, max_breakpoints=self.max_breakpoints).path(
                 X_tr, y_tr, thetas=self.thetas)(np.asarray(self.thetas))
         w = W[i]
@@ -189,13 +174,10 @@ class _SQPFWPathKNN:
 
 
 def table2():
-    from ..classifiers import KNNClassifier
-
+    """Table 2: 1NN error on microarray sets, weighted by SQP-FW or not, 10 random 2:1 splits."""
     # Standardised like every set of the paper's experiments (Sec. 4.1: "All the features were standardized
-    # to have zero mean and unit variance"; Sec. 4.2 says nothing else). The bundled sets come on four
-    # scales (Colon: raw intensities, gene SD ~150; Kidney: log ratios, SD ~0.3; Leukemia: SD ~1; Prostate:
-    # raw, SD ~50) and one theta grid cannot serve them all: on raw Colon every split's CV chose the grid's
-    # smallest theta (1 to 10 genes, 31 % error against plain 1-NN's 17 %).
+    # to have zero mean and unit variance"; Sec. 4.2 says nothing else): the bundled sets come on four
+    # different scales, and one theta grid cannot serve them all.
     ds = [DatasetSpec("Colon Cancer [16]", "colon_alon1999", loader("colon_alon", max_features=_FEATS, std=True),
                       note="standardised"),
           DatasetSpec("Kidney Cancer [17]", "kidney_sueltmann",
@@ -233,12 +215,25 @@ def table2():
 
 
 def tables():
+    """SQP-FW's tables of cells: Tables 1 and 2."""
     return [table1(), table2()]
 
 
 def figures(cfg, out):
-    from .. import SQPFW
-    from ..plotting.sqpfw import plot_sqpfw_path
+    """SQP-FW's regularisation path of the weights on Parkinsons.
+
+    Parameters
+    ----------
+    cfg : Config
+        The run.
+    out : str
+        The folder the PNG file goes to.
+
+    Returns
+    -------
+    list of dict
+        The figure: ``title``, ``png``, ``claim``, ``verdict``, ``ours``.
+    """
 
     def compute():
         X, y = loader("parkinsons", std=True, const=True, max_rows={"tiny": 60, "quick": 195, "full": None})(cfg)
@@ -256,7 +251,7 @@ def figures(cfg, out):
         thetas_ = np.asarray(res["thetas"])
         weights_ = np.asarray(res["weights"])
 
-    import matplotlib
+    import matplotlib  # optional: matplotlib
 
     matplotlib.use("Agg", force=False)
     ax = plot_sqpfw_path(_P(), log_theta=False)

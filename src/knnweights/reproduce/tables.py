@@ -13,43 +13,105 @@ faithful scikit-learn counterpart stays in the table with its reason.
 import csv
 import io
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
 
-from ..evaluation import ResultStore, paired_ttest, run_grid, win_tie_loss
+from ..datasets import ALIASES, list_datasets
+from ..evaluation import RepeatedHoldout, ResultStore, paired_ttest, run_grid, win_tie_loss
+from ..utils import progress_bar
+from ._data import reduction
+from ._versions import version_key
 
 __all__ = ["Config", "DatasetSpec", "MethodSpec", "TableSpec", "TableResult", "read_paper_table", "run_table",
-           "within_tolerance", "subsample", "miss_reason", "miss_reasons",
-           "MISS_KINDS"]
+           "within_tolerance", "miss_reason", "miss_reasons", "holdout_two_to_one", "MISS_KINDS"]
 
 
 @dataclass
 class Config:
-    """How much to run: ``mode`` in {"tiny", "quick", "full"}, parallelism, output, progress."""
+    """How much a ``knnweights reproduce`` run computes, where it writes, how it reports.
+
+    Parameters
+    ----------
+    mode : {"tiny", "quick", "full"}, default="quick"
+        The protocol: a smoke test, a reduced one, or the papers'.
+    out : str, default="knnweights-results"
+        Output folder (CSV, PNG, ``report.md``, the resumable ``store/``).
+    n_jobs : int, default=-1
+        Parallel cells (joblib; -1: every core); the results do not depend on it (seeds are per cell).
+    progress : bool, optional
+        A progress bar per table; ``None``: when there is a ``log``.
+    datasets : tuple of str, optional
+        Restrict to these dataset keys / labels (``None``: all).
+    methods : tuple of str, optional
+        Restrict the tables to these method labels, as the tables print them (``None``: all).
+    random_state : int, default=0
+        The root seed of every cell.
+    log : callable, optional
+        Receives the status lines (``None``: silent).
+    compute : bool, default=True
+        ``False``: report from the store only (a partly finished run), compute nothing.
+    revalidate : int, default=0
+        Stale cells per (method, dataset) recomputed to vouch for the rest (``run_grid``'s ``revalidate``).
+    figures : tuple of str, optional
+        Compute only the figures whose store names start with one of these (``None``: all).
+    """
 
     mode: str = "quick"
     out: str = "knnweights-results"
-    n_jobs: int = -1  # every core (results do not depend on it: seeds are per cell)
-    progress: bool = None  # None: a progress bar when there is a log
-    datasets: tuple = None  # restrict to these dataset keys / labels (None: all)
-    methods: tuple = None  # restrict the tables to these method labels, as the tables print them (None: all)
+    n_jobs: int = -1
+    progress: bool = None
+    datasets: tuple = None
+    methods: tuple = None
     random_state: int = 0
     log: object = None
-    compute: bool = True  # False: report from the store only (a partly finished run), compute nothing
-    revalidate: int = 0  # stale cells per (method, dataset) recomputed to vouch for the rest (run_grid revalidate)
-    figures: tuple = None  # compute only the figures whose store names start with one of these (None: all)
+    compute: bool = True
+    revalidate: int = 0
+    figures: tuple = None
 
     def computes(self, name):
-        """Whether the figure (or cached value) stored as ``name`` is computed now (else read from the store)."""
+        """Whether the figure (or cached value) stored as ``name`` is computed now (else read from the store).
+
+        Parameters
+        ----------
+        name : str
+            The figure's store name.
+
+        Returns
+        -------
+        bool
+        """
         return self.compute and (self.figures is None or any(name.startswith(f) for f in self.figures))
 
     def pick(self, tiny, quick, full):
+        """The value for this run's mode.
+
+        Parameters
+        ----------
+        tiny : object
+            The value in ``--tiny``.
+        quick : object
+            The value in ``--quick``.
+        full : object
+            The value in ``--full``.
+
+        Returns
+        -------
+        object
+        """
         return {"tiny": tiny, "quick": quick, "full": full}[self.mode]
 
     def say(self, msg):
+        """Pass a status line to ``log`` (nothing when there is none).
+
+        Parameters
+        ----------
+        msg : str
+            The line.
+        """
         if self.log is not None:
             self.log(msg)
 
@@ -58,12 +120,25 @@ class Config:
 class DatasetSpec:
     """One dataset row of a paper table.
 
-    ``label`` as the paper prints it; ``load``: ``callable(cfg) -> (X, y)`` or ``None``
-    with ``reason`` (not bundled), whose ``load.identity(cfg)`` (:func:`._common.loader`), when
-    it has one, keys the stored cells on what identifies the data rather than on their floats;
-    ``note``: preprocessing / subsampling said in the table; ``unexplained``: what is known
-    about misses on this set that no known cause explains (said after "unexplained" in the
-    reason column; the kind stays "unexplained").
+    Parameters
+    ----------
+    label : str
+        The dataset as the paper prints it.
+    key : str
+        The paper's dataset key (stored cells are keyed on it).
+    load : callable, optional
+        ``load(cfg) -> (X, y)``; ``None`` with ``reason``: not bundled.  Its
+        ``load.identity(cfg)`` (:func:`._data.loader`), when it has one, keys the stored cells on
+        what identifies the data rather than on their floats.
+    reason : str, default=""
+        Why the dataset cannot be loaded.
+    note : str, default=""
+        Preprocessing / subsampling said in the table.
+    differs : str, default=""
+        How the bundled data differ from the paper's (a reason for a missed cell).
+    unexplained : str, default=""
+        What is known about misses on this set that no known cause explains (said after
+        "unexplained" in the reason column; the kind stays "unexplained").
     """
 
     label: str
@@ -71,41 +146,62 @@ class DatasetSpec:
     load: object = None
     reason: str = ""
     note: str = ""
-    differs: str = ""  # how the bundled data differ from the paper's (a reason for a missed cell)
-    unexplained: str = ""  # evidence about misses with no known cause (kept of kind "unexplained")
+    differs: str = ""
+    unexplained: str = ""
 
     @property
     def bundled(self):
         """The bundled dataset name (``knnweights datasets``), or ``None``."""
-        from ..datasets import ALIASES, list_datasets
-
         name = getattr(self.load, "bundled", None) or ALIASES.get(self.key, self.key)
         return name if name in list_datasets() else None
 
     def names(self):
-        """Every name ``--datasets`` accepts for this row: label, key, bundled name."""
+        """Every name ``--datasets`` accepts for this row: label, key, bundled name.
+
+        Returns
+        -------
+        set of str
+        """
         return {n for n in (self.label, self.key, self.bundled) if n}
 
 
 @dataclass
 class MethodSpec:
-    """One method column: ``build(cfg) -> method for run_grid`` or ``None`` with ``reason``.
+    """One method column of a paper table.
 
-    ``stand_in``: the scikit-learn stand-in for a WEKA / MATLAB method, said in the table.
+    Parameters
+    ----------
+    label : str
+        The method as the table prints it.
+    build : callable, optional
+        ``build(cfg)`` -> the method for :func:`~knnweights.evaluation.run_grid`; ``None`` with
+        ``reason``: not available.
+    reason : str, default=""
+        Why the method is not available.
+    stand_in : str, default=""
+        The scikit-learn (or knnweights) stand-in for a WEKA / MATLAB method, said in the table.
+    substitute : bool, optional
+        Whether it stands in for the paper's WEKA / MATLAB method; ``None``: whether
+        ``stand_in`` says " for WEKA" or " for the paper's".
+    reading : str, default=""
+        Where the paper is ambiguous: the reading used (a reason for a missed cell).
+    paper_label : str, optional
+        This column is another reading of the paper's method of that label: its number is
+        shown and judged beside ours, but the row is not counted in the fidelity (the paper's
+        cell is counted once, by the row labelled as in the paper).
     """
 
     label: str
     build: object = None
     reason: str = ""
     stand_in: str = ""
-    substitute: bool = None  # a stand-in for the paper's WEKA / MATLAB method (None: " for WEKA" in stand_in)
-    reading: str = ""  # where the paper is ambiguous: the reading used (a reason for a missed cell)
-    #: another reading of the paper's method of this label: its number is shown and judged beside ours, but the
-    #: row is not counted in the fidelity (the paper's cell is counted once, by the row labelled as in the paper)
+    substitute: bool = None
+    reading: str = ""
     paper_label: str = None
 
     @property
     def is_substitute(self):
+        """Whether the method stands in for the paper's WEKA / MATLAB one."""
         if self.substitute is not None:
             return bool(self.substitute)
         return " for WEKA" in self.stand_in or " for the paper's" in self.stand_in
@@ -113,39 +209,102 @@ class MethodSpec:
 
 @dataclass
 class TableSpec:
-    """A paper table to reproduce."""
+    """A paper table to reproduce.
+
+    Parameters
+    ----------
+    paper : str
+        The paper's command-line name (``im4e``, ``lh-relief``...).
+    name : str
+        The table's name (``im4e_table5``): its CSV and store file.
+    title : str
+        The table's title in the report.
+    csv : str or None
+        The paper's bundled CSV file; ``None``: our own experiment.
+    datasets : list of DatasetSpec
+        The rows.
+    methods : list of MethodSpec
+        The columns.
+    protocol : callable
+        ``protocol(cfg)`` -> the splits (:class:`~knnweights.evaluation.RepeatedCV` /
+        :class:`~knnweights.evaluation.RepeatedHoldout`).
+    metric : {"accuracy", "error"}, default="accuracy"
+        What the table prints (``"error"``: 100 - accuracy).
+    reference : str, optional
+        The W/T/L reference method's label.
+    wtl_rule : {"im4e", "lhrelief", "stated"}, optional
+        How the W/T/L outcomes are decided (see :func:`_win_tie_loss_rows`).
+    stated_outcome : str, optional
+        With ``wtl_rule="stated"``: the outcome the paper's text gives for every dataset
+        (``"tie"``: no significant difference).
+    caption : str, default=""
+        The protocol said under the table.
+    extra_value : str, optional
+        A further recorded value to report (e.g. ``"n_nonzero"``), as its median.
+    extra_paper : str, optional
+        The paper CSV's column printed beside that median (e.g. ``"median_genes_selected"``).
+    """
 
     paper: str
-    name: str  # e.g. "im4e_table5"
+    name: str
     title: str
-    csv: str  # paper CSV file name (None: our own experiment)
+    csv: str
     datasets: list
     methods: list
-    protocol: object  # callable(cfg) -> RepeatedCV / RepeatedHoldout
-    metric: str = "accuracy"  # or "error" (100 - accuracy)
-    reference: str = None  # W/T/L reference method label
-    wtl_rule: str = None  # "im4e" | "lhrelief" | "stated" | None
-    #: with wtl_rule "stated": the outcome the paper's text gives for every dataset ("tie": no significant difference)
+    protocol: object
+    metric: str = "accuracy"
+    reference: str = None
+    wtl_rule: str = None
     stated_outcome: str = None
     caption: str = ""
-    extra_value: str = None  # a further recorded value to report (e.g. "n_nonzero")
-    extra_paper: str = None  # the paper CSV's column to print beside its median (e.g. "median_genes_selected")
+    extra_value: str = None
+    extra_paper: str = None
 
 
 @dataclass
 class TableResult:
+    """A table's comparison with the paper, as :func:`run_table` makes it.
+
+    Parameters
+    ----------
+    spec : TableSpec
+        The table.
+    rows : list of dict
+        The comparison rows, one per (dataset, method).
+    wtl : list of dict, optional
+        Per competitor: our W/T/L against the reference and the paper's.
+    best : list of dict, optional
+        Per dataset: the paper's marked best method against ours (:func:`_best_of_row`).
+    cells_total : int, default=0
+        The cells used.
+    cells_run : int, default=0
+        The cells this run computed.
+    seconds : float, default=0.0
+        Wall time of the table.
+    raw : list of dict, optional
+        The cells' rows.
+    cells_expected : int, optional
+        The cells the protocol asks for (``None``: not counted, e.g. a custom table).
+    cells_revalidated : int, default=0
+        Stale cells kept under the current code by ``--revalidate`` (not computed).
+    cells_stale : int, default=0
+        Stored cells made by other algorithm versions, not used (recomputed on resume).
+    code : dict, optional
+        Method label -> ``{"version": the algorithm versions of its cells}``.
+    """
+
     spec: TableSpec
-    rows: list  # comparison rows (dicts)
+    rows: list
     wtl: list = field(default_factory=list)
-    best: list = field(default_factory=list)  # per dataset: the paper's marked best against ours (_best_of_row)
+    best: list = field(default_factory=list)
     cells_total: int = 0
     cells_run: int = 0
     seconds: float = 0.0
     raw: list = field(default_factory=list)
-    cells_expected: int = None  # the cells the protocol asks for (None: not counted, e.g. a custom table)
-    cells_revalidated: int = 0  # stale cells kept under the current code by --revalidate (not computed)
-    cells_stale: int = 0  # stored cells made by other algorithm versions, not used (recomputed on resume)
-    code: dict = field(default_factory=dict)  # method label -> {"version": the algorithm versions of its cells}
+    cells_expected: int = None
+    cells_revalidated: int = 0
+    cells_stale: int = 0
+    code: dict = field(default_factory=dict)
 
     @property
     def partial(self):
@@ -154,39 +313,67 @@ class TableResult:
 
 
 def read_paper_table(fname):
-    """Rows of a bundled paper CSV (``knnweights/data/paper_tables/<fname>``) as dicts."""
+    """Rows of a bundled paper CSV as dicts.
+
+    Parameters
+    ----------
+    fname : str
+        The file name under ``knnweights/data/paper_tables``.
+
+    Returns
+    -------
+    list of dict
+    """
     text = resources.files("knnweights.data").joinpath("paper_tables").joinpath(fname).read_text(encoding="utf-8")
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def subsample(X, y, max_rows, seed=0, min_per_class=20):
-    """A stratified random subset of about ``max_rows`` rows (all rows when ``None``).
+def holdout_two_to_one(tiny, quick, full):
+    """A table's protocol: repeated random 2:1 train / test splits, the number of repeats per mode.
 
-    Every class keeps at least ``min(its size, min_per_class)`` rows, so that rare classes
-    (Page Blocks) survive the stratified folds.
+    Parameters
+    ----------
+    tiny : int
+        Repeats in ``--tiny``.
+    quick : int
+        Repeats in ``--quick``.
+    full : int
+        Repeats in ``--full``.
+
+    Returns
+    -------
+    callable
+        ``protocol(cfg)`` -> :class:`~knnweights.evaluation.RepeatedHoldout`.
     """
-    if max_rows is None or X.shape[0] <= max_rows:
-        return X, y
-    rng = np.random.RandomState(seed)
-    labels, inv, counts = np.unique(y, return_inverse=True, return_counts=True)
-    frac = max_rows / X.shape[0]
-    keep = []
-    for c in range(labels.size):
-        idx = np.flatnonzero(inv == c)
-        k = min(counts[c], max(int(round(frac * counts[c])), min_per_class))
-        keep.append(rng.choice(idx, size=k, replace=False))
-    idx = np.sort(np.concatenate(keep))
-    return X[idx], y[idx]
+    return lambda cfg: cfg.pick(*(RepeatedHoldout(r, 2 / 3, 0, 1 / 3) for r in (tiny, quick, full)))
 
 
 def within_tolerance(ours, se, paper, points=2.0):
-    """``|ours - paper| <= 2 se + points`` (the fidelity criterion of the report)."""
+    """``|ours - paper| <= 2 se + points``: the fidelity criterion of the report.
+
+    Parameters
+    ----------
+    ours : float or None
+        Our mean.
+    se : float
+        Its standard error (NaN: none, for one cell).
+    paper : float or None
+        The paper's number.
+    points : float, default=2.0
+        The tolerance beyond two standard errors.
+
+    Returns
+    -------
+    bool or None
+        ``None`` when either number is missing.
+    """
     if ours is None or paper is None or not np.isfinite(ours) or not np.isfinite(paper):
         return None
     return bool(abs(ours - paper) <= 2.0 * (se if np.isfinite(se) else 0.0) + points)
 
 
-def _f(x):
+def _finite_float(x):
+    """``float(x)`` when that is a finite number, else ``None`` (an empty or non-numeric CSV cell)."""
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -203,11 +390,27 @@ def _method_selected(cfg, m):
     return wanted is None or m.label in wanted
 
 
+#: the kinds of reasons a cell may miss the paper's number
 MISS_KINDS = ("dataset differs", "stand-in classifier", "paper ambiguity", "unexplained")
 
 
 def miss_reasons(ds, m, reduced=""):
-    """``[(kind, text)]``: why a cell may miss the paper's number (kinds: :data:`MISS_KINDS`)."""
+    """Why a cell may miss the paper's number, each reason with its kind (:data:`MISS_KINDS`).
+
+    Parameters
+    ----------
+    ds : DatasetSpec
+        The cell's dataset.
+    m : MethodSpec
+        The cell's method.
+    reduced : str, default=""
+        How this mode shrinks the dataset (:func:`._data.reduction`).
+
+    Returns
+    -------
+    list of (str, str)
+        ``[(kind, text)]``; ``[("unexplained", ...)]`` when no cause is known.
+    """
     why = []
     if reduced:
         why.append(("dataset differs", f"dataset differs from the paper's: {reduced}"))
@@ -221,7 +424,21 @@ def miss_reasons(ds, m, reduced=""):
 
 
 def miss_reason(ds, m, reduced=""):
-    """Why a cell may miss the paper's number, as text: the causes we know of, else ``"unexplained"``."""
+    """Why a cell may miss the paper's number, as text: the causes we know of, else ``"unexplained"``.
+
+    Parameters
+    ----------
+    ds : DatasetSpec
+        The cell's dataset.
+    m : MethodSpec
+        The cell's method.
+    reduced : str, default=""
+        How this mode shrinks the dataset (:func:`._data.reduction`).
+
+    Returns
+    -------
+    str
+    """
     return "; ".join(text for _, text in miss_reasons(ds, m, reduced))
 
 
@@ -263,8 +480,6 @@ def _run_cells(method_objs, data, protocol, cfg, store, identity=None):
     ``identity``: dataset key -> what identifies its data (``run_grid``'s ``data_identity``).
     """
     identity = identity or {}
-    from ._versions import version_key
-
     code = {m: version_key(obj) for m, obj in method_objs.items()}
 
     def grid(methods, datasets):
@@ -304,17 +519,22 @@ def _run_cells(method_objs, data, protocol, cfg, store, identity=None):
 def run_table(spec, cfg):
     """Run every available cell of ``spec`` and compare with the paper's numbers.
 
-    Returns a :class:`TableResult` whose ``rows`` hold, per (dataset, method):
-    ``ours_mean``, ``ours_std``, ``ours_se``, ``n_cells``, ``paper``, ``diff``,
-    ``within`` (see :func:`within_tolerance`), ``status`` (``ok``, ``not bundled:
-    ...``, ``not available: ...``, ``not implemented: ...``, ``failed: ...``) and, for a
-    cell outside the tolerance, ``miss_reason`` (see :func:`miss_reason`).
+    Parameters
+    ----------
+    spec : TableSpec
+        The table.
+    cfg : Config
+        The run.
+
+    Returns
+    -------
+    TableResult
+        Its ``rows`` hold, per (dataset, method): ``ours_mean``, ``ours_std``, ``ours_se``,
+        ``n_cells``, ``paper``, ``diff``, ``within`` (see :func:`within_tolerance`),
+        ``status`` (``ok``, ``not bundled: ...``, ``not available: ...``, ``not implemented:
+        ...``, ``failed: ...``) and, for a cell outside the tolerance, ``miss_reason`` (see
+        :func:`miss_reason`).
     """
-    import os
-
-    from ..utils import progress_bar
-    from ._common import reduction
-
     t0 = time.monotonic()
     paper_rows = read_paper_table(spec.csv) if spec.csv else []
     paper = {}
@@ -349,8 +569,6 @@ def run_table(spec, cfg):
         labels[ds.key] = ds.label
         reduced[ds.label] = reduction(ds.load, cfg.mode)
     path = os.path.join(cfg.out, "store", f"{spec.name}.jsonl")
-    from ._versions import version_key
-
     for m, obj in method_objs.items():
         res.code[m] = {"version": version_key(obj)}
     per_ds = {d: _n_splits(protocol, y) for d, (_, y) in data.items()}
@@ -402,11 +620,11 @@ def run_table(spec, cfg):
             continue
         for m in spec.methods:
             p = paper.get((ds.label, m.paper_label or m.label))
-            pv = _f(p["mean"]) if p else None
+            pv = _finite_float(p["mean"]) if p else None
             row = {"table": spec.name, "dataset": ds.label, "dataset_key": ds.key, "method": m.label,
                    "stand_in": m.stand_in, "dataset_note": ds.note, "paper": pv,
                    "paper_as_printed": p.get("as_printed", "") if p else "",
-                   "paper_std": _f(p.get("std")) if p else None,
+                   "paper_std": _finite_float(p.get("std")) if p else None,
                    "ours_mean": None, "ours_std": None, "ours_se": None, "n_cells": 0, "diff": None, "within": None,
                    "miss_reason": "", "miss_kinds": ""}
             if m.paper_label:
@@ -438,8 +656,8 @@ def run_table(spec, cfg):
                 if spec.extra_value:
                     ev = [r.get(spec.extra_value) for r in rows if r.get(spec.extra_value) is not None]
                     row[f"ours_median_{spec.extra_value}"] = float(np.median(ev)) if ev else None
-                    if spec.extra_paper and p and _f(p.get(spec.extra_paper)) is not None:
-                        row[f"paper_{spec.extra_paper}"] = _f(p.get(spec.extra_paper))
+                    if spec.extra_paper and p and _finite_float(p.get(spec.extra_paper)) is not None:
+                        row[f"paper_{spec.extra_paper}"] = _finite_float(p.get(spec.extra_paper))
                 if need is not None and len(rows) < need:
                     # a run stopped before the end: the mean of the cells done so far, never judged
                     row["status"] = f"partial: {len(rows)} / {need} cells (not judged)"
@@ -458,7 +676,7 @@ def run_table(spec, cfg):
     need_by_label = {labels[d]: n for d, n in per_ds.items()}
     complete = {k: v for k, v in cells.items() if v and len(v) >= need_by_label.get(k[0], 0)}
     if spec.reference and spec.wtl_rule:
-        res.wtl = _wtl(spec, complete, paper_rows, sign)  # partly computed cells are not counted
+        res.wtl = _win_tie_loss_rows(spec, complete, paper_rows, sign)  # partly computed cells are not counted
     res.best = _best_of_row(spec, complete, paper_rows)
     res.seconds = time.monotonic() - t0
     return res
@@ -471,7 +689,7 @@ def _paired(rows_a, rows_b):
     return np.array([a[k] for k in keys]), np.array([b[k] for k in keys])
 
 
-def _wtl(spec, cells, paper_rows, sign):
+def _win_tie_loss_rows(spec, cells, paper_rows, sign):
     """Per competitor: our W/T/L (from its side vs the reference) and the paper's.
 
     I-M4E rule: paired two-tailed t-test p < 0.01 and >= 0.5 points; the paper's count is
@@ -482,7 +700,7 @@ def _wtl(spec, cells, paper_rows, sign):
     one its text states (``spec.stated_outcome``, e.g. SQP-FW's "not statistically significant").
     """
     ref = spec.reference
-    pmean = {(r["dataset"], r["method"]): _f(r["mean"]) for r in paper_rows}
+    pmean = {(r["dataset"], r["method"]): _finite_float(r["mean"]) for r in paper_rows}
     pwtl = {r["method"]: r.get("as_printed", "") for r in paper_rows if r.get("dataset") == "W/T/L"}
     out = []
     labels = [ds.label for ds in spec.datasets]
@@ -503,8 +721,7 @@ def _wtl(spec, cells, paper_rows, sign):
             else:
                 o = win_tie_loss(a, b, alpha=0.05, min_diff=0.0)
             ours[o] += 1
-            p = paired_ttest(a, b)
-            pval = float(p[1]) if isinstance(p, tuple) else float(getattr(p, "pvalue", np.nan))
+            pval = float(paired_ttest(a, b)[1])
             pm, pr = pmean.get((d, m.label)), pmean.get((d, ref))
             paper_o = None
             if pm is not None and pr is not None:
@@ -517,7 +734,7 @@ def _wtl(spec, cells, paper_rows, sign):
                     pp = None
                     for r in paper_rows:
                         if r["dataset"] == d and r["method"] == m.label:
-                            pp = _f(r.get("p_value_vs_LH-RELIEF"))
+                            pp = _finite_float(r.get("p_value_vs_LH-RELIEF"))
                     if pp is None:
                         paper_o = None
                     else:
@@ -551,7 +768,7 @@ def _best_of_row(spec, cells, paper_rows):
     marked = {}
     pnum = set()
     for r in paper_rows:
-        if _f(r.get("mean")) is not None:
+        if _finite_float(r.get("mean")) is not None:
             pnum.add((r.get("dataset"), r.get("method")))
         if str(r.get("best_marked", "")).strip().lower() == "yes":
             marked.setdefault(r.get("dataset"), []).append(r.get("method"))

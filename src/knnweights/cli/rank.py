@@ -1,0 +1,138 @@
+"""``knnweights rank FILE``: the features of a user's table (or the SNPs of a PLINK .bed file) ranked by
+each weighter fitted on all rows."""
+
+import numpy as np
+
+from ..engine import config_context
+from ..evaluation.distributed import scheduler_address
+from ..exceptions import UsageError
+from ..io import read_plink
+from ._console import print_status, print_warnings
+from ._options import WEIGHTERS, add_data_arguments, add_scheduler_argument, parse_methods
+from ._tables import (
+    baseline_names,
+    describe_target,
+    load_user_table,
+    print_top_features,
+    rank_with_status,
+    write_table,
+)
+
+#: the weighters that take genotype bytes, and the default for a .bed file
+PLINK_METHODS = ("MultiSURF", "ReliefF")
+
+
+def add_parser(subparsers):
+    """Register ``rank`` on the ``knnweights`` command line.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The command line's subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    rank = subparsers.add_parser(
+        "rank", help="rank the features of your file (CSV/TSV/Parquet/Excel) by each weighter",
+        description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
+                    "weight, signed score and rank (1 = best, no ties), then a univariate baseline (Welch t or "
+                    "ANOVA F for classes, Pearson and Spearman for a continuous target). Prints the top features. "
+                    "A target with non-integer numbers is continuous (--target-type to choose).\n\n"
+                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30 "
+                    "--pvalues\n\n"
+                    "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "
+                    f"family (default: {', '.join(PLINK_METHODS)}); the phenotype comes from the .fam file or "
+                    "--pheno.\n\nexample: knnweights rank study.bed --pheno pheno.txt --pheno-col disease")
+    add_data_arguments(rank)
+    rank.add_argument("--out", metavar="FILE", default=None,
+                      help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
+    rank.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
+    rank.add_argument("--pvalues", action="store_true",
+                      help="a p-value and a Benjamini-Hochberg q-value per feature and method: the Relief family's "
+                           "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
+    rank.add_argument("--permutations", type=int, default=199, metavar="B",
+                      help="permutations for the methods without their own p-values (default: 199)")
+    rank.add_argument("--pheno", metavar="FILE", default=None,
+                      help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
+    rank.add_argument("--pheno-col", metavar="NAME", default=None,
+                      help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
+    rank.add_argument("--n-jobs", type=int, default=None,
+                      help="parallel work: permutation refits (joblib), or the compiled kernels' threads for a "
+                           ".bed file (default: all)")
+    add_scheduler_argument(rank)
+    rank.set_defaults(func=run)
+    return rank
+
+
+def run(args):
+    """Rank the features of a user's file by each weighter (fit on all rows).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
+    if args.top < 0:
+        raise UsageError(f"--top must be 0 or more; got {args.top}.")
+    if str(args.file).lower().endswith(".bed"):
+        return _run_plink(args)
+    if args.pheno or args.pheno_col:
+        raise UsageError("--pheno / --pheno-col are for a PLINK .bed file; a table takes --target COL.")
+    if args.permutations < 1:
+        raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
+    data = load_user_table(args)
+    names = parse_methods(args.methods, continuous=data.continuous)
+    X, y = data.X, data.y
+    print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {describe_target(data)}")
+    table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous)
+    out = args.out or f"{data.name}_ranks.csv"
+    write_table(table, out)
+    print_warnings(warn)
+    print_top_features(table, list(kept) + baseline_names(table), args.top, pvalues=args.pvalues)
+    what = "weight, signed score, rank" + (", p, q" if args.pvalues else "")
+    print(f"wrote {out}: {len(table)} features x {len(kept)} method(s) ({what}) and the univariate "
+          f"baseline(s) {', '.join(baseline_names(table))} (statistic, p, q, rank)")
+    return 0
+
+
+def _run_plink(args):
+    """Rank the SNPs of a PLINK fileset by the byte-capable Relief weighters (no float copy)."""
+    names = parse_methods(args.methods, default=PLINK_METHODS)
+    bad = [n for n in names if not getattr(WEIGHTERS[n], "_byte_input", False)]
+    if bad:
+        ok = sorted(n for n, c in WEIGHTERS.items() if getattr(c, "_byte_input", False))
+        raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
+    address = scheduler_address(args.scheduler)
+    given = [flag for flag, on in (("--pvalues", args.pvalues), ("--log", args.log), ("--target", args.target),
+                                   ("--target-type", args.target_type not in (None, "auto"))) if on]
+    if given:
+        raise UsageError(f"{', '.join(given)}: not for a PLINK .bed file (its phenotype comes from the .fam file or "
+                         "--pheno; its genotypes are scored as bytes).")
+    data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address))
+    if data.y.dtype.kind == "f":
+        raise UsageError(f"{args.file}: a quantitative phenotype; the genotype byte path scores case/control or "
+                         "other class labels (load the genotypes as floats for a continuous target).")
+    if np.unique(data.y).size < 2:
+        raise UsageError(f"{args.file}: the phenotype has one class ({data.y[0]!r}); at least two are needed.")
+    for m in data.messages:
+        print_status(f"note: {m}")
+    n, d = data.X.shape
+    print_status(f"{data.name}: {n} samples x {d} SNPs, {len(np.unique(data.y.astype(str)))} classes"
+                 + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
+    with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
+        # unknown genotypes (-127): Relief's unknown-value diff
+        table, _, kept, warn = rank_with_status(names, data.X, data.y, args, scale="none", baselines=False,
+                                                feature_names=data.snps, weighter_params={"missing": "diff"})
+    out = args.out or f"{data.name}_ranks.csv"
+    write_table(table, out)
+    print_warnings(warn)
+    print_top_features(table, kept, args.top)
+    print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) (weight, signed score, rank)")
+    return 0
