@@ -96,6 +96,8 @@ def _regression(name):
         if name == "WeightedKNNRegressor":
             reg = classifiers.WeightedKNNRegressor(knnweights.ReliefF(n_neighbors=5), n_neighbors=4).fit(X, yc)
             return np.asarray(reg.predict(X[:15]), float)
+        if name == "KNNRegressor":
+            return np.asarray(classifiers.KNNRegressor(n_neighbors=4, weights="distance").fit(X, yc).predict(X[:15]))
         if name == "RReliefF":
             return np.asarray(knnweights.ReliefF(n_neighbors=5).fit(X, yc).feature_importances_, float)
         if name == "IRelief continuous":
@@ -108,6 +110,7 @@ def _regression(name):
 
     owner = {"MLKRDiagonal": lambda: knnweights.MLKRDiagonal,
              "WeightedKNNRegressor": lambda: classifiers.WeightedKNNRegressor,
+             "KNNRegressor": lambda: classifiers.KNNRegressor,
              "PairMoments": lambda: knnweights.significance.PairMoments,
              "IRelief continuous": lambda: knnweights.IRelief}.get(name, lambda: knnweights.ReliefF)
     return owner(), run
@@ -175,11 +178,12 @@ def cases():
 
     for name in knnweights.WEIGHTERS:
         out[name] = _weighter(name, **fast.get(name, {}))
-    for name in ("ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN"):
+    for name in ("ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN", "KNNClassifier"):
         out[name] = _classifier(name)
     for name in ("SelectTopK", "TuRF"):
         out[name] = _selector(name)
-    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "RReliefF", "IRelief continuous", "PairMoments"):
+    for name in ("MLKRDiagonal", "WeightedKNNRegressor", "KNNRegressor", "RReliefF", "IRelief continuous",
+                 "PairMoments"):
         out[name] = _regression(name)
     for name in ("_Run", "_SQPFWPathKNN", "HalvingElimination", "RemoveLowestWeights", "WekaNaiveBayes",
                  "weka_chi_squared"):
