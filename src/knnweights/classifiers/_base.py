@@ -1,9 +1,19 @@
-"""What the lazy classifiers share: validating and encoding the training set."""
+"""What the lazy classifiers share: validating and encoding the training set, the queries' parameter docs."""
 
 import numpy as np
 
-from ..utils import validate_params
+from ..utils import fill_docstring, validate_params
 from ..weighters._validation import encode_classes, validate_training_data
+
+#: the Parameters section of the methods that take queries: ``{query_params}`` in a docstring, and
+#: ``{weighted_query_params}`` for a weighted kNN's queries (given in the original feature space)
+query_doc = fill_docstring(query_params="""Parameters
+----------
+X : array-like of shape (n_queries, n_features)
+    Query samples.""", weighted_query_params="""Parameters
+----------
+X : array-like of shape (n_queries, n_features)
+    Query samples, in the original (unweighted) feature space.""")
 
 
 def validate_training_set(estimator, X, y, dtype=np.float64):

@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.neighbors import distance_chunks
 from ..utils import HasMethods, Interval
 from ..weighters._validation import validate_query_data
-from ._base import validate_training_set
+from ._base import query_doc, validate_training_set
 
 __all__ = ["ExpectedDistanceClassifier", "expected_class_distances"]
 
@@ -145,13 +145,11 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
         self.X_fit_ = X
         return self
 
+    @query_doc
     def expected_distances(self, X):
         """``Psi_c`` of eq. (10) for every query and class.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
+        {query_params}
 
         Returns
         -------
@@ -165,13 +163,11 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             out[s:e] = expected_class_distances(D, self._codes, len(self.classes_), float(self.sigma))
         return out
 
+    @query_doc
     def decision_function(self, X):
         """``-Psi`` (larger is more likely); for two classes the score of ``classes_[1]``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
+        {query_params}
 
         Returns
         -------
@@ -184,13 +180,11 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             return psi[:, 0] - psi[:, 1]
         return -psi
 
+    @query_doc
     def predict(self, X):
         """The class of smallest expected distance (eq. 10).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
+        {query_params}
 
         Returns
         -------

@@ -8,10 +8,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._solvers.simplex_qp import simplex_least_squares
 from ..engine.neighbors import nearest_by_class
-from ..utils import Interval, StrOptions
+from ..utils import Interval, StrOptions, fill_docstring
 from ..weighters import check_class_neighbors
 from ..weighters._validation import validate_query_data
-from ._base import validate_training_set
+from ._base import query_doc, validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
 
@@ -19,8 +19,33 @@ __all__ = ["HKNN", "CKNN"]
 _BLOCK_ELEMS = 2_000_000
 
 
+#: what HKNN and CKNN document alike: ``{small_classes}`` (the parameter) and ``{attributes}`` (the
+#: Attributes and References sections)
+_local_doc = fill_docstring(small_classes="""small_classes : {"clamp", "error"}, default="clamp"
+    ``n_neighbors`` above a class's size: ``"clamp"`` builds that class's local
+    model from all its samples, with a ``UserWarning`` at ``fit`` (as
+    :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.""", attributes="""Attributes
+----------
+classes_ : ndarray of shape (n_classes,)
+n_features_in_ : int
+
+References
+----------
+P. Vincent and Y. Bengio, "K-local hyperplane and convex distance nearest neighbor
+algorithms", NIPS 14, 2001, pp. 985-992.""")
+
+
 class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
     """Shared engine: per class, a distance from the query to its K class neighbours."""
+
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
+    _added_parameters = ("small_classes",)
+
+    _parameter_constraints = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "small_classes": [StrOptions({"clamp", "error"})],
+    }
 
     def fit(self, X, y):
         """Store the training set (lazy learner).
@@ -28,11 +53,14 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training samples.
         y : array-like of shape (n_samples,)
+            Class labels.
 
         Returns
         -------
-        self
+        self : estimator
+            The fitted classifier.
         """
         X, _, self._fit_codes = validate_training_set(self, X, y)
         check_class_neighbors(self.n_neighbors, self._fit_codes, self.classes_, need_hits=True, own_excluded=False,
@@ -41,12 +69,11 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         self._class_counts = np.bincount(self._fit_codes, minlength=len(self.classes_))
         return self
 
+    @query_doc
     def class_distances(self, X):
         """Distance from each query to the local hyperplane / hull of every class.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
+        {query_params}
 
         Returns
         -------
@@ -71,21 +98,22 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
                 out[s:e, c] = self._local_distance(X[s:e], N)
         return out
 
+    @query_doc
     def predict(self, X):
         """Predict the class whose local model is nearest (ties: the first class).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
+        {query_params}
 
         Returns
         -------
         ndarray of shape (n_queries,)
+            Predicted class labels.
         """
         D = self.class_distances(X)
         return self.classes_[np.argmin(D, axis=1)]
 
 
+@_local_doc
 class HKNN(_LocalDistanceClassifier):
     """K-local hyperplane distance nearest neighbour (Vincent & Bengio 2001).
 
@@ -110,20 +138,9 @@ class HKNN(_LocalDistanceClassifier):
         ``K`` (per class).
     alpha : float, default=1.0
         ``lambda``, the ridge penalty on the hyperplane coefficients.
-    small_classes : {"clamp", "error"}, default="clamp"
-        ``n_neighbors`` above a class's size: ``"clamp"`` builds that class's local
-        model from all its samples, with a ``UserWarning`` at ``fit`` (as
-        :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.
+    {small_classes}
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-
-    References
-    ----------
-    P. Vincent and Y. Bengio, "K-local hyperplane and convex distance nearest neighbor
-    algorithms", NIPS 14, 2001, pp. 985-992.
+    {attributes}
 
     Examples
     --------
@@ -135,15 +152,8 @@ class HKNN(_LocalDistanceClassifier):
     """
 
     _algorithm_version = 1
-    #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('small_classes',)
 
-    _parameter_constraints = {
-        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
-        "small_classes": [StrOptions({"clamp", "error"})],
-    }
+    _parameter_constraints = {"alpha": [Interval(numbers.Real, 0, None, closed="left")]}
 
     def __init__(self, n_neighbors=5, alpha=1.0, small_classes="clamp"):
         self.n_neighbors = n_neighbors
@@ -201,6 +211,7 @@ def _hyperplane_distance_scaled(V, r, alpha):
         return s * np.sqrt(np.einsum("md,md->m", resid, resid))
 
 
+@_local_doc
 class CKNN(_LocalDistanceClassifier):
     """K-local convex distance nearest neighbour (Vincent & Bengio 2001).
 
@@ -216,20 +227,9 @@ class CKNN(_LocalDistanceClassifier):
     ----------
     n_neighbors : int, default=5
         ``K`` (per class).
-    small_classes : {"clamp", "error"}, default="clamp"
-        ``n_neighbors`` above a class's size: ``"clamp"`` builds that class's local
-        model from all its samples, with a ``UserWarning`` at ``fit`` (as
-        :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.
+    {small_classes}
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-
-    References
-    ----------
-    P. Vincent and Y. Bengio, "K-local hyperplane and convex distance nearest neighbor
-    algorithms", NIPS 14, 2001, pp. 985-992.
+    {attributes}
 
     Examples
     --------
@@ -241,14 +241,6 @@ class CKNN(_LocalDistanceClassifier):
     """
 
     _algorithm_version = 1
-    #: parameters whose defaults give the results of the estimator without them: at their defaults they
-    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('small_classes',)
-
-    _parameter_constraints = {
-        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
-        "small_classes": [StrOptions({"clamp", "error"})],
-    }
 
     def __init__(self, n_neighbors=5, small_classes="clamp"):
         self.n_neighbors = n_neighbors

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.neighbors import nearest
 from ..utils import HasMethods, Interval, StrOptions, validate_params
 from ..weighters._validation import validate_query_data, validate_training_data
-from ._base import validate_training_set
+from ._base import query_doc, validate_training_set
 
 __all__ = ["KNNClassifier", "KNNRegressor", "WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class",
            "predict_weighted_knn", "predict_weighted_knn_ks"]
@@ -138,7 +138,74 @@ def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, cla
     return [majority_class(class_votes(idx[:, :int(k)], codes_train, n_classes), classes) for k in ks]
 
 
-class KNNClassifier(ClassifierMixin, BaseEstimator):
+class _PlainKNN(BaseEstimator):
+    """Plain kNN on the library's neighbour engine: the stored training set and its neighbour search."""
+
+    def fit(self, X, y):
+        """Store the training set (a lazy learner).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels (:class:`KNNClassifier`) or continuous targets (:class:`KNNRegressor`).
+
+        Returns
+        -------
+        self : estimator
+            The fitted estimator.
+        """
+        X, self._fit_y = self._training_set(X, y)
+        self._fit_X = np.ascontiguousarray(X)
+        return self
+
+    @query_doc
+    def kneighbors(self, X):
+        """The ``n_neighbors`` nearest training samples of each query.
+
+        {query_params}
+
+        Returns
+        -------
+        idx : ndarray of shape (n_queries, n_neighbors)
+            Training indices, nearest first (equal distances by the lower index).
+        dist : ndarray of shape (n_queries, n_neighbors)
+            Their distances in ``metric``.
+        """
+        check_is_fitted(self, "_fit_X")
+        X = validate_query_data(self, X)
+        n = self._fit_X.shape[0]
+        if self.n_neighbors > n:
+            raise ValueError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {self.n_neighbors}, "
+                             f"n_samples_fit = {n}, n_samples = {X.shape[0]}")
+        idx, dist = nearest(X, self._fit_X, None, self.n_neighbors, _SEARCH_METRIC[self.metric])
+        return idx, (np.sqrt(dist) if self.metric == "euclidean" else dist)
+
+
+class _MajorityVote(ClassifierMixin):
+    """The kNN vote's prediction from ``predict_proba`` (:class:`KNNClassifier`, :class:`WeightedKNN`)."""
+
+    def predict(self, X):
+        """The majority class of each query's ``n_neighbors`` nearest training samples.
+
+        The votes are :meth:`predict_proba`'s (equally distant training samples by the engine's
+        tie rule); a tie of votes goes to the first of ``classes_`` (:func:`majority_class`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            Query samples (for :class:`WeightedKNN`: in the original, unweighted feature space).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_queries,)
+            Predicted class labels.
+        """
+        return majority_class(self.predict_proba(X), self.classes_)
+
+
+class KNNClassifier(_MajorityVote, _PlainKNN):
     """Plain k-nearest-neighbour classifier on the library's neighbour engine.
 
     scikit-learn's ``KNeighborsClassifier`` (uniform votes, a tie of votes to the lowest
@@ -179,56 +246,15 @@ class KNNClassifier(ClassifierMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.metric = metric
 
-    def fit(self, X, y):
-        """Store the training set (a lazy learner).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-        y : array-like of shape (n_samples,)
-            Class labels.
-
-        Returns
-        -------
-        self : KNNClassifier
-            The fitted classifier.
-        """
+    def _training_set(self, X, y):
         X, _, codes = validate_training_set(self, X, y, dtype=[np.float64, np.float32])
-        self._fit_X, self._fit_codes = np.ascontiguousarray(X), codes
-        return self
+        return X, codes
 
-    def kneighbors(self, X):
-        """The ``n_neighbors`` nearest training samples of each query.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
-
-        Returns
-        -------
-        idx : ndarray of shape (n_queries, n_neighbors)
-            Training indices, nearest first (equal distances by the lower index).
-        dist : ndarray of shape (n_queries, n_neighbors)
-            Their distances in ``metric``.
-        """
-        check_is_fitted(self, "_fit_X")
-        X = validate_query_data(self, X)
-        n = self._fit_X.shape[0]
-        if self.n_neighbors > n:
-            raise ValueError(f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {self.n_neighbors}, "
-                             f"n_samples_fit = {n}, n_samples = {X.shape[0]}")
-        idx, dist = nearest(X, self._fit_X, None, self.n_neighbors, _SEARCH_METRIC[self.metric])
-        return idx, (np.sqrt(dist) if self.metric == "euclidean" else dist)
-
+    @query_doc
     def predict_proba(self, X):
         """Each class's share of the ``n_neighbors`` nearest training samples.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
+        {query_params}
 
         Returns
         -------
@@ -236,25 +262,10 @@ class KNNClassifier(ClassifierMixin, BaseEstimator):
             Fraction of each query's neighbours in each class of ``classes_``.
         """
         idx, _ = self.kneighbors(X)
-        return class_votes(idx, self._fit_codes, len(self.classes_)) / float(self.n_neighbors)
-
-    def predict(self, X):
-        """The majority class of each query's ``n_neighbors`` nearest (a tie: the first of ``classes_``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,)
-            Predicted class labels.
-        """
-        return majority_class(self.predict_proba(X), self.classes_)
+        return class_votes(idx, self._fit_y, len(self.classes_)) / float(self.n_neighbors)
 
 
-class KNNRegressor(RegressorMixin, BaseEstimator):
+class KNNRegressor(RegressorMixin, _PlainKNN):
     """Plain k-nearest-neighbour regression on the library's neighbour engine.
 
     scikit-learn's ``KNeighborsRegressor`` with the engine's tie rule for equally distant
@@ -296,35 +307,16 @@ class KNNRegressor(RegressorMixin, BaseEstimator):
         self.weights = weights
         self.metric = metric
 
-    def fit(self, X, y):
-        """Store the training set (a lazy learner).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-        y : array-like of shape (n_samples,)
-            Continuous targets.
-
-        Returns
-        -------
-        self : KNNRegressor
-            The fitted regressor.
-        """
+    def _training_set(self, X, y):
         validate_params(self)
         X, y = validate_training_data(self, X, y, ensure_min_samples=1, y_numeric=True)
-        self._fit_X, self._fit_y = np.ascontiguousarray(X), np.asarray(y, dtype=np.float64)
-        return self
+        return X, np.asarray(y, dtype=np.float64)
 
-    kneighbors = KNNClassifier.kneighbors
-
+    @query_doc
     def predict(self, X):
         """The (inverse-distance weighted) mean target of each query's ``n_neighbors`` nearest.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples.
+        {query_params}
 
         Returns
         -------
@@ -349,7 +341,49 @@ def _knn_metric(weighter):
     return "manhattan" if getattr(weighter, "metric_", "manhattan") == "manhattan" else "euclidean"
 
 
-class WeightedKNN(ClassifierMixin, BaseEstimator):
+class _WeightedPlainKNN(BaseEstimator):
+    """A weighter fitted on the training data, then a plain kNN (:meth:`_plain_knn`) on its ``transform``."""
+
+    #: the ``target_type`` set on a weighter that has one (``None``: the weighter's own)
+    _target_type = None
+
+    def fit(self, X, y):
+        """Fit the weighter on ``(X, y)``, then the plain kNN on its ``transform``.
+
+        For the regression (:class:`WeightedKNNRegressor`) a weighter with a ``target_type``
+        parameter is set to ``"continuous"``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels, or continuous targets for the regression; the weighter learns its
+            weights from them too.
+
+        Returns
+        -------
+        self : estimator
+            The fitted estimator.
+        """
+        validate_params(self)
+        self.weighter_ = clone(self.weighter)
+        if self._target_type is not None and "target_type" in self.weighter_.get_params():
+            self.weighter_.set_params(target_type=self._target_type)
+        self.weighter_.fit(X, y)
+        self.knn_ = self._plain_knn(_knn_metric(self.weighter_)).fit(self.weighter_.transform(X), y)
+        if hasattr(self.knn_, "classes_"):
+            self.classes_ = self.knn_.classes_
+        self.n_features_in_ = self.weighter_.n_features_in_
+        return self
+
+    def _weighted(self, X):
+        """The queries ``X`` in the fitted weighter's ``transform``."""
+        check_is_fitted(self, "knn_")
+        return self.weighter_.transform(X)
+
+
+class WeightedKNN(_MajorityVote, _WeightedPlainKNN):
     """Weighted kNN: fit ``weighter`` on the training data, then kNN on its ``transform``.
 
     The kNN uses the weighter's ``metric_`` (Manhattan for L1 methods, squared
@@ -383,65 +417,25 @@ class WeightedKNN(ClassifierMixin, BaseEstimator):
         self.weighter = weighter
         self.n_neighbors = n_neighbors
 
-    def fit(self, X, y):
-        """Fit the weighter and the kNN on ``(X, y)``.
+    def _plain_knn(self, metric):
+        return KNNClassifier(n_neighbors=self.n_neighbors, metric=metric)
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-        y : array-like of shape (n_samples,)
-            Class labels; the weighter learns its weights from them too.
-
-        Returns
-        -------
-        self : WeightedKNN
-            The fitted classifier.
-        """
-        validate_params(self)
-        self.weighter_ = clone(self.weighter).fit(X, y)
-        self.knn_ = KNNClassifier(n_neighbors=self.n_neighbors, metric=_knn_metric(self.weighter_))
-        self.knn_.fit(self.weighter_.transform(X), y)
-        self.classes_ = self.knn_.classes_
-        self.n_features_in_ = self.weighter_.n_features_in_
-        return self
-
-    def predict(self, X):
-        """Predict the class of each row of ``X``: the majority of its ``n_neighbors`` nearest.
-
-        The votes are :meth:`predict_proba`'s (equally distant training samples by the engine's
-        tie rule); a tie of votes goes to the first of ``classes_`` (:func:`majority_class`).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples, in the original (unweighted) feature space.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,)
-            Majority class of each query's ``n_neighbors`` nearest training samples.
-        """
-        return majority_class(self.predict_proba(X), self.classes_)
-
+    @query_doc
     def predict_proba(self, X):
         """Class probabilities of the kNN vote: each class's share of the ``n_neighbors`` nearest.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples, in the original (unweighted) feature space.
+        {weighted_query_params}
 
         Returns
         -------
         proba : ndarray of shape (n_queries, n_classes)
             Fraction of each query's neighbours in each class of ``classes_``.
         """
-        check_is_fitted(self, "knn_")
-        return self.knn_.predict_proba(self.weighter_.transform(X))
+        X = self._weighted(X)  # checks the fit first
+        return self.knn_.predict_proba(X)
 
 
-class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
+class WeightedKNNRegressor(RegressorMixin, _WeightedPlainKNN):
     """Weighted kNN regression: fit ``weighter`` on the training data, then kNN regression on its ``transform``.
 
     The regression twin of :class:`WeightedKNN`: the prediction is the mean target of the
@@ -485,46 +479,21 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
         "weights": [StrOptions({"uniform", "distance"})],
     }
 
+    _target_type = "continuous"
+
     def __init__(self, weighter, n_neighbors=5, weights="uniform"):
         self.weighter = weighter
         self.n_neighbors = n_neighbors
         self.weights = weights
 
-    def fit(self, X, y):
-        """Fit the weighter and the kNN regression on ``(X, y)``.
+    def _plain_knn(self, metric):
+        return KNNRegressor(n_neighbors=self.n_neighbors, weights=self.weights, metric=metric)
 
-        A weighter with a ``target_type`` parameter is set to ``"continuous"``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-        y : array-like of shape (n_samples,)
-            Continuous targets; the weighter learns its weights from them too.
-
-        Returns
-        -------
-        self : WeightedKNNRegressor
-            The fitted regressor.
-        """
-        validate_params(self)
-        self.weighter_ = clone(self.weighter)
-        if "target_type" in self.weighter_.get_params():
-            self.weighter_.set_params(target_type="continuous")
-        self.weighter_.fit(X, y)
-        self.knn_ = KNNRegressor(n_neighbors=self.n_neighbors, weights=self.weights,
-                                 metric=_knn_metric(self.weighter_))
-        self.knn_.fit(self.weighter_.transform(X), np.asarray(y, dtype=np.float64))
-        self.n_features_in_ = self.weighter_.n_features_in_
-        return self
-
+    @query_doc
     def predict(self, X):
         """Predict the target of each row of ``X``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features)
-            Query samples, in the original (unweighted) feature space.
+        {weighted_query_params}
 
         Returns
         -------
@@ -532,5 +501,5 @@ class WeightedKNNRegressor(RegressorMixin, BaseEstimator):
             Mean target of each query's ``n_neighbors`` nearest training samples (weighted
             by inverse distance when ``weights="distance"``).
         """
-        check_is_fitted(self, "knn_")
-        return self.knn_.predict(self.weighter_.transform(X))
+        X = self._weighted(X)  # checks the fit first
+        return self.knn_.predict(X)
