@@ -23,7 +23,7 @@ from .exceptions import InvalidParameterError
 
 __all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_label",
            "column_label", "column_names", "InvalidParameterError", "Interval", "StrOptions", "HasMethods",
-           "validate_params"]
+           "validate_params", "fill_docstring"]
 
 
 def format_label(c):
@@ -398,6 +398,40 @@ def validate_params(estimator):
         if not any(c.is_satisfied_by(value) for c in accepted):
             raise InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
                                         f"{_one_of(accepted)}. Got {value!r} instead.")
+
+
+# -- docstrings -------------------------------------------------------------------------------------
+def fill_docstring(**fragments):
+    """Decorator: each docstring line that is only ``{name}`` becomes ``fragments[name]``, indented as that line.
+
+    One text for what several functions document alike (the parameters of every plot's Axes, the
+    arguments of every paper's ``figures``): the rendered docstring is whole, and the source says
+    where the shared text goes.
+
+    Parameters
+    ----------
+    **fragments : str
+        Name -> text, its first line flush left and the lines under it indented relative to it (a
+        numpydoc parameter: ``"name : type\n    Description."``).
+
+    Returns
+    -------
+    callable
+        The decorator: it fills the ``__doc__`` of a function or class and returns it.
+    """
+    def fill(obj):
+        lines = []
+        for line in obj.__doc__.split("\n"):
+            key = line.strip()
+            if key[:1] == "{" and key[-1:] == "}" and key[1:-1] in fragments:
+                indent = line[:len(line) - len(line.lstrip())]
+                lines.extend(indent + t if t else t for t in fragments[key[1:-1]].split("\n"))
+            else:
+                lines.append(line)
+        obj.__doc__ = "\n".join(lines)
+        return obj
+
+    return fill
 
 
 # -- progress ----------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The ``knnweights`` command line: ``rank`` and ``evaluate`` (a user's file), ``datasets``, ``demo``, ``reproduce``.
 
-Each command is a module here (``add_parser`` registers it, ``run`` runs it): it parses its
-arguments, calls the library, prints and writes.  Bad input (a missing or unreadable file, a
+Each command is a module here, its ``COMMAND`` (:class:`._options.Command`) what registers and runs it: it
+parses its arguments, calls the library, prints and writes.  Bad input (a missing or unreadable file, a
 missing column, a single class) ends with one line on stderr and exit status 2.  Warnings
 raised while methods are fitted are gathered and printed once per method and dataset, not as
 raw library warnings.
@@ -31,7 +31,7 @@ __all__ = ["main", "build_parser", "parse_methods", "parse_cv", "plain_text", "a
            "DEFAULT_METHODS", "DEFAULT_REGRESSION_METHODS"]
 
 #: the commands, in the order ``knnweights --help`` lists them
-_COMMANDS = (rank, evaluate, datasets, demo, reproduce)
+_COMMANDS = (rank.COMMAND, evaluate.COMMAND, datasets.COMMAND, demo.COMMAND, reproduce.COMMAND)
 
 
 def _version():
@@ -51,7 +51,7 @@ def build_parser():
     p.add_argument("--version", action="version", version=_version())
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in _COMMANDS:
-        command.add_parser(sub)
+        command.register(sub)
     for sp in sub.choices.values():
         sp.formatter_class = PlainFormatter
     for action in sub._choices_actions:

@@ -1,8 +1,11 @@
-"""Options the commands share: argument groups, their values parsed, help text without reStructuredText."""
+"""Options the commands share: a command's registration, argument groups, their values parsed, help text without
+reStructuredText."""
 
 import argparse
 import re
 import textwrap
+from dataclasses import dataclass
+from typing import Callable
 
 from ..exceptions import UsageError
 from ..weighters import REGRESSION_WEIGHTERS, WEIGHTERS
@@ -14,6 +17,51 @@ DEFAULT_REGRESSION_METHODS = ("ReliefF", "MultiSURF", "MLKRDiagonal")
 
 #: every weighter by name, for class labels or a continuous target
 _ALL_WEIGHTERS = {**WEIGHTERS, **REGRESSION_WEIGHTERS}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``knnweights`` subcommand, as :func:`knnweights.cli.build_parser` registers it.
+
+    Parameters
+    ----------
+    name : str
+        The subcommand's name.
+    help : str
+        Its line in ``knnweights --help``.
+    run : callable
+        ``run(args)``: runs the command on the parsed arguments and returns the exit status.
+    add_arguments : callable, optional
+        ``add_arguments(parser)``: adds the command's arguments to its parser (default: none).
+    description : str, optional
+        The text of ``knnweights NAME --help`` above the arguments.
+    """
+
+    name: str
+    help: str
+    run: Callable
+    add_arguments: Callable = None
+    description: str = None
+
+    def register(self, subparsers):
+        """Add the command to the subcommands of a parser.
+
+        Parameters
+        ----------
+        subparsers : argparse._SubParsersAction
+            The command line's subcommands.
+
+        Returns
+        -------
+        argparse.ArgumentParser
+            The command's parser; the parsed arguments' ``func`` is :attr:`run`.
+        """
+        parser = subparsers.add_parser(self.name, help=self.help, description=self.description)
+        if self.add_arguments is not None:
+            self.add_arguments(parser)
+        parser.set_defaults(func=self.run)
+        return parser
+
 
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^`>]*>)?`")
 

@@ -9,7 +9,7 @@ from ..evaluation.compare import collect_warnings
 from ..evaluation.knn_accuracy import knn_cv_accuracy
 from ..exceptions import UsageError
 from ._console import elapsed_ticker, one_line, print_warnings
-from ._options import WEIGHTERS, build_weighter, parse_methods
+from ._options import WEIGHTERS, Command, build_weighter, parse_methods
 
 #: methods whose fit can take a minute or more on ten thousand features and more (MDM's LP, SQP-FW's
 #: active-set path, which grows with the features); ``demo --methods all`` skips them above WIDE features
@@ -20,47 +20,18 @@ DEMO_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "IM4E", "Logo", "NCA
 WIDE = 5000
 
 
-def add_parser(subparsers):
-    """Register ``demo`` on the ``knnweights`` command line.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The command line's subcommands.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    demo = subparsers.add_parser(
-        "demo", help="fit the weighters on a bundled dataset, weighted vs plain kNN",
-        description="5-fold CV of weighted kNN (each weighter) against plain kNN on a bundled dataset: a tour of "
-                    "one or two methods per family, or --methods all. On wide data (more than "
-                    f"{WIDE} features) the methods that can take minutes there ({', '.join(SLOW_ON_WIDE)}) are "
-                    "skipped by 'all' unless --methods names them.")
-    demo.add_argument("--dataset", default="ionosphere", help="a bundled dataset (default: ionosphere)")
-    demo.add_argument("--methods", metavar="A,B,...", default=None,
-                      help="weighters, comma-separated, or 'all' (every weighter fast at this size; default: "
-                           f"{','.join(DEMO_METHODS)})")
-    demo.add_argument("-k", type=int, default=3, help="neighbours of the kNN (default: 3)")
-    demo.add_argument("--random-state", type=int, default=0)
-    demo.set_defaults(func=run)
-    return demo
+def _add_arguments(p):
+    """Add the arguments of ``demo``."""
+    p.add_argument("--dataset", default="ionosphere", help="a bundled dataset (default: ionosphere)")
+    p.add_argument("--methods", metavar="A,B,...", default=None,
+                   help="weighters, comma-separated, or 'all' (every weighter fast at this size; default: "
+                        f"{','.join(DEMO_METHODS)})")
+    p.add_argument("-k", type=int, default=3, help="neighbours of the kNN (default: 3)")
+    p.add_argument("--random-state", type=int, default=0)
 
 
-def run(args):
-    """Fit the weighters on a bundled dataset; weighted kNN vs plain kNN.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments.
-
-    Returns
-    -------
-    int
-        The exit status.
-    """
+def _run(args):
+    """Fit the weighters on a bundled dataset, weighted kNN against plain kNN; the exit status."""
     if args.dataset not in list_datasets():
         hint = (f"; for your own file use: knnweights evaluate {args.dataset} --target COLUMN"
                 if os.path.exists(args.dataset) or "." in args.dataset else "")
@@ -101,3 +72,12 @@ def run(args):
                     for _, text, count in collect_warnings(record))
     print_warnings(warn)
     return 0
+
+
+COMMAND = Command(
+    "demo", help="fit the weighters on a bundled dataset, weighted vs plain kNN",
+    description="5-fold CV of weighted kNN (each weighter) against plain kNN on a bundled dataset: a tour of "
+                "one or two methods per family, or --methods all. On wide data (more than "
+                f"{WIDE} features) the methods that can take minutes there ({', '.join(SLOW_ON_WIDE)}) are "
+                "skipped by 'all' unless --methods names them.",
+    run=_run, add_arguments=_add_arguments)

@@ -16,58 +16,28 @@ from ..exceptions import UsageError
 from ..io import fill_median
 from ..plotting.report import write_user_report
 from ._console import print_status, print_warnings, require_packages
-from ._options import add_data_arguments, add_scheduler_argument, build_weighter, parse_cv, parse_methods
+from ._options import Command, add_data_arguments, add_scheduler_argument, build_weighter, parse_cv, parse_methods
 from ._tables import describe_target, load_user_table, rank_with_status, write_table
 
 
-def add_parser(subparsers):
-    """Register ``evaluate`` on the ``knnweights`` command line.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The command line's subcommands.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    ev = subparsers.add_parser(
-        "evaluate", help="repeated CV of weighted kNN against plain kNN on your file, with a report",
-        description="Repeated stratified cross-validation of weighted kNN (one weighter per method) against plain "
-                    "kNN and each other on FILE; corrected resampled t-tests; writes report.md, a self-contained "
-                    "report.html with plots, CSVs and a resumable store to --out.\n\n"
-                    "example: knnweights evaluate genes.csv --target diagnosis --id-col sample --cv 10x10 "
-                    "--n-jobs 4")
-    add_data_arguments(ev)
-    ev.add_argument("--cv", default="10x10", metavar="KxR", help="folds x repeats (default: 10x10)")
-    ev.add_argument("-k", "--n-neighbors", type=int, default=5, help="neighbours of the kNN (default: 5)")
-    ev.add_argument("--test", choices=["corrected", "plain"], default="corrected",
-                    help="corrected resampled t-test (Nadeau & Bengio; default) or the papers' plain paired t-test")
-    ev.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
-    ev.add_argument("--min-diff", type=float, default=0.0,
-                    help="smallest mean difference, in points, that counts as a win (default: 0)")
-    ev.add_argument("--out", metavar="DIR", default=None, help="output folder (default: <file stem>-evaluate)")
-    ev.add_argument("--n-jobs", type=int, default=None, help="cells in parallel on this machine (joblib)")
-    add_scheduler_argument(ev)
-    ev.add_argument("--no-progress", action="store_true", help="no progress line")
-    ev.set_defaults(func=run)
-    return ev
+def _add_arguments(p):
+    """Add the arguments of ``evaluate``."""
+    add_data_arguments(p)
+    p.add_argument("--cv", default="10x10", metavar="KxR", help="folds x repeats (default: 10x10)")
+    p.add_argument("-k", "--n-neighbors", type=int, default=5, help="neighbours of the kNN (default: 5)")
+    p.add_argument("--test", choices=["corrected", "plain"], default="corrected",
+                   help="corrected resampled t-test (Nadeau & Bengio; default) or the papers' plain paired t-test")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    p.add_argument("--min-diff", type=float, default=0.0,
+                   help="smallest mean difference, in points, that counts as a win (default: 0)")
+    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: <file stem>-evaluate)")
+    p.add_argument("--n-jobs", type=int, default=None, help="cells in parallel on this machine (joblib)")
+    add_scheduler_argument(p)
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
-def run(args):
-    """Repeated CV of weighted kNN (each method) against plain kNN on a user's file; report and CSVs.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments.
-
-    Returns
-    -------
-    int
-        The exit status.
-    """
+def _run(args):
+    """Repeated CV of weighted kNN (each method) against plain kNN on a user's file, report and CSVs; exit status."""
     require_packages("matplotlib")
     k, r = parse_cv(args.cv)
     if args.n_neighbors < 1:
@@ -182,3 +152,13 @@ def _run_continuous(args, data, names, k, r):
         fh.write("\n".join(lines) + "\n")
     print(f"report: {os.path.join(out, 'report.md')} (and results.csv, summary.csv, pairwise.csv, ranks.csv in {out})")
     return 0
+
+
+COMMAND = Command(
+    "evaluate", help="repeated CV of weighted kNN against plain kNN on your file, with a report",
+    description="Repeated stratified cross-validation of weighted kNN (one weighter per method) against plain "
+                "kNN and each other on FILE; corrected resampled t-tests; writes report.md, a self-contained "
+                "report.html with plots, CSVs and a resumable store to --out.\n\n"
+                "example: knnweights evaluate genes.csv --target diagnosis --id-col sample --cv 10x10 "
+                "--n-jobs 4",
+    run=_run, add_arguments=_add_arguments)

@@ -8,7 +8,7 @@ from ..evaluation.distributed import scheduler_address
 from ..exceptions import UsageError
 from ..io import read_plink
 from ._console import print_status, print_warnings
-from ._options import WEIGHTERS, add_data_arguments, add_scheduler_argument, parse_methods
+from ._options import WEIGHTERS, Command, add_data_arguments, add_scheduler_argument, parse_methods
 from ._tables import (
     baseline_names,
     describe_target,
@@ -22,63 +22,29 @@ from ._tables import (
 PLINK_METHODS = ("MultiSURF", "ReliefF")
 
 
-def add_parser(subparsers):
-    """Register ``rank`` on the ``knnweights`` command line.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The command line's subcommands.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    rank = subparsers.add_parser(
-        "rank", help="rank the features of your file (CSV/TSV/Parquet/Excel) by each weighter",
-        description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
-                    "weight, signed score and rank (1 = best, no ties), then a univariate baseline (Welch t or "
-                    "ANOVA F for classes, Pearson and Spearman for a continuous target). Prints the top features. "
-                    "A target with non-integer numbers is continuous (--target-type to choose).\n\n"
-                    "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30 "
-                    "--pvalues\n\n"
-                    "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "
-                    f"family (default: {', '.join(PLINK_METHODS)}); the phenotype comes from the .fam file or "
-                    "--pheno.\n\nexample: knnweights rank study.bed --pheno pheno.txt --pheno-col disease")
-    add_data_arguments(rank)
-    rank.add_argument("--out", metavar="FILE", default=None,
-                      help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
-    rank.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
-    rank.add_argument("--pvalues", action="store_true",
-                      help="a p-value and a Benjamini-Hochberg q-value per feature and method: the Relief family's "
-                           "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
-    rank.add_argument("--permutations", type=int, default=199, metavar="B",
-                      help="permutations for the methods without their own p-values (default: 199)")
-    rank.add_argument("--pheno", metavar="FILE", default=None,
-                      help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
-    rank.add_argument("--pheno-col", metavar="NAME", default=None,
-                      help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
-    rank.add_argument("--n-jobs", type=int, default=None,
-                      help="parallel work: permutation refits (joblib), or the compiled kernels' threads for a "
-                           ".bed file (default: all)")
-    add_scheduler_argument(rank)
-    rank.set_defaults(func=run)
-    return rank
+def _add_arguments(p):
+    """Add the arguments of ``rank``."""
+    add_data_arguments(p)
+    p.add_argument("--out", metavar="FILE", default=None,
+                   help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
+    p.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
+    p.add_argument("--pvalues", action="store_true",
+                   help="a p-value and a Benjamini-Hochberg q-value per feature and method: the Relief family's "
+                        "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
+    p.add_argument("--permutations", type=int, default=199, metavar="B",
+                   help="permutations for the methods without their own p-values (default: 199)")
+    p.add_argument("--pheno", metavar="FILE", default=None,
+                   help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
+    p.add_argument("--pheno-col", metavar="NAME", default=None,
+                   help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="parallel work: permutation refits (joblib), or the compiled kernels' threads for a "
+                        ".bed file (default: all)")
+    add_scheduler_argument(p)
 
 
-def run(args):
-    """Rank the features of a user's file by each weighter (fit on all rows).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments.
-
-    Returns
-    -------
-    int
-        The exit status.
-    """
+def _run(args):
+    """Rank the features of a user's file by each weighter (fit on all rows); the exit status."""
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
     if str(args.file).lower().endswith(".bed"):
@@ -136,3 +102,17 @@ def _run_plink(args):
     print_top_features(table, kept, args.top)
     print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) (weight, signed score, rank)")
     return 0
+
+
+COMMAND = Command(
+    "rank", help="rank the features of your file (CSV/TSV/Parquet/Excel) by each weighter",
+    description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
+                "weight, signed score and rank (1 = best, no ties), then a univariate baseline (Welch t or "
+                "ANOVA F for classes, Pearson and Spearman for a continuous target). Prints the top features. "
+                "A target with non-integer numbers is continuous (--target-type to choose).\n\n"
+                "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30 "
+                "--pvalues\n\n"
+                "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "
+                f"family (default: {', '.join(PLINK_METHODS)}); the phenotype comes from the .fam file or "
+                "--pheno.\n\nexample: knnweights rank study.bed --pheno pheno.txt --pheno-col disease",
+    run=_run, add_arguments=_add_arguments)

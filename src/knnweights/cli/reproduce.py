@@ -7,23 +7,11 @@ import sys
 from ..evaluation.distributed import use_scheduler
 from ..reproduce import PAPERS, check_report, reproduce
 from ..reproduce import __doc__ as _REPRODUCE_DOC
-from ._options import add_scheduler_argument
+from ._options import Command, add_scheduler_argument
 
 
-def add_parser(subparsers):
-    """Register ``reproduce`` on the ``knnweights`` command line.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The command line's subcommands.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    p = subparsers.add_parser("reproduce", help="rerun a paper's experiments and compare with its numbers",
-                              description=_REPRODUCE_DOC.split("\n\n")[1] if _REPRODUCE_DOC else None)
+def _add_arguments(p):
+    """Add the arguments of ``reproduce``."""
     p.add_argument("paper", nargs="?", default="all", choices=[*PAPERS, "all"], help="default: all")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="reduced protocol (default): minutes")
@@ -53,23 +41,11 @@ def add_parser(subparsers):
                    help="keep stored cells made by other algorithm versions when N of them per method and dataset (per "
                         "estimator for figure cells), recomputed, give the same results (a refactor that keeps the "
                         "numbers); default 0: recompute them all")
-    p.set_defaults(func=run)
-    return p
 
 
-def run(args):
-    """Run ``reproduce`` as the arguments say, or check a report.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments.
-
-    Returns
-    -------
-    int
-        The exit status: 0, 1 for a report made by other algorithm versions, 2 for bad input.
-    """
+def _run(args):
+    """Run ``reproduce`` as the arguments say, or check a report; the exit status (0, 1 for a report made by
+    other algorithm versions, 2 for bad input)."""
     if args.check_report:
         if not os.path.isfile(args.check_report):
             print(f"knnweights reproduce: error: no report at {args.check_report!r}", file=sys.stderr)
@@ -99,3 +75,8 @@ def run(args):
         print(f"knnweights reproduce: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+COMMAND = Command("reproduce", help="rerun a paper's experiments and compare with its numbers",
+                  description=_REPRODUCE_DOC.split("\n\n")[1] if _REPRODUCE_DOC else None,
+                  run=_run, add_arguments=_add_arguments)

@@ -3,6 +3,23 @@ that say when a line hides another."""
 
 import numpy as np
 
+from ..utils import fill_docstring
+
+#: the parameters and the Returns section that every plot documents alike: ``{axes_params}`` and
+#: ``{axes_returns}`` in a docstring
+axes_doc = fill_docstring(
+    axes_params="""ax : matplotlib Axes, optional
+    Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
+    new Figure, made without pyplot.
+title : str, optional
+    Title of the Axes.
+path : str or path-like, optional
+    Save the figure there as PNG.""",
+    axes_returns="""Returns
+-------
+ax : matplotlib Axes
+    The Axes drawn on (``ax.figure`` is its Figure).""")
+
 
 def _new_axes(ax, figsize):
     if ax is not None:
@@ -12,7 +29,17 @@ def _new_axes(ax, figsize):
     return Figure(figsize=figsize).subplots()
 
 
-def _finish(ax, title, path, legend=True, outside=False):
+def _finish(ax, title, path, legend=True, outside=False, logx=False, xlabel=None, ylabel=None, grid=None):
+    """The common finish of a plot: log x axis, axis labels, grid (``"both"``, ``"x"``, ``"y"``), title,
+    legend (inside or right of the Axes), PNG at ``path``; returns ``ax``."""
+    if logx:
+        ax.set_xscale("log")
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if grid is not None:
+        ax.grid(True, axis=grid, alpha=0.3)
     if title:
         ax.set_title(title)
     if legend and ax.get_legend_handles_labels()[0]:

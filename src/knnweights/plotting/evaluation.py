@@ -9,11 +9,12 @@ Figure) and saves a PNG when ``path`` is given.
 import numpy as np
 
 from ..evaluation.results import as_records
-from ._common import _coinciding_labels, _finish, _new_axes
+from ._common import _coinciding_labels, _finish, _new_axes, axes_doc
 
 __all__ = ["plot_accuracy_boxplots", "plot_win_tie_loss", "plot_elimination_curves"]
 
 
+@axes_doc
 def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy", ax=None, title=None, path=None):
     """Boxplots of the per-cell accuracies of each method (one group of boxes per dataset).
 
@@ -27,18 +28,9 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
         Methods and their order (default: order of appearance).
     value : str, default="accuracy"
         Column plotted (e.g. ``"score"``).
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
 
-    Returns
-    -------
-    ax : matplotlib Axes
-        The Axes drawn on (``ax.figure`` is its Figure).
+    {axes_returns}
     """
     rows = as_records(results)
     if dataset is not None:
@@ -79,11 +71,10 @@ def plot_accuracy_boxplots(results, dataset=None, methods=None, value="accuracy"
         ax.set_xticks(range(nm))
         ax.set_xticklabels(methods, rotation=30, ha="right")
         ax.set_xlabel(f"method ({datasets[0]})")
-    ax.set_ylabel(f"{value} (%) per fold" if value == "accuracy" else value)
-    ax.grid(True, axis="y", alpha=0.3)
-    return _finish(ax, title, path)
+    return _finish(ax, title, path, ylabel=f"{value} (%) per fold" if value == "accuracy" else value, grid="y")
 
 
+@axes_doc
 def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
     """Stacked bars of wins, ties and losses of each method against the reference.
 
@@ -95,18 +86,9 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
         tables.
     reference : str, optional
         Name of the reference method, for the axis label.
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
 
-    Returns
-    -------
-    ax : matplotlib Axes
-        The Axes drawn on (``ax.figure`` is its Figure).
+    {axes_returns}
     """
     rows = list(table)
     if not rows:
@@ -130,11 +112,11 @@ def plot_win_tie_loss(table, reference=None, ax=None, title=None, path=None):
     from matplotlib.ticker import MaxNLocator  # optional: matplotlib
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("number of datasets (win / tie / loss)")
-    ax.set_ylabel("method" + (f" vs {reference}" if reference else ""))
-    return _finish(ax, title, path, outside=True)
+    return _finish(ax, title, path, outside=True, xlabel="number of datasets (win / tie / loss)",
+                   ylabel="method" + (f" vs {reference}" if reference else ""))
 
 
+@axes_doc
 def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
     """Accuracy against the number of features kept, one line per method.
 
@@ -145,20 +127,11 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
         ``counts_`` and internal-CV ``cv_scores_``, chosen count marked), or a mapping
         with ``n_features`` and ``accuracy`` (percent; or ``mean`` as a fraction, as
         ``top_feature_curve`` gives) and optionally ``std``.
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
     logx : bool, default=True
         Logarithmic x axis (halving visits 2000, 1000, ..., 31).
 
-    Returns
-    -------
-    ax : matplotlib Axes
-        The Axes drawn on (``ax.figure`` is its Figure).
+    {axes_returns}
     """
     if not curves:
         raise ValueError("no curves to plot.")
@@ -199,7 +172,4 @@ def plot_elimination_curves(curves, ax=None, title=None, path=None, logx=True):
             ax.set_xticks(sorted(xs))
             ax.xaxis.set_minor_formatter(NullFormatter())
         ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.set_xlabel("number of features kept")
-    ax.set_ylabel("accuracy (%)")
-    ax.grid(True, alpha=0.3)
-    return _finish(ax, title, path)
+    return _finish(ax, title, path, xlabel="number of features kept", ylabel="accuracy (%)", grid="both")

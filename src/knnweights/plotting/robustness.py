@@ -1,10 +1,11 @@
 """Plot error against the number of irrelevant features (LH-RELIEF, Figs. 1b and 2)."""
 
-from ._common import _coinciding_labels, _finish, _new_axes
+from ._common import _coinciding_labels, _finish, _new_axes, axes_doc
 
 __all__ = ["plot_irrelevant_feature_curve"]
 
 
+@axes_doc
 def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_std=True, percent=True):
     """One line per method: CV error against the number of appended noise features.
 
@@ -15,22 +16,13 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
         :func:`knnweights.evaluation.robustness.irrelevant_feature_curve` (anything
         with ``counts``, ``mean_error`` and optionally ``std_error``), or a single such
         result.
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
     show_std : bool, default=True
         Error bars of one standard deviation over the repeats.
     percent : bool, default=True
         Show the error in percent.
 
-    Returns
-    -------
-    ax : matplotlib Axes
-        The Axes drawn on (``ax.figure`` is its Figure).
+    {axes_returns}
     """
     ax = _new_axes(ax, (6, 4))
     if "counts" in results:
@@ -45,7 +37,5 @@ def plot_irrelevant_feature_curve(results, ax=None, title=None, path=None, show_
         std = scale * r["std_error"] if show_std and "std_error" in r else None
         ax.errorbar(r["counts"], mean, yerr=std, marker="o", ms=4, capsize=3, label=label or None,
                     linestyle="--" if dash else "-")
-    ax.set_xlabel("number of irrelevant features added")
-    ax.set_ylabel("classification error (%)" if percent else "classification error")
-    ax.grid(True, alpha=0.3)
-    return _finish(ax, title, path)
+    return _finish(ax, title, path, xlabel="number of irrelevant features added",
+                   ylabel="classification error (%)" if percent else "classification error", grid="both")

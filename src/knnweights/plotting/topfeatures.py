@@ -1,10 +1,11 @@
 """Plot accuracy against the number of top-ranked features (the EFW paper's Fig. 2)."""
 
-from ._common import _coinciding_labels, _finish, _new_axes
+from ._common import _coinciding_labels, _finish, _new_axes, axes_doc
 
 __all__ = ["plot_top_feature_curves"]
 
 
+@axes_doc
 def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=True, logx=False):
     """One line per method: mean CV accuracy against the number of top features.
 
@@ -13,22 +14,13 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
     curves : dict
         Method name -> result of :func:`knnweights.evaluation.topfeatures.top_feature_curve`
         (anything with ``n_features``, ``mean`` and optionally ``std``).
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
     show_std : bool, default=True
         Shade mean +- one standard deviation over the folds.
     logx : bool, default=False
         Logarithmic x axis (for grids such as 1, 2, 5, ..., 2000 on gene data).
 
-    Returns
-    -------
-    ax : matplotlib Axes
-        The Axes drawn on (``ax.figure`` is its Figure).
+    {axes_returns}
     """
     ax = _new_axes(ax, (6, 4))
     names = list(curves)
@@ -42,9 +34,5 @@ def plot_top_feature_curves(curves, ax=None, title=None, path=None, show_std=Tru
         if show_std and "std" in c:
             std = 100 * c["std"]
             ax.fill_between(x, mean - std, mean + std, color=line.get_color(), alpha=0.12)
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel("number of top-ranked features")
-    ax.set_ylabel("accuracy (%), cross-validated")
-    ax.grid(True, alpha=0.3)
-    return _finish(ax, title, path)
+    return _finish(ax, title, path, logx=logx, xlabel="number of top-ranked features",
+                   ylabel="accuracy (%), cross-validated", grid="both")

@@ -7,11 +7,12 @@ the Axes and saves a PNG when ``path`` is given.
 
 import numpy as np
 
-from ._common import _finish, _new_axes
+from ._common import _finish, _new_axes, axes_doc
 
 __all__ = ["plot_weight_profiles", "plot_pairwise_differences", "plot_top_feature_ranks"]
 
 
+@axes_doc
 def plot_weight_profiles(weights, ax=None, title=None, path=None, logx=True):
     """Each method's weights, sorted from the largest down and divided by the largest.
 
@@ -22,20 +23,11 @@ def plot_weight_profiles(weights, ax=None, title=None, path=None, logx=True):
     ----------
     weights : dict
         Method name -> weights of shape (n_features,) (non-negative).
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
     logx : bool, default=True
         Logarithmic rank axis (for thousands of features).
 
-    Returns
-    -------
-    ax : matplotlib Axes
-        The Axes drawn on (``ax.figure`` is its Figure).
+    {axes_returns}
     """
     if not weights:
         raise ValueError("no weights to plot.")
@@ -44,14 +36,10 @@ def plot_weight_profiles(weights, ax=None, title=None, path=None, logx=True):
         w = np.sort(np.asarray(w, dtype=np.float64).ravel())[::-1]
         top = w[0] if w.size and w[0] > 0 else 1.0
         ax.plot(np.arange(1, w.size + 1), w / top, lw=1.5, label=name)
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel("feature rank")
-    ax.set_ylabel("weight / largest weight")
-    ax.grid(True, alpha=0.3)
-    return _finish(ax, title, path)
+    return _finish(ax, title, path, logx=logx, xlabel="feature rank", ylabel="weight / largest weight", grid="both")
 
 
+@axes_doc
 def plot_pairwise_differences(pairs, methods=None, ax=None, title=None, path=None):
     """Matrix of mean accuracy differences (row minus column), significant outcomes marked.
 
@@ -62,13 +50,7 @@ def plot_pairwise_differences(pairs, methods=None, ax=None, title=None, path=Non
         (``method``, ``other``, ``diff``, ``p``, ``outcome``).
     methods : list of str, optional
         Row / column order (default: order of appearance).
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
 
     Returns
     -------
@@ -109,6 +91,7 @@ def plot_pairwise_differences(pairs, methods=None, ax=None, title=None, path=Non
     return _finish(ax, title, path, legend=False)
 
 
+@axes_doc
 def plot_top_feature_ranks(table, methods, n_top=20, ax=None, title=None, path=None):
     """The rank each method gives to the ``n_top`` first features of a rank table.
 
@@ -121,13 +104,7 @@ def plot_top_feature_ranks(table, methods, n_top=20, ax=None, title=None, path=N
         Methods to show; each needs a ``<method>_rank`` column.
     n_top : int, default=20
         Number of features shown, from the top of ``table``.
-    ax : matplotlib Axes, optional
-        Axes to draw on (e.g. one panel of a larger figure); default: the Axes of a
-        new Figure, made without pyplot.
-    title : str, optional
-        Title of the Axes.
-    path : str or path-like, optional
-        Save the figure there as PNG.
+    {axes_params}
 
     Returns
     -------
@@ -146,7 +123,4 @@ def plot_top_feature_ranks(table, methods, n_top=20, ax=None, title=None, path=N
     ax.set_yticks(yy)
     ax.set_yticklabels([str(f) for f in top["feature"]], fontsize="small")
     ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("rank given by the method (1 = best)")
-    ax.grid(True, axis="x", alpha=0.3)
-    return _finish(ax, title, path, outside=True)
+    return _finish(ax, title, path, outside=True, logx=True, xlabel="rank given by the method (1 = best)", grid="x")
