@@ -48,7 +48,7 @@ def test_batched_k_equals_one_search_per_k(seed, sparse):
 
 
 def test_path_errors_equal_one_prediction_per_theta_and_k():
-    from knnweights.reproduce.sqpfw import _path_errors
+    from knnweights.evaluation.model_selection import sqpfw_path_errors
     from knnweights.weighters.sqpfw import SQPFW
 
     rng = np.random.RandomState(0)
@@ -57,7 +57,7 @@ def test_path_errors_equal_one_prediction_per_theta_and_k():
     Xtr, ytr, Xev, yev = X[:60], y[:60], X[60:], y[60:]
     thetas = list(np.logspace(-3, 3, 25)) + [1.0, 1.0]  # repeated thetas share one search
     ks = (1, 3, 5)
-    err, W = _path_errors(Xtr, ytr, Xev, yev, thetas, ks, 2, None)
+    err, W, _ = sqpfw_path_errors(Xtr, ytr, Xev, yev, thetas, ks, kappa=2, lambda_=2)
     Wref = SQPFW(kappa=2, lambda_=2).path(Xtr, ytr, thetas=thetas)(np.asarray(thetas))
     np.testing.assert_array_equal(W, Wref)
     classes = np.unique(ytr)
