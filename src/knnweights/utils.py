@@ -26,6 +26,43 @@ __all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "pro
            "validate_params", "fill_docstring"]
 
 
+# -- docstrings -------------------------------------------------------------------------------------
+def fill_docstring(**fragments):
+    """Decorator: each docstring line that is only ``{name}`` becomes ``fragments[name]``, indented as that line.
+
+    One text for what several functions document alike (the parameters of every plot's Axes, the
+    arguments of every paper's ``figures``): the rendered docstring is whole, and the source says
+    where the shared text goes.
+
+    Parameters
+    ----------
+    **fragments : str
+        Name -> text, its first line flush left and the lines under it indented relative to it (a
+        numpydoc parameter: ``"name : type\n    Description."``).
+
+    Returns
+    -------
+    callable
+        The decorator: it fills the ``__doc__`` of a function or class and returns it.
+    """
+    def fill(obj):
+        if obj.__doc__ is None:  # docstrings stripped (python -OO)
+            return obj
+        lines = []
+        for line in obj.__doc__.split("\n"):
+            key = line.strip()
+            if key[:1] == "{" and key[-1:] == "}" and key[1:-1] in fragments:
+                indent = line[:len(line) - len(line.lstrip())]
+                lines.extend(indent + t if t else t for t in fragments[key[1:-1]].split("\n"))
+            else:
+                lines.append(line)
+        obj.__doc__ = "\n".join(lines)
+        return obj
+
+    return fill
+
+
+# -- input checks -----------------------------------------------------------------------------------
 def format_label(c):
     """A class label as the user wrote it, for messages: ``repr`` of NumPy scalars as plain values.
 
@@ -100,6 +137,14 @@ def _first_non_numeric(values):
     return None
 
 
+#: the parameters of the column checks: ``{input}`` (the input and its name in the messages)
+_column_check_doc = fill_docstring(input="""X : array-like of shape (n_samples, n_features)
+    The input (a DataFrame, an array or nested lists).
+what : str, default="X"
+    The input's name in the message.""")
+
+
+@_column_check_doc
 def check_numeric_columns(X, what="X"):
     """Raise a ``ValueError`` naming the first column of ``X`` that holds a non-numeric value.
 
@@ -108,10 +153,7 @@ def check_numeric_columns(X, what="X"):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        The input (a DataFrame, an array or nested lists).
-    what : str, default="X"
-        The input's name in the message.
+    {input}
     """
     names = column_names(X)
     if names is not None:
@@ -148,6 +190,7 @@ def _raise_non_numeric(what, label, value):
     )
 
 
+@_column_check_doc
 def check_finite_columns(X, what="X", allow_nan=False):
     """Raise a ``ValueError`` naming the first column that holds NaN or infinity.
 
@@ -156,10 +199,7 @@ def check_finite_columns(X, what="X", allow_nan=False):
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        The input (a DataFrame, an array or nested lists).
-    what : str, default="X"
-        The input's name in the message.
+    {input}
     allow_nan : bool, default=False
         Refuse only infinity (NaN is left to the caller).
     """
@@ -398,40 +438,6 @@ def validate_params(estimator):
         if not any(c.is_satisfied_by(value) for c in accepted):
             raise InvalidParameterError(f"The {name!r} parameter of {type(estimator).__name__} must be "
                                         f"{_one_of(accepted)}. Got {value!r} instead.")
-
-
-# -- docstrings -------------------------------------------------------------------------------------
-def fill_docstring(**fragments):
-    """Decorator: each docstring line that is only ``{name}`` becomes ``fragments[name]``, indented as that line.
-
-    One text for what several functions document alike (the parameters of every plot's Axes, the
-    arguments of every paper's ``figures``): the rendered docstring is whole, and the source says
-    where the shared text goes.
-
-    Parameters
-    ----------
-    **fragments : str
-        Name -> text, its first line flush left and the lines under it indented relative to it (a
-        numpydoc parameter: ``"name : type\n    Description."``).
-
-    Returns
-    -------
-    callable
-        The decorator: it fills the ``__doc__`` of a function or class and returns it.
-    """
-    def fill(obj):
-        lines = []
-        for line in obj.__doc__.split("\n"):
-            key = line.strip()
-            if key[:1] == "{" and key[-1:] == "}" and key[1:-1] in fragments:
-                indent = line[:len(line) - len(line.lstrip())]
-                lines.extend(indent + t if t else t for t in fragments[key[1:-1]].split("\n"))
-            else:
-                lines.append(line)
-        obj.__doc__ = "\n".join(lines)
-        return obj
-
-    return fill
 
 
 # -- progress ----------------------------------------------------------------------------------------

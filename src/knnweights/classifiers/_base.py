@@ -1,13 +1,21 @@
-"""What the lazy classifiers share: validating and encoding the training set, the queries' parameter docs."""
+"""What the lazy classifiers share: validating and encoding the training set, the methods' parameter docs."""
 
 import numpy as np
 
 from ..utils import fill_docstring, validate_params
 from ..weighters._validation import encode_classes, validate_training_data
 
-#: the Parameters section of the methods that take queries: ``{query_params}`` in a docstring, and
-#: ``{weighted_query_params}`` for a weighted kNN's queries (given in the original feature space)
-query_doc = fill_docstring(query_params="""Parameters
+#: the parameter docs of the classifiers' methods: ``{fit_X}`` (the Parameters heading and the training
+#: samples ``X`` of a ``fit``, whose ``y`` line follows it), ``{fit_returns}`` (its Returns section),
+#: ``{query_params}`` (the Parameters section of a method that takes queries) and
+#: ``{weighted_query_params}`` (a weighted kNN's queries, given in the original feature space)
+method_doc = fill_docstring(fit_X="""Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+    Training samples.""", fit_returns="""Returns
+-------
+self : estimator
+    The fitted estimator.""", query_params="""Parameters
 ----------
 X : array-like of shape (n_queries, n_features)
     Query samples.""", weighted_query_params="""Parameters

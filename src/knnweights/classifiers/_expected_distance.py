@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.neighbors import distance_chunks
 from ..utils import HasMethods, Interval
 from ..weighters._validation import validate_query_data
-from ._base import query_doc, validate_training_set
+from ._base import method_doc, validate_training_set
 
 __all__ = ["ExpectedDistanceClassifier", "expected_class_distances"]
 
@@ -125,6 +125,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("weights must be finite and non-negative")
         return w
 
+    @method_doc
     def fit(self, X, y):
         """Store the training data and resolve the feature weights.
 
@@ -135,17 +136,14 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels of the training samples.
 
-        Returns
-        -------
-        self : ExpectedDistanceClassifier
-            The fitted classifier.
+        {fit_returns}
         """
         X, y, self._codes = validate_training_set(self, X, y)
         self.weights_ = self._resolve_weights(X, y)
         self.X_fit_ = X
         return self
 
-    @query_doc
+    @method_doc
     def expected_distances(self, X):
         """``Psi_c`` of eq. (10) for every query and class.
 
@@ -163,7 +161,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             out[s:e] = expected_class_distances(D, self._codes, len(self.classes_), float(self.sigma))
         return out
 
-    @query_doc
+    @method_doc
     def decision_function(self, X):
         """``-Psi`` (larger is more likely); for two classes the score of ``classes_[1]``.
 
@@ -180,7 +178,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
             return psi[:, 0] - psi[:, 1]
         return -psi
 
-    @query_doc
+    @method_doc
     def predict(self, X):
         """The class of smallest expected distance (eq. 10).
 

@@ -11,7 +11,7 @@ from ..engine.neighbors import nearest_by_class
 from ..utils import Interval, StrOptions, fill_docstring
 from ..weighters import check_class_neighbors
 from ..weighters._validation import validate_query_data
-from ._base import query_doc, validate_training_set
+from ._base import method_doc, validate_training_set
 
 __all__ = ["HKNN", "CKNN"]
 
@@ -47,20 +47,15 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         "small_classes": [StrOptions({"clamp", "error"})],
     }
 
+    @method_doc
     def fit(self, X, y):
         """Store the training set (lazy learner).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
+        {fit_X}
         y : array-like of shape (n_samples,)
             Class labels.
 
-        Returns
-        -------
-        self : estimator
-            The fitted classifier.
+        {fit_returns}
         """
         X, _, self._fit_codes = validate_training_set(self, X, y)
         check_class_neighbors(self.n_neighbors, self._fit_codes, self.classes_, need_hits=True, own_excluded=False,
@@ -69,7 +64,7 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
         self._class_counts = np.bincount(self._fit_codes, minlength=len(self.classes_))
         return self
 
-    @query_doc
+    @method_doc
     def class_distances(self, X):
         """Distance from each query to the local hyperplane / hull of every class.
 
@@ -98,7 +93,7 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
                 out[s:e, c] = self._local_distance(X[s:e], N)
         return out
 
-    @query_doc
+    @method_doc
     def predict(self, X):
         """Predict the class whose local model is nearest (ties: the first class).
 

@@ -16,9 +16,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.neighbors import nearest
-from ..utils import HasMethods, Interval, StrOptions, validate_params
+from ..utils import HasMethods, Interval, StrOptions, fill_docstring, validate_params
 from ..weighters._validation import validate_query_data, validate_training_data
-from ._base import query_doc, validate_training_set
+from ._base import method_doc, validate_training_set
 
 __all__ = ["KNNClassifier", "KNNRegressor", "WeightedKNN", "WeightedKNNRegressor", "class_votes", "majority_class",
            "predict_weighted_knn", "predict_weighted_knn_ks"]
@@ -73,6 +73,22 @@ def majority_class(votes, classes):
     return np.asarray(classes)[np.argmax(votes, axis=1)]
 
 
+#: the parameters of :func:`predict_weighted_knn` and :func:`predict_weighted_knn_ks`: ``{search}`` (the
+#: neighbour search's data and weights) and ``{labels}`` (the classes voted for)
+_vote_doc = fill_docstring(search="""X_train : ndarray of shape (n_train, n_features)
+    Training samples.
+codes_train : ndarray of shape (n_train,)
+    Their class codes, ``0 .. n_classes - 1``.
+X_query : ndarray of shape (n_queries, n_features)
+    Samples to classify.
+w : ndarray of shape (n_features,)
+    Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.""", labels="""n_classes : int
+    Number of classes.
+classes : array-like of shape (n_classes,)
+    The class labels, in code order.""")
+
+
+@_vote_doc
 def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classes, classes):
     """Majority vote of the ``n_neighbors`` nearest training samples under ``d_w`` (L2sq).
 
@@ -81,20 +97,10 @@ def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classe
 
     Parameters
     ----------
-    X_train : ndarray of shape (n_train, n_features)
-        Training samples.
-    codes_train : ndarray of shape (n_train,)
-        Their class codes, ``0 .. n_classes - 1``.
-    X_query : ndarray of shape (n_queries, n_features)
-        Samples to classify.
-    w : ndarray of shape (n_features,)
-        Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.
+    {search}
     n_neighbors : int
         Neighbours voting.
-    n_classes : int
-        Number of classes.
-    classes : array-like of shape (n_classes,)
-        The class labels, in code order.
+    {labels}
 
     Returns
     -------
@@ -104,6 +110,7 @@ def predict_weighted_knn(X_train, codes_train, X_query, w, n_neighbors, n_classe
     return predict_weighted_knn_ks(X_train, codes_train, X_query, w, (n_neighbors,), n_classes, classes)[0]
 
 
+@_vote_doc
 def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, classes):
     """:func:`predict_weighted_knn` for every ``k`` in ``ks`` from one neighbour search.
 
@@ -114,20 +121,10 @@ def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, cla
 
     Parameters
     ----------
-    X_train : ndarray of shape (n_train, n_features)
-        Training samples.
-    codes_train : ndarray of shape (n_train,)
-        Their class codes, ``0 .. n_classes - 1``.
-    X_query : ndarray of shape (n_queries, n_features)
-        Samples to classify.
-    w : ndarray of shape (n_features,)
-        Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.
+    {search}
     ks : sequence of int
         Neighbour counts to predict with.
-    n_classes : int
-        Number of classes.
-    classes : array-like of shape (n_classes,)
-        The class labels, in code order.
+    {labels}
 
     Returns
     -------
@@ -141,26 +138,21 @@ def predict_weighted_knn_ks(X_train, codes_train, X_query, w, ks, n_classes, cla
 class _PlainKNN(BaseEstimator):
     """Plain kNN on the library's neighbour engine: the stored training set and its neighbour search."""
 
+    @method_doc
     def fit(self, X, y):
         """Store the training set (a lazy learner).
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
+        {fit_X}
         y : array-like of shape (n_samples,)
             Class labels (:class:`KNNClassifier`) or continuous targets (:class:`KNNRegressor`).
 
-        Returns
-        -------
-        self : estimator
-            The fitted estimator.
+        {fit_returns}
         """
         X, self._fit_y = self._training_set(X, y)
         self._fit_X = np.ascontiguousarray(X)
         return self
 
-    @query_doc
+    @method_doc
     def kneighbors(self, X):
         """The ``n_neighbors`` nearest training samples of each query.
 
@@ -250,7 +242,7 @@ class KNNClassifier(_MajorityVote, _PlainKNN):
         X, _, codes = validate_training_set(self, X, y, dtype=[np.float64, np.float32])
         return X, codes
 
-    @query_doc
+    @method_doc
     def predict_proba(self, X):
         """Each class's share of the ``n_neighbors`` nearest training samples.
 
@@ -312,7 +304,7 @@ class KNNRegressor(RegressorMixin, _PlainKNN):
         X, y = validate_training_data(self, X, y, ensure_min_samples=1, y_numeric=True)
         return X, np.asarray(y, dtype=np.float64)
 
-    @query_doc
+    @method_doc
     def predict(self, X):
         """The (inverse-distance weighted) mean target of each query's ``n_neighbors`` nearest.
 
@@ -347,24 +339,19 @@ class _WeightedPlainKNN(BaseEstimator):
     #: the ``target_type`` set on a weighter that has one (``None``: the weighter's own)
     _target_type = None
 
+    @method_doc
     def fit(self, X, y):
         """Fit the weighter on ``(X, y)``, then the plain kNN on its ``transform``.
 
         For the regression (:class:`WeightedKNNRegressor`) a weighter with a ``target_type``
         parameter is set to ``"continuous"``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
+        {fit_X}
         y : array-like of shape (n_samples,)
             Class labels, or continuous targets for the regression; the weighter learns its
             weights from them too.
 
-        Returns
-        -------
-        self : estimator
-            The fitted estimator.
+        {fit_returns}
         """
         validate_params(self)
         self.weighter_ = clone(self.weighter)
@@ -420,7 +407,7 @@ class WeightedKNN(_MajorityVote, _WeightedPlainKNN):
     def _plain_knn(self, metric):
         return KNNClassifier(n_neighbors=self.n_neighbors, metric=metric)
 
-    @query_doc
+    @method_doc
     def predict_proba(self, X):
         """Class probabilities of the kNN vote: each class's share of the ``n_neighbors`` nearest.
 
@@ -489,7 +476,7 @@ class WeightedKNNRegressor(RegressorMixin, _WeightedPlainKNN):
     def _plain_knn(self, metric):
         return KNNRegressor(n_neighbors=self.n_neighbors, weights=self.weights, metric=metric)
 
-    @query_doc
+    @method_doc
     def predict(self, X):
         """Predict the target of each row of ``X``.
 

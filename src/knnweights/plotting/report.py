@@ -30,6 +30,31 @@ def _format_value(v, decimals=2):
     return str(v)
 
 
+def _render_blocks(blocks, render):
+    """Each block rendered by ``render[kind]`` called with the block's fields after its kind."""
+    out = []
+    for kind, *fields in blocks:
+        if kind not in render:
+            raise ValueError(f"unknown block {kind!r}.")
+        out.append(render[kind](*fields))
+    return out
+
+
+def _markdown_table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(_format_value(c).replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+_MARKDOWN = {
+    "h": lambda level, text: "#" * level + " " + text,
+    "p": lambda text: text,
+    "pre": lambda text: "```\n" + text.rstrip("\n") + "\n```",
+    "table": _markdown_table,
+    "img": lambda path, caption: f"![{caption}]({os.path.basename(path)})",
+}
+
+
 def render_markdown(blocks):
     """Markdown text of a list of blocks.
 
@@ -44,25 +69,7 @@ def render_markdown(blocks):
     text : str
         The Markdown document.
     """
-    out = []
-    for b in blocks:
-        kind = b[0]
-        if kind == "h":
-            out.append("#" * b[1] + " " + b[2])
-        elif kind == "p":
-            out.append(b[1])
-        elif kind == "pre":
-            out.append("```\n" + b[1].rstrip("\n") + "\n```")
-        elif kind == "table":
-            header, rows = b[1], b[2]
-            lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-            lines += ["| " + " | ".join(_format_value(c).replace("|", "\\|") for c in r) + " |" for r in rows]
-            out.append("\n".join(lines))
-        elif kind == "img":
-            out.append(f"![{b[2]}]({os.path.basename(b[1])})")
-        else:
-            raise ValueError(f"unknown block {kind!r}.")
-    return "\n\n".join(out) + "\n"
+    return "\n\n".join(_render_blocks(blocks, _MARKDOWN)) + "\n"
 
 
 _CSS = """body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:1000px;margin:2em auto;
@@ -77,6 +84,28 @@ def _inline(text):
     """HTML of a paragraph: escaped, with ``code`` spans from backticks."""
     parts = html.escape(text).split("`")
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _html_table(header, rows):
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_format_value(c))}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _html_figure(path, caption):
+    with open(path, "rb") as fh:
+        data = base64.b64encode(fh.read()).decode("ascii")
+    cap = html.escape(caption)
+    return f'<figure><img alt="{cap}" src="data:image/png;base64,{data}"><figcaption>{cap}</figcaption></figure>'
+
+
+_HTML = {
+    "h": lambda level, text: f"<h{level}>{html.escape(text)}</h{level}>",
+    "p": lambda text: f"<p>{_inline(text)}</p>",
+    "pre": lambda text: f"<pre>{html.escape(text)}</pre>",
+    "table": _html_table,
+    "img": _html_figure,
+}
 
 
 def render_html(blocks, title):
@@ -94,28 +123,7 @@ def render_html(blocks, title):
     page : str
         The HTML document.
     """
-    body = []
-    for b in blocks:
-        kind = b[0]
-        if kind == "h":
-            body.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
-        elif kind == "p":
-            body.append(f"<p>{_inline(b[1])}</p>")
-        elif kind == "pre":
-            body.append(f"<pre>{html.escape(b[1])}</pre>")
-        elif kind == "table":
-            head = "".join(f"<th>{html.escape(str(h))}</th>" for h in b[1])
-            rows = "".join("<tr>" + "".join(f"<td>{html.escape(_format_value(c))}</td>" for c in r) + "</tr>"
-                           for r in b[2])
-            body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-        elif kind == "img":
-            with open(b[1], "rb") as fh:
-                data = base64.b64encode(fh.read()).decode("ascii")
-            cap = html.escape(b[2])
-            body.append(f'<figure><img alt="{cap}" src="data:image/png;base64,{data}">'
-                        f"<figcaption>{cap}</figcaption></figure>")
-        else:
-            raise ValueError(f"unknown block {kind!r}.")
+    body = _render_blocks(blocks, _HTML)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
