@@ -138,7 +138,8 @@ def _first_non_numeric(values):
 
 
 #: the parameters of the column checks: ``{input}`` (the input and its name in the messages)
-_column_check_doc = fill_docstring(input="""X : array-like of shape (n_samples, n_features)
+_column_check_doc = fill_docstring(
+    input="""X : array-like of shape (n_samples, n_features)
     The input (a DataFrame, an array or nested lists).
 what : str, default="X"
     The input's name in the message.""")

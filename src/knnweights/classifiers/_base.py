@@ -7,21 +7,30 @@ from ..weighters._validation import encode_classes, validate_training_data
 
 #: the parameter docs of the classifiers' methods: ``{fit_X}`` (the Parameters heading and the training
 #: samples ``X`` of a ``fit``, whose ``y`` line follows it), ``{fit_returns}`` (its Returns section),
-#: ``{query_params}`` (the Parameters section of a method that takes queries) and
-#: ``{weighted_query_params}`` (a weighted kNN's queries, given in the original feature space)
-method_doc = fill_docstring(fit_X="""Parameters
+#: ``{query_params}`` (the Parameters section of a method that takes queries),
+#: ``{weighted_query_params}`` (a weighted kNN's queries, given in the original feature space) and
+#: ``{proba_returns}`` (the Returns section of a kNN vote's ``predict_proba``)
+method_doc = fill_docstring(
+    fit_X="""Parameters
 ----------
 X : array-like of shape (n_samples, n_features)
-    Training samples.""", fit_returns="""Returns
+    Training samples.""",
+    fit_returns="""Returns
 -------
 self : estimator
-    The fitted estimator.""", query_params="""Parameters
+    The fitted estimator.""",
+    query_params="""Parameters
 ----------
 X : array-like of shape (n_queries, n_features)
-    Query samples.""", weighted_query_params="""Parameters
+    Query samples.""",
+    weighted_query_params="""Parameters
 ----------
 X : array-like of shape (n_queries, n_features)
-    Query samples, in the original (unweighted) feature space.""")
+    Query samples, in the original (unweighted) feature space.""",
+    proba_returns="""Returns
+-------
+proba : ndarray of shape (n_queries, n_classes)
+    Fraction of each query's neighbours in each class of ``classes_``.""")
 
 
 def validate_training_set(estimator, X, y, dtype=np.float64):

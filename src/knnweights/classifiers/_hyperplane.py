@@ -19,12 +19,16 @@ __all__ = ["HKNN", "CKNN"]
 _BLOCK_ELEMS = 2_000_000
 
 
-#: what HKNN and CKNN document alike: ``{small_classes}`` (the parameter) and ``{attributes}`` (the
-#: Attributes and References sections)
-_local_doc = fill_docstring(small_classes="""small_classes : {"clamp", "error"}, default="clamp"
+#: what HKNN and CKNN document alike: ``{n_neighbors}`` and ``{small_classes}`` (the parameters) and
+#: ``{attributes}`` (the Attributes and References sections)
+_local_doc = fill_docstring(
+    n_neighbors="""n_neighbors : int, default=5
+    ``K`` (per class).""",
+    small_classes="""small_classes : {"clamp", "error"}, default="clamp"
     ``n_neighbors`` above a class's size: ``"clamp"`` builds that class's local
     model from all its samples, with a ``UserWarning`` at ``fit`` (as
-    :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.""", attributes="""Attributes
+    :class:`~knnweights.ReliefF`); ``"error"`` raises a ``ValueError``.""",
+    attributes="""Attributes
 ----------
 classes_ : ndarray of shape (n_classes,)
 n_features_in_ : int
@@ -129,8 +133,7 @@ class HKNN(_LocalDistanceClassifier):
 
     Parameters
     ----------
-    n_neighbors : int, default=5
-        ``K`` (per class).
+    {n_neighbors}
     alpha : float, default=1.0
         ``lambda``, the ridge penalty on the hyperplane coefficients.
     {small_classes}
@@ -220,8 +223,7 @@ class CKNN(_LocalDistanceClassifier):
 
     Parameters
     ----------
-    n_neighbors : int, default=5
-        ``K`` (per class).
+    {n_neighbors}
     {small_classes}
 
     {attributes}

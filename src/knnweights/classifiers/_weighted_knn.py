@@ -75,14 +75,16 @@ def majority_class(votes, classes):
 
 #: the parameters of :func:`predict_weighted_knn` and :func:`predict_weighted_knn_ks`: ``{search}`` (the
 #: neighbour search's data and weights) and ``{labels}`` (the classes voted for)
-_vote_doc = fill_docstring(search="""X_train : ndarray of shape (n_train, n_features)
+_vote_doc = fill_docstring(
+    search="""X_train : ndarray of shape (n_train, n_features)
     Training samples.
 codes_train : ndarray of shape (n_train,)
     Their class codes, ``0 .. n_classes - 1``.
 X_query : ndarray of shape (n_queries, n_features)
     Samples to classify.
 w : ndarray of shape (n_features,)
-    Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.""", labels="""n_classes : int
+    Feature weights of the distance ``sum_f w_f (x_f - z_f)^2``.""",
+    labels="""n_classes : int
     Number of classes.
 classes : array-like of shape (n_classes,)
     The class labels, in code order.""")
@@ -248,10 +250,7 @@ class KNNClassifier(_MajorityVote, _PlainKNN):
 
         {query_params}
 
-        Returns
-        -------
-        proba : ndarray of shape (n_queries, n_classes)
-            Fraction of each query's neighbours in each class of ``classes_``.
+        {proba_returns}
         """
         idx, _ = self.kneighbors(X)
         return class_votes(idx, self._fit_y, len(self.classes_)) / float(self.n_neighbors)
@@ -413,10 +412,7 @@ class WeightedKNN(_MajorityVote, _WeightedPlainKNN):
 
         {weighted_query_params}
 
-        Returns
-        -------
-        proba : ndarray of shape (n_queries, n_classes)
-            Fraction of each query's neighbours in each class of ``classes_``.
+        {proba_returns}
         """
         X = self._weighted(X)  # checks the fit first
         return self.knn_.predict_proba(X)
