@@ -85,7 +85,8 @@ def test_rank_table_with_names_fitted_and_unfitted_weighters(informative_problem
     X, y = informative_problem(n=80, n_informative=2, n_noise=8, random_state=2)
     df = pd.DataFrame(X, columns=[f"gene_{j}" for j in range(10)])
     fitted = ReliefF(n_neighbors=3).fit(X[:40], y[:40])  # used as it is: not refitted on all rows
-    t = rank_table({"rf_half": fitted, "rf": ReliefF(n_neighbors=3), "simba": "Simba"}, df, y, random_state=0)
+    t = rank_table({"rf_half": fitted, "rf": ReliefF(n_neighbors=3), "simba": "Simba"}, df, y, random_state=0,
+                   baselines=False)
     assert list(t.columns) == ["feature", "rf_half_weight", "rf_half_score", "rf_half_rank", "rf_weight",
                                "rf_score", "rf_rank", "simba_weight", "simba_score", "simba_rank"]
     assert t["feature"].tolist() == list(df.columns)
@@ -97,11 +98,14 @@ def test_rank_table_with_names_fitted_and_unfitted_weighters(informative_problem
         assert sorted(t[f"{m}_rank"]) == list(range(1, 11))
     assert set(t.loc[t["rf_rank"] <= 2, "feature"]) == {"gene_0", "gene_1"}
     s = rank_table([ReliefF(n_neighbors=3), ReliefF(n_neighbors=5)], X, y, sort_by="ReliefF_2")
+    assert {"t_test_stat", "t_test_p", "t_test_q", "t_test_rank"} <= set(s.columns)  # baselines by default
     assert s.columns[4] == "ReliefF_2_weight" and s["ReliefF_2_rank"].tolist() == list(range(1, 11))
     assert s["feature"].iloc[0] in ("x0", "x1")
     with pytest.raises(ValueError, match="unknown weighter 'Nope'"):
         rank_table(["Nope"], X, y)
     with pytest.raises(ValueError, match="needs X and y"):
+        rank_table(ReliefF(), X, baselines=False)
+    with pytest.raises(ValueError, match="baselines=False"):
         rank_table(ReliefF(), X)
     with pytest.raises(ValueError, match="sort_by='zzz'"):
         rank_table(ReliefF(), X, y, sort_by="zzz")

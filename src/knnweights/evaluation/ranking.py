@@ -144,7 +144,7 @@ def sort_by_mean_rank(table, methods):
     return table.reset_index(drop=True)
 
 
-def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=False, sort_by=None,
+def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=True, sort_by=None,
                scale=None, target_type="auto", n_permutations=199, n_jobs=None, random_state=None,
                weighter_params=None, verbose=0, progress=None):
     """A table of every feature with each method's weight, signed score and rank (and p, q, baselines).
@@ -172,7 +172,7 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         own ``pvalues_`` / ``qvalues_`` where it has them (the Relief family; ``pvalues=True``
         is set on those built here), else :func:`knnweights.permutation_pvalues` with
         ``n_permutations`` refits on the same (scaled) data.
-    baselines : bool, default=False
+    baselines : bool, default=True
         Add the univariate baselines of :func:`knnweights.significance.univariate_tests`
         (Welch t or ANOVA F for classes, Pearson and Spearman for a continuous target):
         ``<b>_stat``, ``<b>_p``, ``<b>_q`` and ``<b>_rank`` (1 = smallest p).  Needs ``y``
@@ -236,7 +236,7 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
                           progress=progress).table
 
 
-def fit_rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=False, sort_by=None,
+def fit_rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=True, sort_by=None,
                    scale=None, target_type="auto", n_permutations=199, n_jobs=None, random_state=None,
                    weighter_params=None, on_error="raise", record_warnings=False, verbose=0, progress=None):
     """:func:`rank_table` with what the fits left: the fitted weighters, their warnings and times.
@@ -286,7 +286,8 @@ n_permutations, n_jobs, random_state, weighter_params, verbose : see :func:`rank
             raise ValueError("scale needs a numeric X (genotype bytes are scored as they are: scale=None).")
         A = scaler.fit_transform(np.asarray(X, dtype=np.float64))
     if baselines and (X is None or y is None or is_byte_input(X)):
-        raise ValueError("baselines=True needs X (numeric, not genotype bytes) and y.")
+        raise ValueError("baselines=True (the default) needs X (numeric, not genotype bytes) and y; "
+                         "pass baselines=False to rank without the univariate baselines.")
     y_arr = None if y is None else np.asarray(y)
     permutation_bar = bool(verbose) or progress is not None
 
