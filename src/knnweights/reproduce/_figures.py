@@ -22,6 +22,7 @@ from ..evaluation.grid import fingerprint_view
 from ..evaluation.robustness import irrelevant_feature_errors
 from ..evaluation.store import jsonable
 from ..utils import fill_docstring, progress_bar
+from ._data import data_doc
 from ._versions import version_key
 
 __all__ = ["cached", "curve_cells", "savefig", "as_arrays", "figures_doc", "not_computed"]
@@ -174,6 +175,7 @@ def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, 
                    "different fold errors: its stale cells are computed again"))
 
 
+@data_doc
 def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     """:func:`~knnweights.evaluation.irrelevant_feature_curve`, resumable cell by cell.
 
@@ -195,10 +197,7 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
         What else identifies the curve (its ``repr`` is stored).
     estimators : dict
         Label -> estimator.
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
     counts : sequence of int
         Numbers of noise features added.
     cv : int

@@ -16,7 +16,7 @@ from ..evaluation import stability, stability_of, top_feature_curve
 from ..plotting import plot_top_feature_curves
 from ..weighters import EFW, ERelief
 from ..weighters.efw import base_margins
-from ._data import limits_note, loader, ties_tag
+from ._data import data_doc, limits_note, loader, ties_tag
 from ._figures import as_arrays, cached, figures_doc, not_computed, savefig
 from .tables import TableResult, TableSpec, read_paper_table, within_tolerance
 
@@ -50,15 +50,13 @@ _NEIGHBORS = {"training set": "full", "subsample": "subsample", "soft": "soft"}
 _READINGS_TRIED = ("colon_alon", "prostate_singh", "arcene")
 
 
+@data_doc
 def stability_reading(X, y, gamma, m, reading, cfg, random_state):
     """R_sta (c = 5 subsamples of 90 %) of EFW under one reading of where NH / NM come from.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
     gamma : float
         EFW's diversity weight (0: EFWWD).
     m : int
