@@ -23,10 +23,31 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .engine.genotypes import is_byte_input
-from .utils import HasMethods, Interval, StrOptions, check_finite_columns, check_numeric_columns, validate_params
+from .utils import (
+    HasMethods,
+    Interval,
+    StrOptions,
+    check_finite_columns,
+    check_numeric_columns,
+    fill_docstring,
+    validate_params,
+)
 from .weighters import ReliefF, feature_ranking
 
 __all__ = ["SelectTopK", "TuRF", "fitted_ranking", "fitted_weights"]
+
+#: the Parameters and Returns of every selector's ``fit``: ``{fit_params}`` in its docstring
+_fit_doc = fill_docstring(fit_params="""Parameters
+----------
+X : array-like or DataFrame of shape (n_samples, n_features)
+    Training samples; a DataFrame's column names become ``feature_names_in_``.
+y : array-like of shape (n_samples,)
+    Targets the weighter learns its weights from (in every fit).
+
+Returns
+-------
+self : object
+    The fitted selector.""")
 
 
 def fitted_ranking(estimator):
@@ -100,6 +121,13 @@ class _WeighterSelector(SelectorMixin, BaseEstimator):
         return validate_data(self, X, dtype=[np.float64, np.float32],
                              ensure_all_finite="allow-nan" if allow_nan else True, ensure_min_samples=2)
 
+    def _validated_X(self, X, y):
+        """The parameters checked, then ``X`` as the weighter takes it; without ``y`` the weighter's own message."""
+        validate_params(self)
+        if y is None:  # the weighter's message, before any of ours
+            self._weighter().fit(X, y)
+        return self._check_X(X)
+
     def _default_weighter(self):
         return ReliefF()
 
@@ -169,25 +197,13 @@ class SelectTopK(_WeighterSelector):
         self.weighter = weighter
         self.k = k
 
+    @_fit_doc
     def fit(self, X, y):
         """Fit the weighter on ``(X, y)`` and keep its ``k`` best features.
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Training samples; a DataFrame's column names become ``feature_names_in_``.
-        y : array-like of shape (n_samples,)
-            Targets the weighter learns its weights from.
-
-        Returns
-        -------
-        self : SelectTopK
-            The fitted selector.
+        {fit_params}
         """
-        validate_params(self)
-        if y is None:  # the weighter's message, before any of ours
-            self._weighter().fit(X, y)
-        Xv = self._check_X(X)
+        Xv = self._validated_X(X, y)
         self.weighter_ = self._weighter().fit(Xv, y)
         self.ranking_ = fitted_ranking(self.weighter_)
         d = self.ranking_.shape[0]
@@ -284,25 +300,13 @@ class TuRF(_WeighterSelector):
         self.n_features_to_select = n_features_to_select
         self.verbose = verbose
 
+    @_fit_doc
     def fit(self, X, y):
         """Run the rounds of removal and refitting on ``(X, y)``.
 
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
-            Training samples; a DataFrame's column names become ``feature_names_in_``.
-        y : array-like of shape (n_samples,)
-            Targets the weighter learns its weights from in every round.
-
-        Returns
-        -------
-        self : TuRF
-            The fitted selector.
+        {fit_params}
         """
-        validate_params(self)
-        if y is None:
-            self._weighter().fit(X, y)
-        X = self._check_X(X)
+        X = self._validated_X(X, y)
         d = X.shape[1]
         keep = _n_to_select(self.n_features_to_select, self.pct, d)
         per_round = max(1, int(round(self.pct * d))) if isinstance(self.pct, float) else int(self.pct)

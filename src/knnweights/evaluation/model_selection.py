@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from ..classifiers import WeightedKNN, predict_weighted_knn_ks
+from ..utils import fill_docstring
 from ..weighters.mdm import MDM
 from ..weighters.sqpfw import SQPFW
 
@@ -18,7 +19,18 @@ __all__ = ["sqpfw_path_errors", "select_theta", "select_C"]
 #: SQP-FW's theta grid: the paper's 100 log-spaced values in [1e-3, 100]
 _PAPER_THETAS = (-3, 2, 100)
 
+#: the training and validation parts of SQP-FW's theta selection: ``{train_val}`` in a docstring
+_train_val_doc = fill_docstring(train_val="""X_train : array-like of shape (n_train, n_features)
+    Training samples the path is fitted on.
+y_train : array-like of shape (n_train,)
+    Their class labels.
+X_val : array-like of shape (n_val, n_features)
+    Validation samples the weighted kNN is scored on.
+y_val : array-like of shape (n_val,)
+    Their class labels.""")
 
+
+@_train_val_doc
 def sqpfw_path_errors(X_train, y_train, X_val, y_val, thetas, ks=(1,), **params):
     """Weighted-kNN error on a validation part at every theta of one SQP-FW path and every ``k``.
 
@@ -31,14 +43,7 @@ def sqpfw_path_errors(X_train, y_train, X_val, y_val, thetas, ks=(1,), **params)
 
     Parameters
     ----------
-    X_train : array-like of shape (n_train, n_features)
-        Training samples the path is fitted on.
-    y_train : array-like of shape (n_train,)
-        Their class labels.
-    X_val : array-like of shape (n_val, n_features)
-        Validation samples the weighted kNN is scored on.
-    y_val : array-like of shape (n_val,)
-        Their class labels.
+    {train_val}
     thetas : array-like of shape (n_thetas,)
         Theta values; the path is traced up to ``max(thetas)``.
     ks : sequence of int, default=(1,)
@@ -77,19 +82,13 @@ def sqpfw_path_errors(X_train, y_train, X_val, y_val, thetas, ks=(1,), **params)
     return errors, W, path
 
 
+@_train_val_doc
 def select_theta(X_train, y_train, X_val, y_val, thetas=None, n_neighbors=1, **params):
     """Choose SQP-FW's theta by the validation error of the weighted kNN along the path.
 
     Parameters
     ----------
-    X_train : array-like of shape (n_train, n_features)
-        Training samples the path is fitted on.
-    y_train : array-like of shape (n_train,)
-        Their class labels.
-    X_val : array-like of shape (n_val, n_features)
-        Validation samples the weighted kNN is scored on.
-    y_val : array-like of shape (n_val,)
-        Their class labels.
+    {train_val}
     thetas : array-like, default=None
         Candidate values; ``None``: the paper's 100 log-spaced values in ``[1e-3, 100]``.
     n_neighbors : int, default=1

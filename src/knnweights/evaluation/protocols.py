@@ -19,6 +19,8 @@ import numbers
 import numpy as np
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
+from ..utils import fill_docstring
+
 __all__ = ["RepeatedCV", "RepeatedHoldout", "derive_seed", "root_seed"]
 
 _MAX_SEED = 2**31 - 1
@@ -85,6 +87,34 @@ def root_seed(random_state):
     raise ValueError(f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}.")
 
 
+#: the Parameters and Yields of every protocol's ``split``: ``{split}`` in its docstring
+_split_doc = fill_docstring(split="""Parameters
+----------
+y : array-like of shape (n_samples,)
+    Class labels (the stratification uses them; only their number matters
+    otherwise).
+random_state : int
+    Root seed of the run (non-negative); each repeat's seed is derived from it,
+    ``dataset`` and the repeat.
+dataset : str
+    Name of the dataset, so that different datasets get independent splits
+    under the same root seed.
+
+Yields
+------
+repeat : int
+    Repeat number, from 0.
+fold : int
+    Fold number within the repeat (always 0 where a repeat is one split).
+train : ndarray of int
+    Indices of the training part.
+val : ndarray of int or None
+    Indices of the validation part, sorted; ``None`` without one (tuning then uses
+    internal CV).
+test : ndarray of int
+    Indices of the test part.""")
+
+
 class RepeatedCV:
     """Repeated (stratified) k-fold cross-validation.
 
@@ -108,33 +138,11 @@ class RepeatedCV:
     def __repr__(self):
         return f"RepeatedCV(n_splits={self.n_splits}, n_repeats={self.n_repeats}, stratified={self.stratified})"
 
+    @_split_doc
     def split(self, y, random_state, dataset):
         """Yield ``(repeat, fold, train, val, test)`` index arrays (``val`` is ``None``).
 
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Class labels (the stratification uses them; only their number matters
-            otherwise).
-        random_state : int
-            Root seed of the run (non-negative); each repeat's seed is derived from it,
-            ``dataset`` and the repeat.
-        dataset : str
-            Name of the dataset, so that different datasets get independent splits
-            under the same root seed.
-
-        Yields
-        ------
-        repeat : int
-            Repeat number, from 0.
-        fold : int
-            Fold number within the repeat.
-        train : ndarray of int
-            Indices of the training part.
-        val : ndarray of int or None
-            Indices of the validation part; always ``None`` (tuning uses internal CV).
-        test : ndarray of int
-            Indices of the test part.
+        {split}
         """
         y = np.asarray(y)
         for r in range(self.n_repeats):
@@ -182,33 +190,11 @@ class RepeatedHoldout:
         return (f"RepeatedHoldout(n_repeats={self.n_repeats}, train_size={self.train_size!r}, "
                 f"val_size={self.val_size!r}, test_size={self.test_size!r}, stratified={self.stratified})")
 
+    @_split_doc
     def split(self, y, random_state, dataset):
         """Yield ``(repeat, 0, train, val, test)`` index arrays (``val`` ``None`` without a validation part).
 
-        Parameters
-        ----------
-        y : array-like of shape (n_samples,)
-            Class labels (the stratification uses them; only their number matters
-            otherwise).
-        random_state : int
-            Root seed of the run (non-negative); each repeat's seed is derived from it,
-            ``dataset`` and the repeat.
-        dataset : str
-            Name of the dataset, so that different datasets get independent splits
-            under the same root seed.
-
-        Yields
-        ------
-        repeat : int
-            Repeat number, from 0.
-        fold : int
-            Fold number within the repeat; always 0 (one split per repeat).
-        train : ndarray of int
-            Indices of the training part.
-        val : ndarray of int or None
-            Indices of the validation part, sorted; ``None`` when ``val_size=0``.
-        test : ndarray of int
-            Indices of the test part.
+        {split}
         """
         total = self.train_size + self.val_size + self.test_size
         if not math.isclose(total, 1.0, rel_tol=1e-9, abs_tol=1e-9):

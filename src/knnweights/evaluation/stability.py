@@ -13,7 +13,30 @@ from sklearn.base import clone
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils.validation import check_array
 
+from ..utils import fill_docstring
+
 __all__ = ["rank_features", "spearman_similarity", "stability", "subsample_rankings", "stability_of"]
+
+#: the parameters of a weighter refitted on subsamples: ``{subsampling}`` in the docstrings of
+#: :func:`subsample_rankings` and :func:`stability_of`
+_subsampling_doc = fill_docstring(subsampling="""weighter : estimator with ``feature_importances_``
+    Unfitted weighter; a clone is fitted on each subsample.
+X : array-like of shape (n_samples, n_features)
+    Training samples (a pandas DataFrame keeps its column names for the weighter).
+y : array-like of shape (n_samples,)
+    Targets; the class labels stratify the subsamples.
+n_subsamples : int, default=5
+    Number of subsamples ``c``, hence of rankings compared.
+fraction : float, default=0.9
+    Share ``mu`` of the samples in each subsample; the smaller, the more the
+    subsamples differ and the harder it is to be stable.
+random_state : int, RandomState or None, default=None
+    Seeds the subsamples (the weighter keeps its own ``random_state``).
+n_jobs : int, default=None
+    Parallel refits (joblib; any backend).
+stratify : bool, default=True
+    Keep the class proportions in each subsample; set it to ``False`` for a
+    continuous target.""")
 
 
 def rank_features(weights):
@@ -133,6 +156,7 @@ def _fitted_weights(weighter, X, y):
     return np.asarray(clone(weighter).fit(X, y).feature_importances_, dtype=np.float64)
 
 
+@_subsampling_doc
 def subsample_rankings(weighter, X, y, n_subsamples=5, fraction=0.9, random_state=None, n_jobs=None, stratify=True):
     """Refit ``weighter`` (a clone) on ``n_subsamples`` random subsamples and rank features.
 
@@ -141,24 +165,7 @@ def subsample_rankings(weighter, X, y, n_subsamples=5, fraction=0.9, random_stat
 
     Parameters
     ----------
-    weighter : estimator with ``feature_importances_``
-        Unfitted weighter; a clone is fitted on each subsample.
-    X : array-like of shape (n_samples, n_features)
-        Training samples (a pandas DataFrame keeps its column names for the weighter).
-    y : array-like of shape (n_samples,)
-        Targets; the class labels stratify the subsamples.
-    n_subsamples : int, default=5
-        Number of subsamples ``c``, hence of rankings compared.
-    fraction : float, default=0.9
-        Share ``mu`` of the samples in each subsample; the smaller, the more the
-        subsamples differ and the harder it is to be stable.
-    random_state : int, RandomState or None, default=None
-        Seeds the subsamples (the weighter keeps its own ``random_state``).
-    n_jobs : int, default=None
-        Parallel refits (joblib; any backend).
-    stratify : bool, default=True
-        Keep the class proportions in each subsample; set it to ``False`` for a
-        continuous target.
+    {subsampling}
 
     Returns
     -------
@@ -175,29 +182,13 @@ def subsample_rankings(weighter, X, y, n_subsamples=5, fraction=0.9, random_stat
     return rank_features(np.vstack(W))
 
 
+@_subsampling_doc
 def stability_of(weighter, X, y, n_subsamples=5, fraction=0.9, random_state=None, n_jobs=None, stratify=True):
     """The stability (eq. 18) of ``weighter`` on ``X, y``: :func:`stability` with a weighter.
 
     Parameters
     ----------
-    weighter : estimator with ``feature_importances_``
-        Unfitted weighter; a clone is fitted on each subsample.
-    X : array-like of shape (n_samples, n_features)
-        Training samples (a pandas DataFrame keeps its column names for the weighter).
-    y : array-like of shape (n_samples,)
-        Targets; the class labels stratify the subsamples.
-    n_subsamples : int, default=5
-        Number of subsamples ``c``, hence of rankings compared.
-    fraction : float, default=0.9
-        Share ``mu`` of the samples in each subsample; the smaller, the more the
-        subsamples differ and the harder it is to be stable.
-    random_state : int, RandomState or None, default=None
-        Seeds the subsamples (the weighter keeps its own ``random_state``).
-    n_jobs : int, default=None
-        Parallel refits (joblib; any backend).
-    stratify : bool, default=True
-        Keep the class proportions in each subsample; set it to ``False`` for a
-        continuous target.
+    {subsampling}
 
     Returns
     -------

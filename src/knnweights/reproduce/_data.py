@@ -10,9 +10,10 @@ import sklearn.datasets
 from ..datasets import _content_digest, dataset_info
 from ..datasets import load as load_dataset
 from ..engine.neighbors import TIE_RULE_VERSION
+from ..utils import fill_docstring
 
 __all__ = ["loader", "two_largest", "pool_classes", "standardize", "top_variance", "drop_constant", "subsample",
-           "tie_heavy", "neighbour_ties", "ties_tag", "reduction", "limits_note", "SKLEARN_SETS",
+           "tie_heavy", "neighbour_ties", "ties_tag", "reduction", "limits_note", "data_doc", "SKLEARN_SETS",
            "PREPARATION_VERSION"]
 
 #: paper datasets that scikit-learn ships (read from its installed files, no network), not bundled as a CSV:
@@ -24,16 +25,23 @@ SKLEARN_SETS = {"wdbc": ("load_breast_cancer", 569, 30)}
 PREPARATION_VERSION = 1
 _MISSING = "median"  # missing values in the bundled data (two sets have some): the feature median
 
+#: the data parameters documented alike: ``{X}`` (the samples), ``{Xy}`` (the samples and their labels) and
+#: ``{name}`` (a dataset's name) in a docstring
+data_doc = fill_docstring(name="""name : str
+    A bundled dataset (or one of :data:`SKLEARN_SETS`).""", X="""X : ndarray of shape (n_samples, n_features)
+    The samples.""", Xy="""X : ndarray of shape (n_samples, n_features)
+    The samples.
+y : ndarray of shape (n_samples,)
+    Their class labels.""")
 
+
+@data_doc
 def two_largest(X, y):
     """Keep the rows of the two largest classes (I-M4E, Sec. 5.2.2).
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
 
     Returns
     -------
@@ -48,6 +56,7 @@ def two_largest(X, y):
     return X[m], y[m]
 
 
+@data_doc
 def pool_classes(X, y, groups):
     """``(X, y)`` with the classes pooled as ``groups`` says.
 
@@ -56,10 +65,7 @@ def pool_classes(X, y, groups):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
     groups : dict
         ``{new label: [original labels]}``.
 
@@ -82,13 +88,13 @@ def pool_classes(X, y, groups):
     return X[keep], np.asarray(new[keep].tolist())
 
 
+@data_doc
 def standardize(X):
     """Zero mean, unit variance per feature (constant features: centred only).
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
+    {X}
 
     Returns
     -------
@@ -98,13 +104,13 @@ def standardize(X):
     return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
+@data_doc
 def drop_constant(X):
     """The features that are not constant.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
+    {X}
 
     Returns
     -------
@@ -113,13 +119,13 @@ def drop_constant(X):
     return X[:, X.std(axis=0) > 0]
 
 
+@data_doc
 def top_variance(X, k):
     """The ``k`` features of largest variance (unsupervised, so no label leaks into the folds).
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
+    {X}
     k : int or None
         Features kept, in their original order; ``None``: all.
 
@@ -133,6 +139,7 @@ def top_variance(X, k):
     return X[:, idx]
 
 
+@data_doc
 def subsample(X, y, max_rows, seed=0, min_per_class=20):
     """A stratified random subset of about ``max_rows`` rows (all rows when ``None``).
 
@@ -141,10 +148,7 @@ def subsample(X, y, max_rows, seed=0, min_per_class=20):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
     max_rows : int or None
         About how many rows to keep; ``None``: all.
     seed : int, default=0
@@ -219,13 +223,13 @@ def _tie_heavy_raw(name):
     return tie_heavy(X)
 
 
+@data_doc
 def neighbour_ties(name):
     """The version of the neighbour tie rule a dataset's cells depend on.
 
     Parameters
     ----------
-    name : str
-        A bundled dataset (or one of :data:`SKLEARN_SETS`).
+    {name}
 
     Returns
     -------
@@ -236,6 +240,7 @@ def neighbour_ties(name):
     return {"neighbour_ties": TIE_RULE_VERSION} if _tie_heavy_raw(name) else {}
 
 
+@data_doc
 def ties_tag(name):
     """What a stored figure value's key appends for the neighbour tie rule.
 
@@ -244,8 +249,7 @@ def ties_tag(name):
 
     Parameters
     ----------
-    name : str
-        A bundled dataset (or one of :data:`SKLEARN_SETS`).
+    {name}
 
     Returns
     -------
@@ -255,6 +259,7 @@ def ties_tag(name):
     return tuple(neighbour_ties(name).items())
 
 
+@data_doc
 def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, max_rows=None, max_features=None,
            min_class=None):
     """A ``callable(cfg) -> (X, y)`` for a bundled dataset (or one of :data:`SKLEARN_SETS`).
@@ -266,8 +271,7 @@ def loader(name, *, two=False, groups=None, std=False, const=False, rows=None, m
 
     Parameters
     ----------
-    name : str
-        The dataset.
+    {name}
     two : bool, default=False
         Keep the two largest classes (:func:`two_largest`).
     groups : dict, optional

@@ -21,10 +21,43 @@ from ..evaluation import ResultStore
 from ..evaluation.grid import fingerprint_view
 from ..evaluation.robustness import irrelevant_feature_errors
 from ..evaluation.store import jsonable
-from ..utils import progress_bar
+from ..utils import fill_docstring, progress_bar
+from ._data import data_doc
 from ._versions import version_key
 
-__all__ = ["cached", "curve_cells", "savefig", "as_arrays"]
+__all__ = ["cached", "curve_cells", "savefig", "as_arrays", "figures_doc", "not_computed"]
+
+#: the Parameters and Returns of every paper's ``figures(cfg, out)``: ``{figures_params}`` in its docstring
+figures_doc = fill_docstring(figures_params="""Parameters
+----------
+cfg : Config
+    The run.
+out : str
+    The output folder: the PNG files go there.
+
+Returns
+-------
+list of dict
+    Per figure: ``title``, ``png`` (the file), ``claim``, ``verdict``, ``ours`` and, for a
+    figure made of stored cells or not computed yet, ``cells`` (cells done and in all); empty
+    for a paper without figures.""")
+
+
+def not_computed(title):
+    """The entry of ``figures`` for a figure whose value is neither in the store nor computed by this run.
+
+    Parameters
+    ----------
+    title : str
+        The figure's title.
+
+    Returns
+    -------
+    dict
+        ``title``, an empty ``claim``, ``verdict`` and ``ours`` saying so, ``cells``: 0 of 1 done.
+    """
+    return {"title": title, "claim": "", "verdict": "partial: not computed yet", "ours": "not computed yet",
+            "cells": {"cells_done": 0, "cells_total": 1, "complete": False}}
 
 
 def _code_record(cfg, name, deps):
@@ -142,6 +175,7 @@ def _revalidate_curve(cfg, name, store, stale, done, n_check, estimators, code, 
                    "different fold errors: its stale cells are computed again"))
 
 
+@data_doc
 def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
     """:func:`~knnweights.evaluation.irrelevant_feature_curve`, resumable cell by cell.
 
@@ -163,10 +197,7 @@ def curve_cells(cfg, name, key, estimators, X, y, counts, cv, n_repeats):
         What else identifies the curve (its ``repr`` is stored).
     estimators : dict
         Label -> estimator.
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
     counts : sequence of int
         Numbers of noise features added.
     cv : int

@@ -10,8 +10,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..classifiers import KNNClassifier
+from ..utils import fill_docstring
 
 __all__ = ["WekaNaiveBayes", "weka_ibk", "weka_smo"]
+
+#: the samples as :class:`WekaNaiveBayes`'s methods take them: ``{X}`` in their docstrings
+_nb_doc = fill_docstring(X="""X : array-like of shape (n_samples, n_features)
+    Numeric attributes.""")
 
 
 def weka_ibk(k):
@@ -98,13 +103,13 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
 
     _algorithm_version = 1
 
+    @_nb_doc
     def fit(self, X, y):
         """Estimate the precisions, the class priors and each class's normal per attribute.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Numeric attributes.
+        {X}
         y : array-like of shape (n_samples,)
             Class labels.
 
@@ -132,13 +137,13 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
             self.sigma_[c] = np.where(sd > 1e-10, np.maximum(self.precision_ / 6.0, sd), self.precision_ / 6.0)
         return self
 
+    @_nb_doc
     def predict_log_joint(self, X):
         """``log P(class) + sum_j log P(x_j | class)`` per sample and class.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Numeric attributes.
+        {X}
 
         Returns
         -------
@@ -153,13 +158,13 @@ class WekaNaiveBayes(ClassifierMixin, BaseEstimator):
                                                                  self.precision_).sum(axis=1)
         return out
 
+    @_nb_doc
     def predict(self, X):
         """The class of largest joint probability.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Numeric attributes.
+        {X}
 
         Returns
         -------

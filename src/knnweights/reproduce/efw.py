@@ -16,8 +16,8 @@ from ..evaluation import stability, stability_of, top_feature_curve
 from ..plotting import plot_top_feature_curves
 from ..weighters import EFW, ERelief
 from ..weighters.efw import base_margins
-from ._data import limits_note, loader, ties_tag
-from ._figures import as_arrays, cached, savefig
+from ._data import data_doc, limits_note, loader, ties_tag
+from ._figures import as_arrays, cached, figures_doc, not_computed, savefig
 from .tables import TableResult, TableSpec, read_paper_table, within_tolerance
 
 PAPER = "efw"
@@ -50,15 +50,13 @@ _NEIGHBORS = {"training set": "full", "subsample": "subsample", "soft": "soft"}
 _READINGS_TRIED = ("colon_alon", "prostate_singh", "arcene")
 
 
+@data_doc
 def stability_reading(X, y, gamma, m, reading, cfg, random_state):
     """R_sta (c = 5 subsamples of 90 %) of EFW under one reading of where NH / NM come from.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        The samples.
-    y : ndarray of shape (n_samples,)
-        Their class labels.
+    {Xy}
     gamma : float
         EFW's diversity weight (0: EFWWD).
     m : int
@@ -177,20 +175,11 @@ def _fig1_verdict(res, gap):
     return f"{word} (largest EFW - EFWWD gap {gap:.4f}, lowest stability {low:.4f}; kernel-soft NH/NM)"
 
 
+@figures_doc
 def figures(cfg, out):
     """EFW's Fig. 1 (stability against m) and Fig. 2 (accuracy against the number of top features).
 
-    Parameters
-    ----------
-    cfg : Config
-        The run.
-    out : str
-        The folder the PNG files go to.
-
-    Returns
-    -------
-    list of dict
-        Per figure: ``title``, ``png``, ``claim``, ``verdict``, ``ours``.
+    {figures_params}
     """
     import matplotlib  # optional: matplotlib
 
@@ -209,9 +198,7 @@ def figures(cfg, out):
         res = cached(cfg, "efw_fig1", (name, ms, "std", READINGS[0][0]) + ties_tag(name), compute,
                      deps=[_efw(0.001, 5, cfg, READINGS[0][0])])
         if res is None:
-            figs.append({"title": f"EFW Fig. 1: stability against m, {lab}", "claim": "", "verdict": "partial: "
-                         "not computed yet", "ours": "not computed yet", "cells": {"cells_done": 0, "cells_total": 1,
-                                                                                   "complete": False}})
+            figs.append(not_computed(f"EFW Fig. 1: stability against m, {lab}"))
             continue
         fig, ax = plt.subplots(figsize=(5, 3.5))
         for meth, v in res.items():
@@ -249,9 +236,7 @@ def figures(cfg, out):
         res = cached(cfg, "efw_fig2", (name, "std") + ties_tag(name), compute,
                      deps=[_efw(0.001, 5, cfg, "soft"), ERelief(n_estimators=5, random_state=0)])
         if res is None:
-            figs.append({"title": f"EFW Fig. 2: accuracy against the number of top features, {lab}", "claim": "",
-                         "verdict": "partial: not computed yet", "ours": "not computed yet",
-                         "cells": {"cells_done": 0, "cells_total": 1, "complete": False}})
+            figs.append(not_computed(f"EFW Fig. 2: accuracy against the number of top features, {lab}"))
             continue
         path = os.path.join(out, f"efw_fig2_{name}.png")
         savefig(plot_top_feature_curves(as_arrays(res), title=f"{lab}: linear SVM (C = 1), 5-fold CV"), path)

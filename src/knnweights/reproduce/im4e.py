@@ -16,6 +16,7 @@ from ..classifiers import ExpectedDistanceClassifier, KNNClassifier
 from ..evaluation import HalvingElimination, RepeatedCV, Tuned, halving_grid, weighted_knn
 from ..weighters import IM4E, SVMRFE, GFlip, Logo, Relief, ReliefF, Simba
 from ._data import limits_note, loader
+from ._figures import figures_doc
 from ._weka import WekaNaiveBayes, weka_ibk, weka_smo
 from ._weka_chi2 import weka_chi_squared
 from .tables import DatasetSpec, MethodSpec, TableSpec
@@ -276,19 +277,11 @@ def tables():
     return [table5(), table3(), table4()]
 
 
+@figures_doc
 def figures(cfg, out):
     """I-M4E's figures: none (Figs. 1-2 are toy examples without coordinates).
 
-    Parameters
-    ----------
-    cfg : Config
-        The run.
-    out : str
-        The output folder.
-
-    Returns
-    -------
-    list
+    {figures_params}
     """
     return []
 

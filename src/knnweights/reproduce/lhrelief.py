@@ -16,7 +16,7 @@ from ..evaluation import Tuned, weighter_pipeline
 from ..plotting import plot_irrelevant_feature_curve
 from ..weighters import SBMLR, IRelief, LHRelief, Simba
 from ._data import limits_note, loader, ties_tag
-from ._figures import as_arrays, curve_cells, savefig
+from ._figures import as_arrays, curve_cells, figures_doc, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec, holdout_two_to_one
 
 PAPER = "lh-relief"
@@ -176,20 +176,11 @@ def _majority_error(y):
     return 1.0 - counts.max() / counts.sum()
 
 
+@figures_doc
 def figures(cfg, out):
     """LH-RELIEF's Fig. 1 (the spiral) and Fig. 2 (Bupa, Pima): HKNN error against irrelevant features added.
 
-    Parameters
-    ----------
-    cfg : Config
-        The run.
-    out : str
-        The folder the PNG files go to.
-
-    Returns
-    -------
-    list of dict
-        Per figure: ``title``, ``png``, ``cells``, ``claim``, ``verdict``, ``ours``.
+    {figures_params}
     """
     it = cfg.pick(10, 200, 200)
 

@@ -13,6 +13,7 @@ from ..classifiers import KNNClassifier, WeightedKNN
 from ..evaluation import RepeatedCV
 from ..weighters import MDM
 from ._data import limits_note, loader
+from ._figures import figures_doc
 from .tables import DatasetSpec, MethodSpec, TableSpec
 
 PAPER = "mdm"
@@ -73,19 +74,11 @@ def tables():
                               ". W/T/L vs soft MDM with I-M4E's rule (p < 0.01, >= 0.5 points).")]
 
 
+@figures_doc
 def figures(cfg, out):
     """MDM's figures: none.
 
-    Parameters
-    ----------
-    cfg : Config
-        The run.
-    out : str
-        The output folder.
-
-    Returns
-    -------
-    list
+    {figures_params}
     """
     return []
 

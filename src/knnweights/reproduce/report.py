@@ -14,11 +14,18 @@ import os
 import subprocess
 
 from .._version import __version__
+from ..utils import fill_docstring
 from ._versions import stale_names
 from .tables import BEST_TIE_P, MISS_KINDS
 
 __all__ = ["write_table_csv", "table_markdown", "write_report", "fidelity", "verdict", "provenance", "check_report",
            "check_code"]
+
+#: the parameters of a table's verdict and Markdown: ``{table}`` in their docstrings
+_table_doc = fill_docstring(table="""result : TableResult
+    The table.
+mode : {"tiny", "quick", "full"}, optional
+    The run's mode.""")
 
 
 def _package_root():
@@ -168,6 +175,7 @@ def write_table_csv(result, folder):
     return paths
 
 
+@_table_doc
 def verdict(result, mode=None):
     """``(word, text)``: is the table's claim reproduced, with the measured numbers.
 
@@ -181,10 +189,7 @@ def verdict(result, mode=None):
 
     Parameters
     ----------
-    result : TableResult
-        The table.
-    mode : {"tiny", "quick", "full"}, optional
-        The run's mode.
+    {table}
 
     Returns
     -------
@@ -232,15 +237,13 @@ def verdict(result, mode=None):
     return word, "; ".join(parts)
 
 
+@_table_doc
 def table_markdown(result, mode=None):
     """The table in Markdown: its verdict, then one line per dataset x method, ours beside the paper's.
 
     Parameters
     ----------
-    result : TableResult
-        The table.
-    mode : {"tiny", "quick", "full"}, optional
-        The run's mode.
+    {table}
 
     Returns
     -------

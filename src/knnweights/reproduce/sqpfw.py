@@ -18,7 +18,7 @@ from ..evaluation.model_selection import sqpfw_path_errors
 from ..plotting import plot_sqpfw_path
 from ..weighters import SQPFW, MulRel, NCADiagonal, Relief, Simba
 from ._data import limits_note, loader
-from ._figures import cached, savefig
+from ._figures import cached, figures_doc, not_computed, savefig
 from .tables import DatasetSpec, MethodSpec, TableSpec, holdout_two_to_one
 
 PAPER = "sqp-fw"
@@ -219,20 +219,11 @@ def tables():
     return [table1(), table2()]
 
 
+@figures_doc
 def figures(cfg, out):
     """SQP-FW's regularisation path of the weights on Parkinsons.
 
-    Parameters
-    ----------
-    cfg : Config
-        The run.
-    out : str
-        The folder the PNG file goes to.
-
-    Returns
-    -------
-    list of dict
-        The figure: ``title``, ``png``, ``claim``, ``verdict``, ``ours``.
+    {figures_params}
     """
 
     def compute():
@@ -243,9 +234,7 @@ def figures(cfg, out):
 
     res = cached(cfg, "sqpfw_path_parkinsons", cfg.mode, compute, deps=[SQPFW()])
     if res is None:
-        return [{"title": "SQP-FW: regularisation path of the weights (theta from 0)", "claim": "",
-                 "verdict": "partial: not computed yet", "ours": "not computed yet",
-                 "cells": {"cells_done": 0, "cells_total": 1, "complete": False}}]
+        return [not_computed("SQP-FW: regularisation path of the weights (theta from 0)")]
 
     class _P:
         thetas_ = np.asarray(res["thetas"])

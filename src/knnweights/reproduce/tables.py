@@ -22,7 +22,7 @@ import numpy as np
 
 from ..datasets import ALIASES, list_datasets
 from ..evaluation import RepeatedHoldout, ResultStore, paired_ttest, run_grid, win_tie_loss
-from ..utils import progress_bar
+from ..utils import fill_docstring, progress_bar
 from ._data import reduction
 from ._versions import version_key
 
@@ -393,18 +393,22 @@ def _method_selected(cfg, m):
 #: the kinds of reasons a cell may miss the paper's number
 MISS_KINDS = ("dataset differs", "stand-in classifier", "paper ambiguity", "unexplained")
 
+#: the parameters of :func:`miss_reasons` and :func:`miss_reason`: ``{cell}`` in their docstrings
+_miss_doc = fill_docstring(cell="""ds : DatasetSpec
+    The cell's dataset.
+m : MethodSpec
+    The cell's method.
+reduced : str, default=""
+    How this mode shrinks the dataset (:func:`._data.reduction`).""")
 
+
+@_miss_doc
 def miss_reasons(ds, m, reduced=""):
     """Why a cell may miss the paper's number, each reason with its kind (:data:`MISS_KINDS`).
 
     Parameters
     ----------
-    ds : DatasetSpec
-        The cell's dataset.
-    m : MethodSpec
-        The cell's method.
-    reduced : str, default=""
-        How this mode shrinks the dataset (:func:`._data.reduction`).
+    {cell}
 
     Returns
     -------
@@ -423,17 +427,13 @@ def miss_reasons(ds, m, reduced=""):
     return why or [("unexplained", f"unexplained ({ds.unexplained})" if ds.unexplained else "unexplained")]
 
 
+@_miss_doc
 def miss_reason(ds, m, reduced=""):
     """Why a cell may miss the paper's number, as text: the causes we know of, else ``"unexplained"``.
 
     Parameters
     ----------
-    ds : DatasetSpec
-        The cell's dataset.
-    m : MethodSpec
-        The cell's method.
-    reduced : str, default=""
-        How this mode shrinks the dataset (:func:`._data.reduction`).
+    {cell}
 
     Returns
     -------
