@@ -151,6 +151,8 @@ def fill_relief_docstring(estimator_class):
     estimator_class : type
         The same class, its docstring filled in.
     """
+    if estimator_class.__doc__ is None:  # docstrings stripped (python -OO)
+        return estimator_class
     estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
         "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)
