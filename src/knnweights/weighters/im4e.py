@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities
 from ..exceptions import NoPositiveWeightsWarning
-from ..utils import Interval
+from ..utils import Interval, fill_docstring
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = [
@@ -64,6 +64,17 @@ quality : float
 regularization : float
     ``lambda * ||w||^2`` (third term).
 """
+
+
+#: the Parameters section of :class:`IM4E`'s ``step``, ``cost`` and ``update`` (``{step_params}``)
+_step_doc = fill_docstring(step_params="""Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+    Training samples (any data, e.g. the training set of the fit).
+y : array-like of shape (n_samples,)
+    Their labels, among the classes seen in ``fit``.
+w : ndarray of shape (n_features,), default=None
+    Weights to evaluate at; ``None``: the fitted ``feature_importances_``.""")
 
 
 def _check_sigma(sigma):
@@ -308,17 +319,11 @@ class IM4E(BaseWeighter):
             raise ValueError("y holds labels not seen in fit")
         return X, codes
 
+    @_step_doc
     def step(self, X, y, w=None):
         """:func:`im4e_step` with this estimator's ``sigma`` and ``lambda``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (any data, e.g. the training set of the fit).
-        y : array-like of shape (n_samples,)
-            Their labels, among the classes seen in ``fit``.
-        w : ndarray of shape (n_features,), default=None
-            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+        {step_params}
 
         Returns
         -------
@@ -330,20 +335,14 @@ class IM4E(BaseWeighter):
         w = self.feature_importances_ if w is None else np.asarray(w, dtype=np.float64)
         return im4e_step(X, codes, w, self.sigma, self.lambda_used_)
 
+    @_step_doc
     def cost(self, X, y, w=None):
         """``C(w)`` of eq. (3) (``w=None``: the fitted weights).
 
         At a fixed point of the iteration a smaller cost means a better weighting; the
         fitted weights are where the iteration stopped.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (any data, e.g. the training set of the fit).
-        y : array-like of shape (n_samples,)
-            Their labels, among the classes seen in ``fit``.
-        w : ndarray of shape (n_features,), default=None
-            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+        {step_params}
 
         Returns
         -------
@@ -352,19 +351,13 @@ class IM4E(BaseWeighter):
         """
         return self.step(X, y, w).cost
 
+    @_step_doc
     def update(self, X, y, w=None):
         """``T(w)`` of eq. (9) (``w=None``: the fitted weights); ``None`` if undefined.
 
         A fixed point satisfies ``T(w) = w``, which tells whether the fit converged.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (any data, e.g. the training set of the fit).
-        y : array-like of shape (n_samples,)
-            Their labels, among the classes seen in ``fit``.
-        w : ndarray of shape (n_features,), default=None
-            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+        {step_params}
 
         Returns
         -------
