@@ -32,6 +32,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..engine._docs import data_doc
 from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities
 from ..exceptions import NoPositiveWeightsWarning
 from ..utils import Interval, fill_docstring
@@ -123,6 +124,7 @@ def im4e_step(X, y, w, sigma, lambda_=None):
     return IM4EStep(quantity + quality + reg, update, v, quantity, quality, reg)
 
 
+@data_doc
 def im4e_cost(X, y, w, sigma, lambda_=None, working_memory=None):
     """``C(w)`` of eq. (3) by its closed form (soft-min hit minus soft-min miss distances).
 
@@ -131,12 +133,7 @@ def im4e_cost(X, y, w, sigma, lambda_=None, working_memory=None):
     eq. (3) at the probabilities of eqs. (5), (6).  Cheaper than :func:`im4e_step`
     (no margin vectors), hence the line search's objective.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    y : ndarray of shape (n,)
-        Integer class codes.
+    {X_y}
     w : ndarray of shape (d,)
         Non-negative weights.
     sigma : float
