@@ -260,6 +260,7 @@ def coef_phi_rows(A, B, P, phi):
     return out
 
 
+@data_doc
 def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None, n_arrays=1):
     """Yield ``(start, stop, D)`` row blocks of the weighted distance matrix.
 
@@ -273,10 +274,7 @@ def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None
         Non-negative feature weights; ``None`` means all ones.
     metric : {"manhattan", "sqeuclidean"}
         The distance: ``phi(a) = |a|`` or ``a**2``.
-    working_memory : float, default=None
-        MiB budget for one block (times ``n_arrays``); ``None`` takes the global configuration.
-    n_arrays : int, default=1
-        The number of block-sized arrays the caller builds from each block.
+    {block_params}
 
     Yields
     ------
