@@ -291,6 +291,19 @@ def _executor(X):
 
 
 # -- the input and its diff --------------------------------------------------------------------------------------------
+#: ``{byte_diff_params}``: what :class:`ByteDiff` is built from besides the bytes (the parameters of
+#: ``GenotypeMatrix.diff_data``); ``{margin_sum}``: the Returns section of its margin sums
+_byte_diff_doc = fill_docstring(byte_diff_params="""codes : ndarray of shape (n_samples,)
+    Integer class codes.
+disc : ndarray of shape (n_features,), bool
+    The discrete features.
+normalize : bool
+    Divide each continuous feature's differences by its range.""", margin_sum="""Returns
+-------
+ndarray of shape (n_features,)
+    Each feature's margin sum.""")
+
+
 class GenotypeMatrix:
     """A byte matrix handed to a Relief-family ``_fit`` (``X`` itself is never converted).
 
@@ -382,17 +395,13 @@ class GenotypeMatrix:
             return self.levels() <= discrete_limit
         return discrete_mask(np.empty((0, d)), discrete_features, discrete_limit)
 
+    @_byte_diff_doc
     def diff_data(self, codes, disc, normalize):
         """Relief's ``diff`` on these bytes.
 
         Parameters
         ----------
-        codes : ndarray of shape (n_samples,)
-            Integer class codes.
-        disc : ndarray of shape (n_features,), bool
-            The discrete features.
-        normalize : bool
-            Divide each continuous feature's differences by its range.
+        {byte_diff_params}
 
         Returns
         -------
@@ -402,13 +411,7 @@ class GenotypeMatrix:
         return ByteDiff(self, codes, disc, normalize)
 
 
-#: ``{margin_sum}``: the Returns section of :class:`ByteDiff`'s margin sums
-_margin_sum_doc = fill_docstring(margin_sum="""Returns
--------
-ndarray of shape (n_features,)
-    Each feature's margin sum.""")
-
-
+@_byte_diff_doc
 class ByteDiff:
     """Relief's ``diff`` on a :class:`GenotypeMatrix`: the interface of
     :class:`knnweights.engine._kernels_mixed.DiffData` (``distance_chunks``, ``coef_sum``,
@@ -421,12 +424,7 @@ class ByteDiff:
     ----------
     G : GenotypeMatrix
         The bytes.
-    codes : ndarray of shape (n_samples,)
-        Integer class codes.
-    disc : ndarray of shape (n_features,), bool
-        The discrete features.
-    normalize : bool
-        Divide each continuous feature's differences by its range.
+    {byte_diff_params}
     """
 
     fold_pairs = False
@@ -538,7 +536,7 @@ class ByteDiff:
             D[np.arange(rows.size), rows] = 0.0
         return D
 
-    @_margin_sum_doc
+    @_byte_diff_doc
     def coef_sum(self, rows, P):
         """``sum_r sum_j P[r, j] diff(rows[r], j)`` for a dense coefficient block.
 
@@ -555,7 +553,7 @@ class ByteDiff:
         P = np.ascontiguousarray(P, dtype=np.float64)
         return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, P, None, None)))
 
-    @_margin_sum_doc
+    @_byte_diff_doc
     def index_sum(self, rows, idx, coef):
         """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` for listed neighbours.
 
