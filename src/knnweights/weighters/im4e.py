@@ -303,10 +303,6 @@ class IM4E(BaseWeighter):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_is_fitted__(self):
-        # ``lambda_`` is a parameter whose name ends in "_"; fittedness is the weights
-        return hasattr(self, "feature_importances_")
-
     # -- the two maps the tests check --------------------------------------------------
     def _codes_for(self, X, y):
         X = validate_data(self, X, reset=False, dtype=np.float64)
