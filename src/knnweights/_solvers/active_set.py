@@ -58,9 +58,11 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 from sklearn.exceptions import ConvergenceWarning
 
+from ..engine._docs import data_doc
 from ..engine.incremental import IncrementalHitMiss
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import indexed_distances, nearest_hits_misses
+from ..utils import fill_docstring
 from . import _active_set_kernels as _k
 from . import _active_set_path as _kp
 from . import _active_set_steps as _s
@@ -117,25 +119,26 @@ def project_simplex(v):
     return np.maximum(v - css[rho] / (rho + 1.0), 0.0)
 
 
+#: ``{problem}``: the parameters of problem (2) besides the data and ``theta``
+_problem_doc = fill_docstring(problem="""kappa : int, default=1
+    Rank of the target hit.
+lambda_ : int, default=1
+    Rank of the target miss.
+w_bar : ndarray of shape (d,) or None, default=None
+    Prior weights; ``None``: uniform ``1/d``.""")
+
+
+@data_doc
+@_problem_doc
 def sqpfw_objective(X, codes, w, theta, kappa=1, lambda_=1, w_bar=None):
     """Objective of problem (2) with the target neighbours recomputed from ``w``.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    codes : ndarray of int, shape (n,)
-        Class codes.
+    {X_codes}
     w : ndarray of shape (d,)
         Weights (on the simplex).
     theta : float
         Regularisation parameter.
-    kappa : int, default=1
-        Rank of the target hit.
-    lambda_ : int, default=1
-        Rank of the target miss.
-    w_bar : ndarray of shape (d,) or None, default=None
-        Prior weights; ``None``: uniform.
+    {problem}
 
     Returns
     -------
@@ -447,22 +450,16 @@ def _prepare(X, codes, kappa, lambda_, w_bar, working_set):
     return _Problem(X, np.asarray(codes, dtype=np.int64), kappa, lambda_, w_bar, working_set)
 
 
+@data_doc
+@_problem_doc
 def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, working_set=None,
                      refresh_every=100, max_iter=None, verbose=0, max_work=None):
     """Solve problem (2) of SQP-FW by Algorithm 1 (the sequential QP / active-set method).
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    codes : ndarray of shape (n,)
-        Integer class codes.
+    {X_codes}
     theta : float
         Regularisation parameter ``theta >= 0``.
-    kappa, lambda_ : int
-        Target hit / miss ranks.
-    w_bar : ndarray of shape (d,), default=None
-        Prior weights (uniform ``1/d`` by default).
+    {problem}
     w0 : ndarray of shape (d,), default=None
         Start (on the simplex); default: the projection of ``w_bar`` onto the simplex.
     working_set : int, default=None
@@ -470,7 +467,7 @@ def sqpfw_active_set(X, codes, theta, kappa=1, lambda_=1, w_bar=None, w0=None, w
         ``M[>]`` (Sec. 3.2), refreshed every ``refresh_every`` steps and at the end;
         if a refresh finds TN consistency broken the run goes back to the last
         checkpoint and doubles the working set, so the result equals the full run's.
-    refresh_every : int, default=200
+    refresh_every : int, default=100
         Steps between working-set refreshes.
     max_iter : int or None, default=None
         Limit on the active-set steps (those discarded by a working-set rollback
@@ -549,6 +546,8 @@ class SQPFWPath:
         return len(self.thetas_)
 
 
+@data_doc
+@_problem_doc
 def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=None, refresh_every=100,
                max_breakpoints=None, max_iter=None, verbose=0):
     """Regularisation path of problem (2) from ``theta = 0`` to ``theta_max``.
@@ -562,20 +561,10 @@ def sqpfw_path(X, codes, theta_max, kappa=1, lambda_=1, w_bar=None, working_set=
     ``max_breakpoints`` caps the events (``None``: until ``theta_max``); a capped path
     ends short of ``theta_max`` with ``stop_reason_ = "max_breakpoints"``.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    codes : ndarray of int, shape (n,)
-        Class codes.
+    {X_codes}
     theta_max : float
         The path's end.
-    kappa : int, default=1
-        Rank of the target hit.
-    lambda_ : int, default=1
-        Rank of the target miss.
-    w_bar : ndarray of shape (d,) or None, default=None
-        Prior weights; ``None``: uniform.
+    {problem}
     working_set : int or None, default=None
         Candidate hits / misses kept per sample (as :func:`sqpfw_active_set`).
     refresh_every : int, default=100

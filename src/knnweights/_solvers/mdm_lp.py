@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import OptimizeResult
 
+from ..engine._docs import data_doc
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import distance_chunks
 from .lp_highs import _Relaxation
@@ -55,15 +56,11 @@ _PRUNE_AGE = 2
 _PRUNE_RATIO = 1e-3
 
 
+@data_doc
 def duplicate_conflicts(X, codes):
     """Pairs ``(i, j)`` of identical rows with different labels (they make MDM infeasible).
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    codes : ndarray of int, shape (n,)
-        Class codes.
+    {X_codes}
 
     Returns
     -------

@@ -8,8 +8,9 @@ from ..weighters._validation import encode_classes, validate_training_data
 #: the parameter docs of the classifiers' methods: ``{fit_X}`` (the Parameters heading and the training
 #: samples ``X`` of a ``fit``, whose ``y`` line follows it), ``{fit_returns}`` (its Returns section),
 #: ``{query_params}`` (the Parameters section of a method that takes queries),
-#: ``{weighted_query_params}`` (a weighted kNN's queries, given in the original feature space) and
-#: ``{proba_returns}`` (the Returns section of a kNN vote's ``predict_proba``)
+#: ``{weighted_query_params}`` (a weighted kNN's queries, given in the original feature space),
+#: ``{proba_returns}`` (the Returns section of a kNN vote's ``predict_proba``) and ``{label_returns}``
+#: (that of a classifier's ``predict``)
 method_doc = fill_docstring(
     fit_X="""Parameters
 ----------
@@ -30,7 +31,11 @@ X : array-like of shape (n_queries, n_features)
     proba_returns="""Returns
 -------
 proba : ndarray of shape (n_queries, n_classes)
-    Fraction of each query's neighbours in each class of ``classes_``.""")
+    Fraction of each query's neighbours in each class of ``classes_``.""",
+    label_returns="""Returns
+-------
+y_pred : ndarray of shape (n_queries,)
+    Predicted class labels (entries of ``classes_``).""")
 
 
 def validate_training_set(estimator, X, y, dtype=np.float64):

@@ -184,10 +184,7 @@ class ExpectedDistanceClassifier(ClassifierMixin, BaseEstimator):
 
         {query_params}
 
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,)
-            Predicted class labels (entries of ``classes_``).
+        {label_returns}
         """
         psi = self.expected_distances(X)
         return self.classes_[np.argmin(psi, axis=1)]

@@ -103,10 +103,7 @@ class _LocalDistanceClassifier(ClassifierMixin, BaseEstimator):
 
         {query_params}
 
-        Returns
-        -------
-        ndarray of shape (n_queries,)
-            Predicted class labels.
+        {label_returns}
         """
         D = self.class_distances(X)
         return self.classes_[np.argmin(D, axis=1)]

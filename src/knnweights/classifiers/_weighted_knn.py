@@ -180,6 +180,7 @@ class _PlainKNN(BaseEstimator):
 class _MajorityVote(ClassifierMixin):
     """The kNN vote's prediction from ``predict_proba`` (:class:`KNNClassifier`, :class:`WeightedKNN`)."""
 
+    @method_doc
     def predict(self, X):
         """The majority class of each query's ``n_neighbors`` nearest training samples.
 
@@ -191,10 +192,7 @@ class _MajorityVote(ClassifierMixin):
         X : array-like of shape (n_queries, n_features)
             Query samples (for :class:`WeightedKNN`: in the original, unweighted feature space).
 
-        Returns
-        -------
-        y_pred : ndarray of shape (n_queries,)
-            Predicted class labels.
+        {label_returns}
         """
         return majority_class(self.predict_proba(X), self.classes_)
 

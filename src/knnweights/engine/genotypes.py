@@ -34,9 +34,11 @@ import numpy as np
 
 from ..exceptions import BytePathTooWide
 from ..io import BedSource
+from ..utils import fill_docstring
 from . import _kernels_bytes as kb
 from ._config import get_config
 from ._dask import FeatureRanges
+from ._docs import data_doc
 from ._kernels import TIE_ULPS
 from ._kernels_mixed import discrete_mask, missing_lists
 from .neighbors import _rows_per_chunk
@@ -289,6 +291,19 @@ def _executor(X):
 
 
 # -- the input and its diff --------------------------------------------------------------------------------------------
+#: ``{byte_diff_params}``: what :class:`ByteDiff` is built from besides the bytes (the parameters of
+#: ``GenotypeMatrix.diff_data``); ``{margin_sum}``: the Returns section of its margin sums
+_byte_diff_doc = fill_docstring(byte_diff_params="""codes : ndarray of shape (n_samples,)
+    Integer class codes.
+disc : ndarray of shape (n_features,), bool
+    The discrete features.
+normalize : bool
+    Divide each continuous feature's differences by its range.""", margin_sum="""Returns
+-------
+ndarray of shape (n_features,)
+    Each feature's margin sum.""")
+
+
 class GenotypeMatrix:
     """A byte matrix handed to a Relief-family ``_fit`` (``X`` itself is never converted).
 
@@ -380,17 +395,13 @@ class GenotypeMatrix:
             return self.levels() <= discrete_limit
         return discrete_mask(np.empty((0, d)), discrete_features, discrete_limit)
 
+    @_byte_diff_doc
     def diff_data(self, codes, disc, normalize):
         """Relief's ``diff`` on these bytes.
 
         Parameters
         ----------
-        codes : ndarray of shape (n_samples,)
-            Integer class codes.
-        disc : ndarray of shape (n_features,), bool
-            The discrete features.
-        normalize : bool
-            Divide each continuous feature's differences by its range.
+        {byte_diff_params}
 
         Returns
         -------
@@ -400,6 +411,7 @@ class GenotypeMatrix:
         return ByteDiff(self, codes, disc, normalize)
 
 
+@_byte_diff_doc
 class ByteDiff:
     """Relief's ``diff`` on a :class:`GenotypeMatrix`: the interface of
     :class:`knnweights.engine._kernels_mixed.DiffData` (``distance_chunks``, ``coef_sum``,
@@ -412,12 +424,7 @@ class ByteDiff:
     ----------
     G : GenotypeMatrix
         The bytes.
-    codes : ndarray of shape (n_samples,)
-        Integer class codes.
-    disc : ndarray of shape (n_features,), bool
-        The discrete features.
-    normalize : bool
-        Divide each continuous feature's differences by its range.
+    {byte_diff_params}
     """
 
     fold_pairs = False
@@ -482,6 +489,7 @@ class ByteDiff:
         wv = np.ones(self.d) if w is None else np.asarray(w, dtype=np.float64)
         return np.full(self.n, TIE_ULPS * (self.d + 8) * float(np.sum(wv * self._top)))
 
+    @data_doc
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
         """Yield ``(start, stop, D)``: row blocks of ``d_w(i, j) = sum_f w_f diff_f(i, j)``.
 
@@ -491,10 +499,7 @@ class ByteDiff:
             The query samples (``None``: all, the whole symmetric matrix when it fits).
         w : ndarray of shape (n_features,), default=None
             Feature weights (``None``: unweighted, exact integer sums).
-        working_memory : float, default=None
-            MiB budget for one block; ``None`` takes the global configuration.
-        n_arrays : int, default=1
-            The number of block-sized arrays the caller builds from each block.
+        {block_params}
 
         Yields
         ------
@@ -531,6 +536,7 @@ class ByteDiff:
             D[np.arange(rows.size), rows] = 0.0
         return D
 
+    @_byte_diff_doc
     def coef_sum(self, rows, P):
         """``sum_r sum_j P[r, j] diff(rows[r], j)`` for a dense coefficient block.
 
@@ -541,15 +547,13 @@ class ByteDiff:
         P : ndarray of shape (len(rows), n_samples)
             The coefficients (zero on the sample itself).
 
-        Returns
-        -------
-        ndarray of shape (n_features,)
-            Each feature's margin sum.
+        {margin_sum}
         """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         P = np.ascontiguousarray(P, dtype=np.float64)
         return np.concatenate(self.G.executor.map(_margin_task, self._args(rows, P, None, None)))
 
+    @_byte_diff_doc
     def index_sum(self, rows, idx, coef):
         """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` for listed neighbours.
 
@@ -562,10 +566,7 @@ class ByteDiff:
         coef : ndarray of shape (len(rows), k)
             Their coefficients.
 
-        Returns
-        -------
-        ndarray of shape (n_features,)
-            Each feature's margin sum.
+        {margin_sum}
         """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         idx = np.ascontiguousarray(idx, dtype=np.int64)

@@ -33,6 +33,7 @@ import numpy as np
 
 from . import _kernels, _kernels_nca, _kernels_select, _kernels_soft, _torch_backend
 from ._config import get_config
+from ._docs import data_doc
 
 __all__ = [
     "METRICS",
@@ -259,6 +260,7 @@ def coef_phi_rows(A, B, P, phi):
     return out
 
 
+@data_doc
 def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None, n_arrays=1):
     """Yield ``(start, stop, D)`` row blocks of the weighted distance matrix.
 
@@ -272,10 +274,7 @@ def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None
         Non-negative feature weights; ``None`` means all ones.
     metric : {"manhattan", "sqeuclidean"}
         The distance: ``phi(a) = |a|`` or ``a**2``.
-    working_memory : float, default=None
-        MiB budget for one block (times ``n_arrays``); ``None`` takes the global configuration.
-    n_arrays : int, default=1
-        The number of block-sized arrays the caller builds from each block.
+    {block_params}
 
     Yields
     ------
@@ -344,15 +343,11 @@ def _is_every_row(rows, n):
     return rows.shape[0] == n and bool(np.array_equal(rows, np.arange(n)))
 
 
+@data_doc
 def nearest_hits_misses(X, y, w=None, n_neighbors=1, metric="manhattan", rows=None, working_memory=None):
     """The ``n_neighbors`` nearest hits (self excluded) and misses of every sample.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        The samples.
-    y : ndarray of shape (n,)
-        Integer class codes.
+    {X_y}
     w : ndarray of shape (d,), default=None
         Feature weights of the distance (``None``: unweighted).
     n_neighbors : int, default=1
@@ -648,6 +643,7 @@ def _soft_margin_blocks(X, Zd, codes, w, sigma, metric, working_memory, lh, lm, 
         yield s, e, coef_phi_rows(np.ascontiguousarray(Zd[s:e]), Zd, np.ascontiguousarray(P, dtype=Zd.dtype), phi)
 
 
+@data_doc
 def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sample=False, Z=None,
                  working_memory=None):
     """Margin vectors with kernel-soft hits and misses (I-M4E eqs. 5-7, I-RELIEF, LOGO).
@@ -655,12 +651,7 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     ``z_n = sum_m beta_nm phi(x_n - x_m) - sum_h alpha_nh phi(x_n - x_h)`` with the
     probabilities of :func:`soft_neighbor_log_probabilities` under the weighted distance.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        The samples.
-    y : ndarray of shape (n,)
-        Integer class codes.
+    {X_y}
     w : ndarray of shape (d,)
         Current weights (define the distances, hence the probabilities).
     sigma : float
@@ -707,6 +698,7 @@ def soft_margins(X, y, w, sigma, metric="manhattan", sample_weight=None, per_sam
     return SoftMargins(z, ent_h, ent_m, lh, lm)
 
 
+@data_doc
 def nca_terms(X, y, w, working_memory=None, centred=False):
     """Stochastic nearest-neighbour probabilities ``p_i`` and the gradient of ``sum_i p_i``
     in the weights of a squared Euclidean metric (NCA with a diagonal metric), by BLAS.
@@ -722,12 +714,7 @@ def nca_terms(X, y, w, working_memory=None, centred=False):
     ``O(block x n + n d)`` memory; float32 ``X`` runs the products and ``C`` in float32 (the
     sums of each row in float64).  CPU only.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        The samples.
-    y : ndarray of shape (n,)
-        Integer class codes.
+    {X_y}
     w : ndarray of shape (d,)
         Non-negative weights of the squared Euclidean distance.
     working_memory : float, default=None

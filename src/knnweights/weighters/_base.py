@@ -391,6 +391,9 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Rescale ``X`` so a plain kNN with ``metric_`` equals the weighted kNN.
 
+        Where the estimator takes missing values (``_allow_nan``: the Relief family with
+        ``missing="diff"``) a ``NaN`` stays ``NaN`` (``0 * NaN`` included).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
@@ -402,7 +405,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             ``X * w`` (manhattan) or ``X * sqrt(w)`` (sqeuclidean), in the input's float dtype.
         """
         check_is_fitted(self, "feature_importances_")
-        X = validate_query_data(self, X)
+        X = validate_query_data(self, X, allow_nan=bool(getattr(self, "_allow_nan", False)))
         w = self.feature_importances_
         scale = w if self.metric_ == "manhattan" else np.sqrt(w)
         return X * scale.astype(X.dtype)

@@ -3,7 +3,6 @@
 import numbers
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
 from ..engine import mixed_kernels
 from ..engine.genotypes import GenotypeMatrix, is_byte_input
@@ -12,7 +11,6 @@ from ._base import BaseWeighter
 from ._relief_bytes import fit_relief_bytes
 from ._relief_margins import range_normalize
 from ._relief_regression import PVALUES_DOC, TARGET_DOC
-from ._validation import validate_query_data
 
 __all__ = ["DIFF_CONSTRAINTS", "TARGET_CONSTRAINTS", "ReliefBase", "fill_relief_docstring"]
 
@@ -104,26 +102,6 @@ class ReliefBase(BaseWeighter):
         M = mixed_kernels.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
         return mixed_kernels.DiffData(M)
 
-    def transform(self, X):
-        """Rescale ``X`` by the weights (as :meth:`BaseWeighter.transform`); with
-        ``missing="diff"`` a ``NaN`` stays ``NaN`` (``0 * NaN`` included).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples with the training features.
-
-        Returns
-        -------
-        X_weighted : ndarray of shape (n_samples, n_features)
-            ``X * w`` in the input's float dtype.
-        """
-        if not self._allow_nan:
-            return super().transform(X)
-        check_is_fitted(self, "feature_importances_")
-        X = validate_query_data(self, X, allow_nan=True)
-        return X * self.feature_importances_.astype(X.dtype)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self._allow_nan
@@ -151,6 +129,8 @@ def fill_relief_docstring(estimator_class):
     estimator_class : type
         The same class, its docstring filled in.
     """
+    if estimator_class.__doc__ is None:  # docstrings stripped (python -OO)
+        return estimator_class
     estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
         "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)

@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 
 from ..engine import kernels
 from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses
+from ..utils import fill_docstring
 
 __all__ = ["RADIUS_BLOCK_ARRAYS", "class_coefficients", "fold_pairs", "in_radius", "multisurf_thresholds",
            "radius_pairs", "range_normalize", "relieff_margins", "sample_rows", "select_block", "self_columns"]
@@ -278,17 +279,22 @@ def multisurf_thresholds(D, start):
 _THRESHOLD_ELEMENTS = 2**17
 
 
+#: ``{radius_block}``: the Parameters opening of a function of one distance block's in-radius pairs
+_radius_doc = fill_docstring(radius_block="""Parameters
+----------
+D : ndarray of shape (b, n_samples)
+    Distances from the block's rows to every sample.
+T : ndarray of shape (b,)
+    The rows' thresholds.
+start : int or array-like of int
+    The rows' samples (:func:`self_columns`).""")
+
+
+@_radius_doc
 def in_radius(D, T, start):
     """The in-radius pairs of a distance block: ``d_ij < T_i``, the sample itself left out.
 
-    Parameters
-    ----------
-    D : ndarray of shape (b, n_samples)
-        Distances from the block's rows to every sample.
-    T : ndarray of shape (b,)
-        The rows' thresholds.
-    start : int or array-like of int
-        The rows' samples (:func:`self_columns`).
+    {radius_block}
 
     Returns
     -------
@@ -301,6 +307,7 @@ def in_radius(D, T, start):
     return near
 
 
+@_radius_doc
 def radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=0.0, fold=False,
                   symmetric=False):
     """Coefficients ``P[i, j]`` of the in-radius pairs of a distance block (``d_ij < T_i``, ``j`` not the
@@ -313,14 +320,7 @@ def radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=
     is the whole matrix and ``P`` comes pair-folded (as :func:`fold_pairs` of the unfolded ``P``);
     ``symmetric``: that matrix is exactly symmetric (the CPU kernel's distances within one set).
 
-    Parameters
-    ----------
-    D : ndarray of shape (b, n_samples)
-        Distances from the block's rows to every sample.
-    T : ndarray of shape (b,)
-        The rows' thresholds.
-    start : int or array-like of int
-        The rows' samples (:func:`self_columns`).
+    {radius_block}
     lab_rows : ndarray of shape (b,)
         The rows' labels (class codes or target values).
     lab_cols : ndarray of shape (n_samples,)

@@ -21,6 +21,7 @@ from sklearn.utils import Bunch
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine import pair_kernels as _kernels_pairs
+from ..utils import fill_docstring
 
 __all__ = ["PairMoments", "bh_qvalues", "difference_sums", "mantel_moments", "quadratic_sf"]
 
@@ -311,6 +312,13 @@ def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
     return np.clip(np.where(np.isfinite(p), p, stats.norm.sf(z)), 0.0, 1.0)
 
 
+#: ``{pair_rows}``: the Parameters opening of the methods that add pairs (their first samples)
+_pairs_doc = fill_docstring(pair_rows="""Parameters
+----------
+rows : array-like of shape (n_rows,)
+    The first sample of each row's pairs.""")
+
+
 class PairMoments:
     """The pair statistic of the Relief family's ``pvalues_`` and its null distribution.
 
@@ -417,36 +425,34 @@ class PairMoments:
         self._outcome = (np.ascontiguousarray(v), continuous, difference_sums(v, not continuous))
         self._cache.clear()
 
+    @_pairs_doc
     def add_index(self, rows, idx):
         """Add the pairs ``(rows[r], idx[r, t])`` (``idx < 0``: none).
 
-        Parameters
-        ----------
-        rows : array-like of shape (n_rows,)
-            The first sample of each row's pairs.
+        {pair_rows}
         idx : array-like of shape (n_rows, k)
             The second samples (neighbour lists); negative entries are skipped.
         """
         idx = np.asarray(idx, dtype=np.int64)
         idx = idx.reshape(idx.shape[0], -1)
         keep = idx >= 0
-        self._src.append(np.repeat(np.asarray(rows, dtype=np.int32), idx.shape[1])[keep.ravel()])
-        self._dst.append(idx[keep].astype(np.int32))
-        self._cache.clear()
+        self._add(np.repeat(np.asarray(rows, dtype=np.int32), idx.shape[1])[keep.ravel()], idx[keep])
 
+    @_pairs_doc
     def add_dense(self, rows, mask):
         """Add the pairs ``(rows[r], j)`` where ``mask[r, j]``.
 
-        Parameters
-        ----------
-        rows : array-like of shape (n_rows,)
-            The first sample of each row's pairs.
+        {pair_rows}
         mask : array-like of bool, shape (n_rows, n_samples)
             Which samples are paired with ``rows[r]`` (a neighbourhood).
         """
         r, j = np.nonzero(np.asarray(mask, dtype=bool))
-        self._src.append(np.asarray(rows, dtype=np.int32)[r])
-        self._dst.append(j.astype(np.int32))
+        self._add(np.asarray(rows, dtype=np.int32)[r], j)
+
+    def _add(self, src, dst):
+        """Store the pairs ``(src[t], dst[t])`` (int32) and drop what was computed from the old ones."""
+        self._src.append(src)
+        self._dst.append(dst.astype(np.int32))
         self._cache.clear()
 
     def _graph(self):

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from ..engine import mixed_kernels as _kernels_mixed
+from ..engine._docs import data_doc
 from ..engine.genotypes import is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
@@ -120,6 +121,7 @@ def rank_weights(k, sigma):
     return d1 / d1.sum()
 
 
+@data_doc
 def rrelieff_scores(data, y, k, rows=None, sigma=None):
     """RReliefF weights (Robnik-Sikonja & Kononenko 2003, Sec. 2.3, the pseudo code of RReliefF).
 
@@ -136,12 +138,7 @@ def rrelieff_scores(data, y, k, rows=None, sigma=None):
     the estimate of ``P_diffC|diffA P_diffA / P_diffC - (1 - P_diffC|diffA) P_diffA / (1 - P_diffC)``
     with ``m`` instances.
 
-    Parameters
-    ----------
-    data : PlainDiff, DiffData or ByteDiff
-        The ``diff`` data of the samples.
-    y : ndarray of shape (n_samples,)
-        The continuous target.
+    {diff_target}
     k : int
         Nearest neighbours per instance.
     rows : ndarray of int or None, default=None
@@ -194,6 +191,7 @@ def _hit_miss_table(counts):
                          np.where(counts[:, 1] > 0, 1.0 / counts[:, 1], 0.0)], axis=1)
 
 
+@data_doc
 def radius_regression_scores(data, y, rule, thresholds=None):
     """SURF / MultiSURF scores for a continuous target, scikit-rebate's continuous-endpoint rule.
 
@@ -206,12 +204,7 @@ def radius_regression_scores(data, y, rule, thresholds=None):
 
     (a term with no neighbour left out).
 
-    Parameters
-    ----------
-    data : PlainDiff, DiffData or ByteDiff
-        The ``diff`` data of the samples.
-    y : ndarray of shape (n_samples,)
-        The continuous target.
+    {diff_target}
     rule : {"mean", "mean-std/2"}
         SURF's or MultiSURF's threshold.
     thresholds : ndarray of shape (n_samples,) or None, default=None

@@ -16,6 +16,7 @@ from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from ..engine._docs import data_doc
 from ..engine.linalg import single_thread_blas
 from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses, soft_margins
 from ..utils import Interval, StrOptions
@@ -80,17 +81,13 @@ def ensemble_subsamples(y, n_estimators, subsample, random_state=None):
     return out
 
 
+@data_doc
 def base_margins(X, y):
     """``z_i = |x_i - NM(x_i)| - |x_i - NH(x_i)|`` for every sample (eq. 2's margins).
 
     Nearest hit and miss by the unweighted Manhattan distance, self excluded.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    y : ndarray of int, shape (n,)
-        Class codes.
+    {X_y}
 
     Returns
     -------
@@ -101,6 +98,7 @@ def base_margins(X, y):
     return hard_margin_vectors(X, nb.hit_idx, nb.miss_idx, "manhattan", per_sample=True)
 
 
+@data_doc
 def soft_base_margins(X, y, sigma=1.0):
     """Base margins with kernel-soft nearest hit and miss (LOGO's, Sun et al. 2010).
 
@@ -108,12 +106,7 @@ def soft_base_margins(X, y, sigma=1.0):
     ``P(x_j = NH(x_i)) ∝ exp(-d(x_i, x_j) / sigma)`` over the hits (likewise the misses),
     ``d`` the mean absolute difference (Manhattan distance with weights ``1/d``).
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    y : ndarray of int, shape (n,)
-        Class codes.
+    {X_y}
     sigma : float, default=1.0
         Kernel width.
 

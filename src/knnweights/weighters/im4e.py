@@ -32,9 +32,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..engine._docs import data_doc
 from ..engine.neighbors import distance_chunks, soft_margins, soft_neighbor_log_probabilities
 from ..exceptions import NoPositiveWeightsWarning
-from ..utils import Interval
+from ..utils import Interval, fill_docstring
 from ._base import BaseWeighter, warn_max_iter
 
 __all__ = [
@@ -64,6 +65,17 @@ quality : float
 regularization : float
     ``lambda * ||w||^2`` (third term).
 """
+
+
+#: the Parameters section of :class:`IM4E`'s ``step``, ``cost`` and ``update`` (``{step_params}``)
+_step_doc = fill_docstring(step_params="""Parameters
+----------
+X : array-like of shape (n_samples, n_features)
+    Training samples (any data, e.g. the training set of the fit).
+y : array-like of shape (n_samples,)
+    Their labels, among the classes seen in ``fit``.
+w : ndarray of shape (n_features,), default=None
+    Weights to evaluate at; ``None``: the fitted ``feature_importances_``.""")
 
 
 def _check_sigma(sigma):
@@ -112,6 +124,7 @@ def im4e_step(X, y, w, sigma, lambda_=None):
     return IM4EStep(quantity + quality + reg, update, v, quantity, quality, reg)
 
 
+@data_doc
 def im4e_cost(X, y, w, sigma, lambda_=None, working_memory=None):
     """``C(w)`` of eq. (3) by its closed form (soft-min hit minus soft-min miss distances).
 
@@ -120,12 +133,7 @@ def im4e_cost(X, y, w, sigma, lambda_=None, working_memory=None):
     eq. (3) at the probabilities of eqs. (5), (6).  Cheaper than :func:`im4e_step`
     (no margin vectors), hence the line search's objective.
 
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Samples.
-    y : ndarray of shape (n,)
-        Integer class codes.
+    {X_y}
     w : ndarray of shape (d,)
         Non-negative weights.
     sigma : float
@@ -295,10 +303,6 @@ class IM4E(BaseWeighter):
         self.random_state = random_state
         self.verbose = verbose
 
-    def __sklearn_is_fitted__(self):
-        # ``lambda_`` is a parameter whose name ends in "_"; fittedness is the weights
-        return hasattr(self, "feature_importances_")
-
     # -- the two maps the tests check --------------------------------------------------
     def _codes_for(self, X, y):
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -308,17 +312,11 @@ class IM4E(BaseWeighter):
             raise ValueError("y holds labels not seen in fit")
         return X, codes
 
+    @_step_doc
     def step(self, X, y, w=None):
         """:func:`im4e_step` with this estimator's ``sigma`` and ``lambda``.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (any data, e.g. the training set of the fit).
-        y : array-like of shape (n_samples,)
-            Their labels, among the classes seen in ``fit``.
-        w : ndarray of shape (n_features,), default=None
-            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+        {step_params}
 
         Returns
         -------
@@ -330,20 +328,14 @@ class IM4E(BaseWeighter):
         w = self.feature_importances_ if w is None else np.asarray(w, dtype=np.float64)
         return im4e_step(X, codes, w, self.sigma, self.lambda_used_)
 
+    @_step_doc
     def cost(self, X, y, w=None):
         """``C(w)`` of eq. (3) (``w=None``: the fitted weights).
 
         At a fixed point of the iteration a smaller cost means a better weighting; the
         fitted weights are where the iteration stopped.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (any data, e.g. the training set of the fit).
-        y : array-like of shape (n_samples,)
-            Their labels, among the classes seen in ``fit``.
-        w : ndarray of shape (n_features,), default=None
-            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+        {step_params}
 
         Returns
         -------
@@ -352,19 +344,13 @@ class IM4E(BaseWeighter):
         """
         return self.step(X, y, w).cost
 
+    @_step_doc
     def update(self, X, y, w=None):
         """``T(w)`` of eq. (9) (``w=None``: the fitted weights); ``None`` if undefined.
 
         A fixed point satisfies ``T(w) = w``, which tells whether the fit converged.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (any data, e.g. the training set of the fit).
-        y : array-like of shape (n_samples,)
-            Their labels, among the classes seen in ``fit``.
-        w : ndarray of shape (n_features,), default=None
-            Weights to evaluate at; ``None``: the fitted ``feature_importances_``.
+        {step_params}
 
         Returns
         -------

@@ -309,10 +309,6 @@ class Logo(BaseWeighter):
         self.inner_tol = inner_tol
         self.verbose = verbose
 
-    def __sklearn_is_fitted__(self):
-        # the parameter ``lambda_`` ends in "_", which would fool check_is_fitted
-        return hasattr(self, "feature_importances_")
-
     def _width(self, w, m):
         if self.sigma_units == "absolute":
             return float(self.sigma)

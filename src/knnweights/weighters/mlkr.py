@@ -136,15 +136,9 @@ class MLKRDiagonal(BaseWeighter):
     _algorithm_version = 1
 
     _metric = "sqeuclidean"
-    _parameter_constraints = dict(NCADiagonal._parameter_constraints)  # the same parameters
-
-    def __init__(self, max_iter=100, tol=1e-5, init="scaled", n_init=1, random_state=None, verbose=0):
-        self.max_iter = max_iter
-        self.tol = tol
-        self.init = init
-        self.n_init = n_init
-        self.random_state = random_state
-        self.verbose = verbose
+    # the same parameters as NCADiagonal: its constraints and its __init__ (which only stores them)
+    _parameter_constraints = dict(NCADiagonal._parameter_constraints)
+    __init__ = NCADiagonal.__init__
 
     def fit(self, X, y):
         """Learn the feature weights for the continuous target ``y``.

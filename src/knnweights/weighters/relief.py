@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from ..engine import mixed_kernels
+from ..engine._docs import data_doc
 from ..utils import Interval, StrOptions
 from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
 from ._relief_margins import class_coefficients, relieff_margins, sample_rows, select_block
@@ -13,6 +14,7 @@ from ._relief_regression import ReliefTargetMixin
 __all__ = ["Relief", "ReliefF", "mixed_relieff_margins"]
 
 
+@data_doc
 def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True, miss_weighting="prior",
                           ties="index"):
     """:func:`relieff_margins` on Relief's ``diff`` for discrete features and missing values.
@@ -25,12 +27,7 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
     so the result does not depend on the row order.  Chunked by the ``working_memory``
     budget; everything per pair is compiled.
 
-    Parameters
-    ----------
-    data : DiffData, PlainDiff or ByteDiff
-        The ``diff`` data of the samples.
-    codes : ndarray of int, shape (n_samples,)
-        Class codes.
+    {diff_codes}
     n_neighbors : int, default=1
         ``k``.
     rows : ndarray of int or None, default=None

@@ -168,10 +168,6 @@ class SQPFW(BaseWeighter):
         self.max_breakpoints = max_breakpoints
         self.verbose = verbose
 
-    def __sklearn_is_fitted__(self):
-        # the parameter ``lambda_`` ends in "_", so the default attribute scan would misfire
-        return hasattr(self, "feature_importances_")
-
     # -- helpers ---------------------------------------------------------------------
     def _refresh_every(self, X):
         return max(200, X.shape[0] // 2) if self.refresh_every is None else int(self.refresh_every)

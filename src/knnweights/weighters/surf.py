@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from ..engine import get_config, mixed_kernels
+from ..engine._docs import data_doc
 from ..engine.neighbors import coef_phi_rows, distance_chunks, on_gpu, weighted_distances
 from ..utils import Interval, StrOptions
 from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
@@ -115,6 +116,7 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
     return per_sample.sum(axis=0, dtype=np.float64) / n, T
 
 
+@data_doc
 def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None):
     """:func:`radius_margins` on Relief's ``diff`` for discrete features and missing values.
 
@@ -125,12 +127,7 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
     pass for the mean).  ``rows``: score only these instances (against all samples);
     SURF's mean distance is then the mean over their rows of the distance matrix.
 
-    Parameters
-    ----------
-    data : DiffData, PlainDiff or ByteDiff
-        The ``diff`` data of the samples.
-    codes : ndarray of int, shape (n_samples,)
-        Class codes.
+    {diff_codes}
     rule : {"mean", "mean-std/2"}, default="mean"
         SURF's or MultiSURF's threshold.
     multiclass : {"prior", "rebate"}, default="prior"
