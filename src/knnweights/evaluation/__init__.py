@@ -14,8 +14,12 @@
 * :func:`rank_table`: every feature with each method's weight, score, rank, p-values and
   the univariate baselines.
 * :class:`HalvingElimination`: I-M4E's feature elimination.
+* :class:`AutoWeightedKNN`: the weighter, the features kept and ``k`` chosen by inner CV;
+  :func:`nested_evaluate`: an outer CV around that choice (the estimate with its interval,
+  baselines, selection frequencies, the stability index, a consensus list).
 """
 
+from .auto import AutoWeightedKNN, feature_count_grid
 from .elimination import HalvingElimination, halving_counts
 from .grid import run_grid
 from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
@@ -49,4 +53,5 @@ __all__ = [
     "HalvingElimination", "halving_counts",
     "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
     "spearman_similarity", "top_feature_curve", "feature_order",
+    "AutoWeightedKNN", "feature_count_grid",
 ]
