@@ -151,7 +151,12 @@ def _fold_scores(weighter, X, y, train, test, counts, ks, regression, n_classes)
     if weighter is None:
         searches = [(slice(None), None, "sqeuclidean")]
     else:
-        fitted = clone(weighter).fit(Xtr, ytr)
+        try:
+            fitted = clone(weighter).fit(Xtr, ytr)
+        except ValueError as exc:
+            raise ValueError(f"{type(weighter).__name__} could not be fitted on an inner training fold of "
+                             f"{len(train)} samples: {exc} Lower cv (more samples per inner training fold) or "
+                             "leave that weighter out.") from exc
         w, rank = fitted_weights(fitted), fitted_ranking(fitted)
         metric = getattr(fitted, "metric_", "manhattan")
         searches = []
@@ -433,7 +438,8 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         y_pred : ndarray of shape (n_queries,)
             Predicted class labels, or targets for a regression.
         """
-        return self.best_estimator_.predict(self._query(X))
+        X = self._query(X)  # checks the fit first
+        return self.best_estimator_.predict(X)
 
     @available_if(_has_proba)
     def predict_proba(self, X):
@@ -449,7 +455,8 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_queries, n_classes)
             Fraction of each query's neighbours in each class of ``classes_``.
         """
-        return self.best_estimator_.predict_proba(self._query(X))
+        X = self._query(X)
+        return self.best_estimator_.predict_proba(X)
 
     def score(self, X, y, sample_weight=None):
         """Accuracy on ``(X, y)``, or R^2 for a regression.

@@ -378,9 +378,10 @@ def _result(outs, splits, baseline_names, names, d, regression, consensus, confi
     rankings = [o["ranking"] for o in outs if o["ranking"] is not None]
     mean_rank = pd.Series(np.vstack(rankings).mean(axis=0) if rankings else np.full(d, (d + 1) / 2.0),
                           index=labels).sort_values(kind="stable")
-    stab = selection_stability(selected.to_numpy(), confidence) if len(outs) >= 2 else StabilityIndex(1.0, 0.0, 1.0, 1.0)
-    if stab.value != stab.value:  # defensive: never report NaN silently
-        raise ValueError("the stability index is undefined for these selected sets.")
+    if len(outs) >= 2:
+        stab = selection_stability(selected.to_numpy(), confidence)
+    else:  # one split: one set, trivially stable
+        stab = StabilityIndex(1.0, 0.0, 1.0, 1.0)
     keep = freq >= (1.0 if consensus == "all" else float(consensus) - 1e-12)
     order = freq[keep].sort_values(ascending=False, kind="stable")
     return NestedResult(
