@@ -11,6 +11,7 @@ outer loop here does not.
 selected sets, with its asymptotic confidence interval.
 """
 
+import html
 import inspect
 import numbers
 from dataclasses import dataclass, field
@@ -174,6 +175,54 @@ class NestedResult:
     consensus: list = field(default_factory=list)
     confidence: float = 0.95
 
+    def feature_table(self):
+        """One row per feature: how often it was selected, its mean rank, whether it is in the consensus.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``feature``, ``selection_frequency``, ``mean_rank``, ``consensus``; the
+            consensus features first, then by frequency and mean rank.
+        """
+        t = pd.DataFrame({"feature": list(self.selected.columns),
+                          "selection_frequency": self.selected.mean(axis=0).to_numpy(),
+                          "mean_rank": self.mean_rank.reindex(self.selected.columns).to_numpy()})
+        t["consensus"] = t["feature"].isin(self.consensus)
+        return t.sort_values(["consensus", "selection_frequency", "mean_rank"], ascending=[False, False, True],
+                             kind="stable").reset_index(drop=True)
+
+    def to_html(self, title="Nested cross-validation", top=30):
+        """A self-contained HTML report: the estimate and baselines, the choices, the stability, the features.
+
+        Parameters
+        ----------
+        title : str, default="Nested cross-validation"
+            The page's heading.
+        top : int, default=30
+            Rows of the feature table shown (the most often selected).
+
+        Returns
+        -------
+        str
+            The HTML page.
+        """
+        lo, hi = self.interval
+        s = self.stability
+        pct = round(100 * self.confidence)
+        parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head><body>",
+                 f"<h1>{html.escape(title)}</h1>",
+                 f"<p>Outer estimate ({self.metric}): <b>{self.estimate:.4f}</b>, {pct}% interval "
+                 f"[{lo:.4f}, {hi:.4f}] (corrected resampled t, Nadeau &amp; Bengio), over "
+                 f"{len(self.scores)} outer splits.</p>",
+                 "<h2>Methods on the same outer splits</h2>", self.summary.to_html(float_format="%.4f"),
+                 "<h2>Configuration chosen in each outer split</h2>", self.choices.to_html(index=False),
+                 f"<h2>Stability of the selected sets</h2><p>Nogueira et al. (2018) index {s.value:.4f}, {pct}% "
+                 f"interval [{s.low:.4f}, {s.high:.4f}].</p>",
+                 f"<h2>Features (consensus: {len(self.consensus)})</h2>",
+                 self.feature_table().head(int(top)).to_html(index=False, float_format="%.4g"),
+                 "</body></html>"]
+        return "\n".join(parts)
+
 
 def _l1_logistic(inner_cv, random_state):
     """Standardised L1 logistic regression with C chosen by its own inner CV (one-vs-rest for several classes)."""
@@ -232,6 +281,12 @@ def _score(model, X, y, regression):
     return float(accuracy_score(y, pred)), None
 
 
+def _final_step(model):
+    """The model that chose, of a pipeline its last step (preprocessing keeps the columns)."""
+    steps = getattr(model, "steps", None)
+    return steps[-1][1] if steps else model
+
+
 def _outer_split(estimator, baselines, X, y, train, test, seed, regression):
     """Fit the estimator and the baselines on one outer training part, score them on its test part."""
     out = {"scores": {}, "rmse": {}}
@@ -239,6 +294,7 @@ def _outer_split(estimator, baselines, X, y, train, test, seed, regression):
         model = set_random_states(clone(est), derive_seed(seed, name)).fit(X[train], y[train])
         out["scores"][name], out["rmse"][name] = _score(model, X[test], y[test], regression)
         if name == "estimator":
+            model = _final_step(model)
             out["params"] = dict(getattr(model, "best_params_", {}))
             out["inner_score"] = getattr(model, "best_score_", np.nan)
             support = getattr(model, "support_", None)
@@ -264,9 +320,10 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
     Parameters
     ----------
     estimator : estimator
-        The model evaluated, unfitted: typically an :class:`AutoWeightedKNN`.  Its
-        ``best_params_``, ``support_`` (or ``get_support()``) and ``ranking_`` are read after
-        each fit, where it has them.
+        The model evaluated, unfitted: typically an :class:`AutoWeightedKNN`, or a pipeline
+        ending in one after steps that keep the columns (imputation, scaling).  Its (last
+        step's) ``best_params_``, ``support_`` (or ``get_support()``) and ``ranking_`` are read
+        after each fit, where it has them.
     X : array-like or DataFrame of shape (n_samples, n_features)
         Samples; a DataFrame's column names name the features in the result.
     y : array-like of shape (n_samples,)
@@ -313,7 +370,9 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
     if not (consensus == "all" or (isinstance(consensus, numbers.Real) and 0 < consensus <= 1)):
         raise ValueError(f"consensus must be a share in (0, 1] or 'all'; got {consensus!r}.")
     names = column_names(X)
-    Xv, yv = validate_training_data(clone(estimator), X, y)  # a clone: the caller's estimator stays unfitted
+    # shapes and labels only (a throwaway validates: the caller's estimator stays unfitted); NaN is for the
+    # estimator to refuse or impute (a pipeline)
+    Xv, yv = validate_training_data(AutoWeightedKNN(), X, y, allow_nan=True)
     Xv = np.asarray(Xv, dtype=np.float64)
     yv = np.asarray(yv)
     regression = is_continuous_target(yv)
