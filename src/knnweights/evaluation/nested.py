@@ -25,7 +25,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegressionCV
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.multiclass import OneVsRestClassifier
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import check_array
 
@@ -244,7 +244,7 @@ def default_baselines(estimator, regression):
     ----------
     estimator : estimator
         The estimator evaluated (an :class:`AutoWeightedKNN` lends its ``n_neighbors`` grid and
-        ``cv`` to the plain kNN).
+        ``cv`` to the plain kNN; a pipeline's steps before its last precede every baseline).
     regression : bool
         Whether the target is continuous.
 
@@ -255,6 +255,10 @@ def default_baselines(estimator, regression):
         ``"L1 logistic"`` (standardised, C by 5-fold inner CV) or, for a continuous target,
         ``"random forest"``.
     """
+    steps = getattr(estimator, "steps", None)
+    if steps:  # a pipeline: the baselines get the same preprocessing steps before them
+        return {name: Pipeline([*[(n, clone(t)) for n, t in steps[:-1]], ("model", model)])
+                for name, model in default_baselines(steps[-1][1], regression).items()}
     inner = getattr(estimator, "cv", 5)
     knn = AutoWeightedKNN(weighters=[None], n_neighbors=getattr(estimator, "n_neighbors", None),
                           cv=inner if isinstance(inner, numbers.Integral) else 5)
