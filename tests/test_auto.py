@@ -58,7 +58,9 @@ def test_best_params_are_the_argmax_of_cv_results(fitted):
     # no weighting is one configuration per k (all features)
     plain = [p for p in res["params"] if p["weighter"] == "None"]
     assert {p["n_features"] for p in plain} == {43}
-    assert len(res["params"]) == 2 * len(feature_count_grid(43)) * 6 + 6
+    # ReliefF and MultiSURF have q-values: one more configuration each, the features of q <= 0.05
+    assert len(res["params"]) == 2 * (len(feature_count_grid(43)) + 1) * 6 + 6
+    assert {p["weighter"] for p in res["params"] if p["n_features"] == "q<=0.05"} == {"ReliefF", "MultiSURF"}
 
 
 def test_refit_is_the_chosen_configuration(fitted, planted):
@@ -141,3 +143,20 @@ def test_clear_errors_on_no_features_and_unknown_weighter():
         AutoWeightedKNN().fit(np.empty((20, 0)), y)
     with pytest.raises(ValueError, match="Unknown weighter"):
         AutoWeightedKNN(weighters=["NoSuchMethod"]).fit(np.ones((20, 2)) * np.arange(20)[:, None], y)
+
+
+def test_q_value_configuration_keeps_the_significant_features(informative_problem):
+    X, y = informative_problem(n=120, n_informative=3, n_noise=200, random_state=2)
+    CountingReliefF.fits = 0
+    model = AutoWeightedKNN(weighters=[CountingReliefF()], n_features=[203], n_neighbors=[5], cv=5,
+                            random_state=0).fit(X, y)
+    assert CountingReliefF.fits == 5 + 1  # the q-values come from the same fit as the weights
+    assert [p["n_features"] for p in model.cv_results_["params"]] == [203, "q<=0.05"]
+    assert model.best_params_["n_features"] == "q<=0.05"
+    q = ReliefF(pvalues=True).fit(X, y).qvalues_
+    np.testing.assert_array_equal(model.support_, q <= 0.05)
+    assert {0, 1, 2} <= set(model.selected_features_.tolist())
+    # off: no q configuration, and the weighter is fitted as given
+    off = AutoWeightedKNN(weighters=["ReliefF"], n_features=[203], n_neighbors=[5], max_qvalue=None).fit(X, y)
+    assert [p["n_features"] for p in off.cv_results_["params"]] == [203]
+    assert off.best_estimator_.weighter_.weighter_.get_params()["pvalues"] is False

@@ -70,25 +70,55 @@ def feature_count_grid(n_features, num=10):
 class KeepTopWeights(RemoveLowestWeights):
     """:class:`~knnweights.evaluation.RemoveLowestWeights` keeping a number of features, not a share.
 
-    The ``n_features`` best-ranked features of one weighter fit, rescaled by their weights (the
-    configuration :class:`AutoWeightedKNN` scores in its inner CV and refits).
+    The ``n_features`` best-ranked features of one weighter fit, or those of q-value at most
+    ``max_qvalue``, rescaled by their weights (the configuration :class:`AutoWeightedKNN` scores
+    in its inner CV and refits).
 
     Parameters
     ----------
     weighter : estimator
-        A knnweights weighter.
+        A knnweights weighter; with ``max_qvalue``, one fitted with ``pvalues=True``.
     n_features : int, default=1
         Features kept (all of them when the data have fewer).
+    max_qvalue : float or None, default=None
+        Keep the features whose ``qvalues_`` are at most this instead (the best-ranked one when
+        none is); ``n_features`` is then not used.
     """
 
     _parameter_constraints = {
         "weighter": [HasMethods(["fit"])],
         "n_features": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_qvalue": [Interval(numbers.Real, 0, 1, closed="both"), None],
     }
 
-    def __init__(self, weighter, n_features=1):
+    def __init__(self, weighter, n_features=1, max_qvalue=None):
         self.weighter = weighter
         self.n_features = n_features
+        self.max_qvalue = max_qvalue
+
+    def fit(self, X, y):
+        """Fit the weighter on ``(X, y)`` and choose the features kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Targets the weighter learns its weights from.
+
+        Returns
+        -------
+        self : KeepTopWeights
+            The fitted transformer.
+        """
+        super().fit(X, y)
+        if self.max_qvalue is not None:
+            q = getattr(self.weighter_, "qvalues_", None)
+            if q is None:
+                raise ValueError(f"max_qvalue needs q-values: set pvalues=True on {type(self.weighter_).__name__}.")
+            self.support_ = _q_support(q, self.ranking_, self.max_qvalue)
+            self.feature_importances_ = fitted_weights(self.weighter_)[self.support_]
+        return self
 
     def _n_kept(self, d):
         return min(int(self.n_features), d)
@@ -144,8 +174,25 @@ def _int_grid(value, name, default):
     return sorted({int(v) for v in values})
 
 
-def _fold_scores(weighter, X, y, train, test, counts, ks, regression, n_classes):
-    """Scores ``(len(counts), len(ks))`` of one candidate on one split: one weighter fit, one search per count."""
+def _q_label(max_qvalue):
+    """The ``n_features`` label of the configuration that keeps the features of ``q <= max_qvalue``."""
+    return f"q<={max_qvalue:g}"
+
+
+def _has_pvalues(weighter):
+    """Whether ``weighter`` gives q-values (the Relief family's ``pvalues`` parameter)."""
+    return weighter is not None and "pvalues" in weighter.get_params(deep=False)
+
+
+def _q_support(qvalues, ranking, max_qvalue):
+    """The features of ``q <= max_qvalue``; the best-ranked one when none is (a kNN needs a feature)."""
+    keep = np.asarray(qvalues) <= max_qvalue
+    return keep if keep.any() else np.asarray(ranking) == 1
+
+
+def _fold_scores(weighter, X, y, train, test, counts, ks, regression, n_classes, max_qvalue=None):
+    """Scores ``(len(counts), len(ks))`` of one candidate on one split: one weighter fit, one search per count
+    (a ``str`` count: the features of ``q <= max_qvalue``)."""
     Xtr, Xte, ytr, yte = X[train], X[test], y[train], y[test]
     kmax = max(ks)
     if weighter is None:
@@ -161,7 +208,7 @@ def _fold_scores(weighter, X, y, train, test, counts, ks, regression, n_classes)
         metric = getattr(fitted, "metric_", "manhattan")
         searches = []
         for m in counts:
-            keep = rank <= m
+            keep = _q_support(fitted.qvalues_, rank, max_qvalue) if isinstance(m, str) else rank <= m
             searches.append((keep, w[keep], metric))
     scores = np.empty((len(searches), len(ks)))
     for i, (keep, w, metric) in enumerate(searches):
@@ -214,6 +261,11 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
     n_neighbors : None, int or list of int, default=None
         Candidate ``k``.  ``None``: ``DEFAULT_NEIGHBORS`` (1, 3, 5, 7, 11, 15); values larger
         than the smallest inner training fold are dropped.
+    max_qvalue : float or None, default=0.05
+        For each weighter with p-values (the Relief family's ``pvalues``; it is then fitted with
+        ``pvalues=True``, once per fold as ever), one more configuration: the features of
+        q-value at most this (``n_features`` is then the label ``"q<=0.05"``; the best-ranked
+        feature alone when none qualifies).  ``None``: none.
     cv : int or CV splitter, default=5
         Inner folds: stratified and shuffled for classes, shuffled for a continuous target; a
         splitter object (anything with ``split(X, y)``) is used as it is.
@@ -225,7 +277,8 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     best_params_ : dict
-        The chosen ``weighter`` (its label), ``n_features`` and ``n_neighbors``.
+        The chosen ``weighter`` (its label), ``n_features`` (a count, or the q-value label) and
+        ``n_neighbors``.
     best_score_ : float
         Its mean inner-CV score (accuracy, or R^2 for a continuous target).
     best_index_ : int
@@ -278,14 +331,17 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         "weighters": "no_validation",
         "n_features": [None, Interval(numbers.Integral, 1, None, closed="left"), "array-like"],
         "n_neighbors": [None, Interval(numbers.Integral, 1, None, closed="left"), "array-like"],
+        "max_qvalue": [Interval(numbers.Real, 0, 1, closed="both"), None],
         "cv": [Interval(numbers.Integral, 2, None, closed="left"), HasMethods(["split"])],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
     }
 
-    def __init__(self, weighters=None, n_features=None, n_neighbors=None, cv=5, random_state=None, n_jobs=None):
+    def __init__(self, weighters=None, n_features=None, n_neighbors=None, max_qvalue=0.05, cv=5, random_state=None,
+                 n_jobs=None):
         self.weighters = weighters
         self.n_features = n_features
+        self.max_qvalue = max_qvalue
         self.n_neighbors = n_neighbors
         self.cv = cv
         self.random_state = random_state
@@ -330,16 +386,23 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         counts = [min(m, d) for m in _int_grid(self.n_features, "n_features", feature_count_grid(d))]
         counts = sorted(set(counts))
         cands = _candidates(self.weighters, self.regression_)
+        sizes = []  # the feature counts of each candidate: all features unweighted; the grid (and q) weighted
         for label, est in cands:
-            if est is not None:
-                set_random_states(est, derive_seed(seed, "weighter", label))
+            if est is None:
+                sizes.append([d])
+                continue
+            set_random_states(est, derive_seed(seed, "weighter", label))
+            with_q = self.max_qvalue is not None and _has_pvalues(est)
+            if with_q and est.get_params()["pvalues"] is False:
+                est.set_params(pvalues=True)  # the same fit gives the weights and the q-values
+            sizes.append(counts + ([_q_label(self.max_qvalue)] if with_q else []))
         self.weighters_ = dict(cands)
         tasks = [(f, c) for f in range(len(splits)) for c in range(len(cands))]
         results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fold_scores)(cands[c][1], X, target, splits[f][0], splits[f][1],
-                                  counts if cands[c][1] is not None else [d], ks, self.regression_, n_classes)
+            delayed(_fold_scores)(cands[c][1], X, target, splits[f][0], splits[f][1], sizes[c], ks,
+                                  self.regression_, n_classes, self.max_qvalue)
             for f, c in tasks)
-        self._store_results(cands, counts, ks, d, dict(zip(tasks, results, strict=True)), len(splits))
+        self._store_results(cands, sizes, ks, dict(zip(tasks, results, strict=True)), len(splits))
         self._refit(X, y, d)
         return self
 
@@ -365,12 +428,11 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
             return list(cv.split(X, target))
         return [(np.asarray(tr), np.asarray(te)) for tr, te in self.cv.split(X, y)]
 
-    def _store_results(self, cands, counts, ks, d, results, n_splits):
+    def _store_results(self, cands, sizes, ks, results, n_splits):
         """``cv_results_``, ``best_index_``, ``best_params_`` and ``best_score_`` from the fold scores."""
         params, rows = [], []
-        for c, (label, est) in enumerate(cands):
-            cand_counts = counts if est is not None else [d]
-            for i, m in enumerate(cand_counts):
+        for c, (label, _) in enumerate(cands):
+            for i, m in enumerate(sizes[c]):
                 for j, k in enumerate(ks):
                     params.append({"weighter": label, "n_features": m, "n_neighbors": k})
                     rows.append([results[(f, c)][i, j] for f in range(n_splits)])
@@ -401,7 +463,9 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         if weighter is None:
             model = KNNRegressor(n_neighbors=k) if self.regression_ else KNNClassifier(n_neighbors=k)
         else:
-            keep = KeepTopWeights(weighter, n_features=p["n_features"])
+            m = p["n_features"]
+            keep = (KeepTopWeights(weighter, max_qvalue=self.max_qvalue) if isinstance(m, str)
+                    else KeepTopWeights(weighter, n_features=m))
             model = WeightedKNNRegressor(keep, n_neighbors=k) if self.regression_ else WeightedKNN(keep, n_neighbors=k)
         self.best_estimator_ = model.fit(X, y)
         if weighter is None:
