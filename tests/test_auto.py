@@ -8,11 +8,14 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 import knnweights
 from knnweights import AutoWeightedKNN, ReliefF
+from knnweights.classifiers import WeightedKNN
 from knnweights.evaluation import feature_count_grid
 from knnweights.evaluation.auto import KeepTopWeights
+from knnweights.evaluation.protocols import derive_seed
 
 
 class CountingReliefF(ReliefF):
@@ -160,3 +163,21 @@ def test_q_value_configuration_keeps_the_significant_features(informative_proble
     off = AutoWeightedKNN(weighters=["ReliefF"], n_features=[203], n_neighbors=[5], max_qvalue=None).fit(X, y)
     assert [p["n_features"] for p in off.cv_results_["params"]] == [203]
     assert off.best_estimator_.weighter_.weighter_.get_params()["pvalues"] is False
+
+
+def test_shared_search_scores_equal_a_grid_search_refitting_every_point(planted):
+    # the fit-once search must score exactly what refitting the weighter for every grid point would
+    X, y = planted
+    counts, ks = [1, 3, 10, 43], [1, 5, 9]
+    auto = AutoWeightedKNN(weighters=["MultiSURF"], n_features=counts, n_neighbors=ks, max_qvalue=None,
+                           random_state=0).fit(X, y)
+    cv = StratifiedKFold(5, shuffle=True, random_state=derive_seed(0, "inner-cv"))
+    grid = GridSearchCV(WeightedKNN(KeepTopWeights(knnweights.MultiSURF())),
+                        {"weighter__n_features": counts, "n_neighbors": ks}, cv=cv).fit(X, y)
+    theirs = {(p["weighter__n_features"], p["n_neighbors"]): s
+              for p, s in zip(grid.cv_results_["params"], grid.cv_results_["mean_test_score"], strict=True)}
+    mine = {(p["n_features"], p["n_neighbors"]): s
+            for p, s in zip(auto.cv_results_["params"], auto.cv_results_["mean_test_score"], strict=True)}
+    assert mine.keys() == theirs.keys()
+    for key, score in theirs.items():
+        assert mine[key] == pytest.approx(score, abs=1e-12), key
