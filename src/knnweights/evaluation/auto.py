@@ -412,11 +412,14 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         if len(counts) < 2:
             raise ValueError(f"AutoWeightedKNN needs at least 2 classes to choose a model by cross-validation; y has "
                              f"one class ({format_label(self.classes_[0])}). Give samples of another class.")
-        if isinstance(self.cv, numbers.Integral) and counts.min() < self.cv:
-            c = int(np.argmin(counts))
-            raise ValueError(f"class {format_label(self.classes_[c])} has {counts[c]} sample(s), fewer than the "
-                             f"cv={self.cv} inner folds; lower cv (at least 2, at most {max(counts.min(), 2)}), "
-                             "or collect more samples of that class.")
+        c = int(np.argmin(counts))
+        label = format_label(self.classes_[c])
+        if counts[c] < 2:
+            raise ValueError(f"class {label} has 1 sample: no inner fold can both train and test on it. Remove or "
+                             "merge that class, or collect more samples of it.")
+        if isinstance(self.cv, numbers.Integral) and counts[c] < self.cv:
+            raise ValueError(f"class {label} has {counts[c]} samples, fewer than the cv={self.cv} inner folds; "
+                             f"lower cv (to at most {counts[c]}), or collect more samples of that class.")
 
     def _inner_splits(self, X, y, target, seed):
         """The inner ``(train, test)`` index pairs."""
