@@ -142,7 +142,7 @@ def test_clear_errors_on_bad_labels(y, match):
 
 def test_clear_errors_on_no_features_and_unknown_weighter():
     y = np.repeat([0, 1], 10)
-    with pytest.raises(ValueError, match="feature"):
+    with pytest.raises(ValueError, match="no features"):
         AutoWeightedKNN().fit(np.empty((20, 0)), y)
     with pytest.raises(ValueError, match="Unknown weighter"):
         AutoWeightedKNN(weighters=["NoSuchMethod"]).fit(np.ones((20, 2)) * np.arange(20)[:, None], y)
