@@ -365,8 +365,8 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         validate_params(self)
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and shape[1] == 0:
-            raise ValueError(f"X has no features (shape={tuple(shape)}); give at least one feature column to choose "
-                             "from.")
+            raise ValueError(f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required: "
+                             "X has no features; give at least one feature column to choose from.")
         X, y = validate_training_data(self, X, y)
         X = np.ascontiguousarray(X, dtype=np.float64)
         self.regression_ = is_continuous_target(y)
