@@ -99,7 +99,8 @@ def _public(modname):
         if obj is None or isinstance(obj, (dict, str)) or inspect.ismodule(obj):
             continue  # the engine's compiled-kernel modules are building blocks, not API pages
         home = getattr(obj, "__module__", "") or ""
-        if modname == "knnweights" and home.startswith(("knnweights.classifiers", "knnweights.significance")):
+        if modname == "knnweights" and home.startswith(("knnweights.classifiers", "knnweights.significance",
+                                                        "knnweights.evaluation")):
             continue  # documented in its own section (a name re-exported at the top level)
         out.append(n)
     return out

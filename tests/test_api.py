@@ -11,11 +11,11 @@ WEIGHTER_NAMES = [
     "IRelief", "Simba", "GFlip", "Logo", "MulRel", "NCADiagonal", "SVMRFE",
 ]
 CLASSIFIER_NAMES = ["ExpectedDistanceClassifier", "HKNN", "CKNN", "WeightedKNN"]
-EVALUATION_NAMES = ["win_tie_loss", "corrected_ttest", "stability"]
+EVALUATION_NAMES = ["win_tie_loss", "corrected_ttest", "stability", "nested_evaluate", "AutoWeightedKNN"]
 DATASET_NAMES = ["list_datasets", "load", "make_spiral", "add_irrelevant_features"]
 
 
-SELECTION_NAMES = ["SelectTopK", "TuRF", "rank_table"]
+SELECTION_NAMES = ["SelectTopK", "TuRF", "rank_table", "AutoWeightedKNN"]
 
 
 @pytest.mark.parametrize("name", WEIGHTER_NAMES + SELECTION_NAMES + ["WEIGHTERS", "set_config", "get_config",
@@ -50,7 +50,7 @@ def test_subpackage_names_import(module, names):
     "module",
     ["knnweights.engine", "knnweights.weighters", "knnweights.selection", "knnweights._solvers.mdm_lp",
      "knnweights._solvers.lp_ipm",
-     "knnweights.evaluation.tuning", "knnweights.evaluation.elimination",
+     "knnweights.evaluation.tuning", "knnweights.evaluation.elimination", "knnweights.evaluation.nested",
      "knnweights.evaluation.grid", "knnweights.reproduce", "knnweights.cli", "knnweights.plotting"],
 )
 def test_each_module_imports_first_in_a_fresh_interpreter(module):

@@ -1,4 +1,5 @@
-"""The ``knnweights`` command line: ``rank`` and ``evaluate`` (a user's file), ``datasets``, ``demo``, ``reproduce``.
+"""The ``knnweights`` command line: ``rank``, ``evaluate``, ``select``, ``predict`` (a user's file), ``datasets``,
+``demo``, ``reproduce``.
 
 Each command is a module here, its ``COMMAND`` (:class:`._options.Command`) what registers and runs it: it
 parses its arguments, calls the library, prints and writes.  Bad input (a missing or unreadable file, a
@@ -15,7 +16,7 @@ import sklearn
 
 from .._version import __version__
 from ..exceptions import DataError, SchedulerError, UsageError
-from . import datasets, demo, evaluate, rank, reproduce
+from . import datasets, demo, evaluate, predict, rank, reproduce, select
 from ._console import warnings_once
 from ._options import (
     DEFAULT_METHODS,
@@ -31,7 +32,8 @@ __all__ = ["main", "build_parser", "parse_methods", "parse_cv", "plain_text", "a
            "DEFAULT_METHODS", "DEFAULT_REGRESSION_METHODS"]
 
 #: the commands, in the order ``knnweights --help`` lists them
-_COMMANDS = (rank.COMMAND, evaluate.COMMAND, datasets.COMMAND, demo.COMMAND, reproduce.COMMAND)
+_COMMANDS = (rank.COMMAND, evaluate.COMMAND, select.COMMAND, predict.COMMAND, datasets.COMMAND, demo.COMMAND,
+             reproduce.COMMAND)
 
 
 def _version():

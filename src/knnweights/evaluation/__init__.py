@@ -14,10 +14,15 @@
 * :func:`rank_table`: every feature with each method's weight, score, rank, p-values and
   the univariate baselines.
 * :class:`HalvingElimination`: I-M4E's feature elimination.
+* :class:`AutoWeightedKNN`: the weighter, the features kept and ``k`` chosen by inner CV;
+  :func:`nested_evaluate`: an outer CV around that choice (the estimate with its interval,
+  baselines, selection frequencies, the stability index, a consensus list).
 """
 
+from .auto import AutoWeightedKNN, feature_count_grid
 from .elimination import HalvingElimination, halving_counts
 from .grid import run_grid
+from .nested import NestedResult, StabilityIndex, default_baselines, nested_evaluate, selection_stability
 from .pipelines import RemoveLowestWeights, cached_fit, fit_cache, weighted_knn, weighter_pipeline
 from .protocols import RepeatedCV, RepeatedHoldout, derive_seed
 from .ranking import fit_rank_table, rank_table
@@ -25,6 +30,7 @@ from .results import summarize, write_csv
 from .robustness import irrelevant_feature_curve
 from .stability import rank_features, spearman_similarity, stability, stability_of, subsample_rankings
 from .stats import (
+    corrected_interval,
     corrected_ttest,
     count_outcomes,
     format_wtl,
@@ -49,4 +55,6 @@ __all__ = [
     "HalvingElimination", "halving_counts",
     "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
     "spearman_similarity", "top_feature_curve", "feature_order",
+    "AutoWeightedKNN", "feature_count_grid", "nested_evaluate", "NestedResult", "selection_stability",
+    "StabilityIndex", "default_baselines", "corrected_interval",
 ]

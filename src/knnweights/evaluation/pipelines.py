@@ -181,14 +181,17 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         w = fitted_weights(self.weighter_)
         if w is None:
             raise TypeError(f"{type(self.weighter_).__name__} has neither feature_importances_ nor coef_.")
-        d = w.shape[0]
-        n_keep = max(1, d - int(math.floor(self.share * d + 1e-9)))
+        n_keep = self._n_kept(w.shape[0])
         self.ranking_ = fitted_ranking(self.weighter_)
         self.support_ = self.ranking_ <= n_keep
         self.feature_importances_ = w[self.support_]
         self.metric_ = getattr(self.weighter_, "metric_", "manhattan")
         self.classes_ = getattr(self.weighter_, "classes_", None)
         return self
+
+    def _n_kept(self, d):
+        """The number of features kept out of ``d``."""
+        return max(1, d - int(math.floor(self.share * d + 1e-9)))
 
     def get_support(self, indices=False):
         """Mask (or indices) of the kept features.

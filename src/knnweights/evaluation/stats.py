@@ -26,6 +26,7 @@ from .results import as_records, paired_cells
 __all__ = [
     "paired_ttest",
     "corrected_ttest",
+    "corrected_interval",
     "wilcoxon_test",
     "paired_outcome",
     "win_tie_loss",
@@ -121,6 +122,11 @@ def corrected_ttest(diffs, n_train, n_test):
     (4.0762, 0.0267)
     """
     d = _as_diffs(diffs)
+    return _t_from(float(d.mean()), _corrected_variance(d, n_train, n_test), d.size - 1)
+
+
+def _corrected_variance(d, n_train, n_test):
+    """Nadeau & Bengio's variance of the mean of ``d``: ``(1/J + n_test/n_train) var(d, ddof=1)``."""
     if n_train <= 0 or n_test <= 0:
         raise ValueError(f"n_train and n_test must be positive; got {n_train} and {n_test}.")
     J = d.size
@@ -129,7 +135,42 @@ def corrected_ttest(diffs, n_train, n_test):
     var = d.var(ddof=1)
     if var <= (1e-12 * max(1.0, float(np.abs(d).max()))) ** 2:
         var = 0.0
-    return _t_from(float(d.mean()), (1.0 / J + n_test / n_train) * var, J - 1)
+    return (1.0 / J + n_test / n_train) * var
+
+
+def corrected_interval(values, n_train, n_test, confidence=0.95):
+    """Confidence interval of a mean over resampled splits, with Nadeau & Bengio's corrected variance.
+
+    ``mean +- t_{J-1} sqrt((1/J + n_test/n_train) s^2)``: the interval that inverts
+    :func:`corrected_ttest` (the plain ``s^2 / J`` ignores the overlap of the training sets of
+    repeated splits and is too narrow).
+
+    Parameters
+    ----------
+    values : array-like of shape (J,)
+        One result per split (an accuracy, or a difference of two methods' results).
+    n_train, n_test : int
+        Training and test set sizes of one split.
+    confidence : float, default=0.95
+        Coverage of the interval.
+
+    Returns
+    -------
+    mean : float
+        The mean of ``values``.
+    low, high : float
+        The interval's bounds (both the mean when the values are all equal).
+
+    Examples
+    --------
+    >>> mean, low, high = corrected_interval([0.8, 0.9, 0.85, 0.75], n_train=90, n_test=10)
+    >>> round(mean, 3), round(low, 3), round(high, 3)
+    (0.825, 0.702, 0.948)
+    """
+    d = _as_diffs(values)
+    mean = float(d.mean())
+    half = float(_sps.t.ppf(0.5 + confidence / 2.0, d.size - 1) * np.sqrt(_corrected_variance(d, n_train, n_test)))
+    return mean, mean - half, mean + half
 
 
 def wilcoxon_test(acc_a, acc_b):

@@ -1,0 +1,116 @@
+"""nested_evaluate and the stability index: honest estimates where a leaky protocol is not, intervals that
+cover an independent test set's accuracy, the consensus list, and Nogueira et al.'s index against its formula."""
+
+import numpy as np
+import pytest
+from sklearn.feature_selection import SelectKBest, f_classif
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+from knnweights import AutoWeightedKNN
+from knnweights.classifiers import KNNClassifier
+from knnweights.evaluation import nested_evaluate, selection_stability
+
+FAST = {"weighters": ["ReliefF", None], "n_neighbors": [1, 5, 9], "cv": 3}
+
+
+def test_consensus_holds_the_planted_features(informative_problem):
+    X, y = informative_problem(n=100, n_informative=3, n_noise=30, random_state=2)
+    res = nested_evaluate(AutoWeightedKNN(**FAST), X, y, cv=(5, 1), random_state=0, progress=False)
+    assert {0, 1, 2} <= set(res.consensus)
+    assert (res.selection_frequency[[0, 1, 2]] == 1.0).all()
+    assert set(res.mean_rank.index[:3]) == {0, 1, 2}
+    assert res.interval[0] < res.estimate < res.interval[1]
+    assert list(res.summary.index) == ["estimator", "kNN", "L1 logistic"]
+    assert len(res.scores) == len(res.choices) == 5
+    assert set(res.choices.columns) >= {"weighter", "n_features", "n_neighbors", "inner_score", "n_selected"}
+    # the intersection is a subset of the majority consensus
+    strict = nested_evaluate(AutoWeightedKNN(**FAST), X, y, cv=(5, 1), baselines=False, consensus="all",
+                             random_state=0, progress=False)
+    assert set(strict.consensus) <= set(res.consensus) and {0, 1, 2} <= set(strict.consensus)
+
+
+def test_interval_covers_an_independent_test_accuracy_in_most_seeds(informative_problem):
+    covered = 0
+    seeds = range(4)
+    for seed in seeds:
+        X, y = informative_problem(n=1080, n_informative=3, n_noise=12, random_state=10 + seed)
+        train, test = slice(0, 80), slice(80, None)
+        model = AutoWeightedKNN(**FAST, random_state=seed)
+        res = nested_evaluate(model, X[train], y[train], cv=(5, 2), baselines=False, random_state=seed,
+                              progress=False)
+        truth = model.fit(X[train], y[train]).score(X[test], y[test])
+        covered += res.interval[0] <= truth <= res.interval[1]
+    assert covered >= 3, covered
+
+
+def test_leaky_selection_is_optimistic_and_nested_is_not():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 500))
+    y = np.repeat([0, 1], 30)
+    # leaky: the features are chosen on all samples, test folds included, then the kNN is cross-validated
+    keep = SelectKBest(f_classif, k=20).fit(X, y).get_support()
+    leaky = cross_val_score(KNNClassifier(n_neighbors=5), X[:, keep], y,
+                            cv=StratifiedKFold(5, shuffle=True, random_state=0)).mean()
+    assert leaky > 0.75
+    model = AutoWeightedKNN(weighters=["ReliefF"], n_features=[20, 500], n_neighbors=[5], cv=3)
+    res = nested_evaluate(model, X, y, cv=(5, 2), baselines=False, random_state=0, progress=False)
+    assert res.interval[0] <= 0.5 <= res.interval[1]
+    assert res.estimate < leaky - 0.15
+
+
+def test_continuous_target_scores_r2_and_rmse():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 10))
+    y = X[:, 0] + 0.2 * rng.normal(size=80)
+    res = nested_evaluate(AutoWeightedKNN(weighters=["ReliefF", None], n_neighbors=[3, 5], cv=3), X, y,
+                          cv=(4, 1), random_state=0, progress=False)
+    assert res.metric == "r2"
+    assert list(res.summary.index) == ["estimator", "kNN", "random forest"]
+    assert {"rmse", "rmse_low", "rmse_high"} <= set(res.summary.columns)
+    assert res.estimate > 0.5
+    assert 0 in res.consensus
+
+
+def test_clear_errors():
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        nested_evaluate(AutoWeightedKNN(), X, np.zeros(20, dtype=int))
+    with pytest.raises(ValueError, match="fewer than the 5 outer folds"):
+        nested_evaluate(AutoWeightedKNN(), X, np.r_[np.zeros(17, dtype=int), np.ones(3, dtype=int)])
+    with pytest.raises(ValueError, match="consensus"):
+        nested_evaluate(AutoWeightedKNN(), X, np.repeat([0, 1], 10), consensus=0)
+
+
+def test_stability_of_identical_sets_is_one():
+    Z = np.array([[1, 0, 1, 0, 0]] * 4, dtype=bool)
+    s = selection_stability(Z)
+    assert s.value == 1.0 and s.variance == pytest.approx(0.0, abs=1e-15)
+
+
+def test_stability_matches_a_hand_computed_example():
+    # M = 3 sets over d = 4 features: {0, 1}, {0, 2}, {0, 1, 3}
+    Z = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 0, 1]])
+    # p = (1, 2/3, 1/3, 1/3); s_f^2 = 3/2 p (1 - p) = (0, 1/3, 1/3, 1/3), mean 1/4
+    # kbar = 7/3, kbar/d = 7/12, (7/12)(5/12) = 35/144; Phi = 1 - (1/4) / (35/144) = 1 - 36/35
+    s = selection_stability(Z)
+    assert s.value == pytest.approx(1 - 36 / 35)
+    # phi_i by the variance formula, written out for set 0 ({0, 1}, k = 2)
+    p, kbar, d, phi_hat = np.array([1, 2 / 3, 1 / 3, 1 / 3]), 7 / 3, 4, 1 - 36 / 35
+    def phi(z):
+        k = z.sum()
+        return ((z @ p) / d - k * kbar / d**2 + phi_hat / 2 * (2 * k * kbar / d**2 - k / d - kbar / d + 1)) / (35 / 144)
+    phis = np.array([phi(z) for z in Z])
+    assert s.variance == pytest.approx(4 / 9 * np.sum((phis - phis.mean()) ** 2))
+    half = 1.959963984540054 * np.sqrt(s.variance)
+    assert (s.low, s.high) == pytest.approx((s.value - half, s.value + half))
+
+
+def test_stability_of_disjoint_sets_is_low_and_random_sets_near_zero():
+    disjoint = selection_stability(np.eye(4, dtype=bool))
+    assert disjoint.value < 0
+    rng = np.random.default_rng(0)
+    Z = np.zeros((200, 100), dtype=bool)
+    for row in Z:
+        row[rng.choice(100, 10, replace=False)] = True
+    s = selection_stability(Z)
+    assert abs(s.value) < 0.05 and s.low < 0 < s.high
