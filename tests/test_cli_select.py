@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from knnweights.cli import build_parser, main
-from knnweights.cli.select import build_model
-from knnweights.evaluation import nested_evaluate
+from knnweights.evaluation import nested_evaluate, selection_pipeline
 from knnweights.io import load_table
 
 ARGS = ["--methods", "ReliefF", "--cv", "3x1", "--inner", "3", "--no-progress"]
@@ -34,8 +33,9 @@ def test_select_files_equal_the_library_result(genes, selected):
     path, planted = genes
     args = build_parser().parse_args(["select", str(path), "--target", "diagnosis", "--id-col", "sample", *ARGS])
     data = load_table(path, "diagnosis", id_col="sample", impute="keep")
-    res = nested_evaluate(build_model(["ReliefF"], args), data.X, data.y, cv=(3, 1), random_state=0,
-                          progress=False)
+    model = selection_pipeline(["ReliefF", None], log=args.log, scale=args.scale, cv=args.inner,
+                               random_state=args.random_state)
+    res = nested_evaluate(model, data.X, data.y, cv=(3, 1), random_state=0, progress=False)
     written = pd.read_csv(selected / "features.csv").set_index("feature")
     expected = res.feature_table().set_index("feature")
     assert set(written.index) == set(expected.index)

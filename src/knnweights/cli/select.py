@@ -4,19 +4,13 @@ on a user's table; writes the report, the feature table and the model fitted on 
 import os
 
 import joblib
-import numpy as np
-from sklearn.impute import SimpleImputer
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, MinMaxScaler, StandardScaler
 
-from ..evaluation import AutoWeightedKNN, nested_evaluate
+from ..evaluation import nested_evaluate, selection_pipeline
 from ..evaluation.distributed import use_scheduler
 from ..exceptions import UsageError
 from ._console import print_status
 from ._options import Command, add_data_arguments, add_scheduler_argument, parse_cv, parse_methods
 from ._tables import load_user_table
-
-_SCALERS = {"standard": StandardScaler, "minmax": MinMaxScaler}
 
 
 def _add_arguments(p):
@@ -30,34 +24,6 @@ def _add_arguments(p):
     p.add_argument("--n-jobs", type=int, default=None, help="outer folds in parallel on this machine (joblib)")
     add_scheduler_argument(p)
     p.add_argument("--no-progress", action="store_true", help="no progress line")
-
-
-def build_model(names, args):
-    """The pipeline ``select`` evaluates and saves: median imputation, ``--log``, scaling, :class:`AutoWeightedKNN`.
-
-    Every step is fitted on the training rows it is given, so in the nested CV the medians and scales come
-    from the outer training part only, and ``predict`` applies the same steps to new samples.
-
-    Parameters
-    ----------
-    names : list of str
-        The candidate weighters (no weighting is always a candidate too).
-    args : argparse.Namespace
-        The parsed arguments.
-
-    Returns
-    -------
-    sklearn.pipeline.Pipeline
-        Unfitted.
-    """
-    steps = [("impute", SimpleImputer(strategy="median", keep_empty_features=True))]
-    if args.log:  # log(x + 1): log2 up to a factor, which the scaling removes
-        steps.append(("log", FunctionTransformer(np.log1p, feature_names_out="one-to-one")))
-    if args.scale in _SCALERS:
-        steps.append(("scale", _SCALERS[args.scale]()))
-    steps.append(("choose", AutoWeightedKNN(weighters=[*names, None], cv=args.inner, random_state=args.random_state,
-                                            n_jobs=None)))
-    return Pipeline(steps)
 
 
 def _run(args):
@@ -78,7 +44,8 @@ def _run(args):
     os.makedirs(out, exist_ok=True)
     print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features; nested CV, {k}-fold x {r} outer, "
                  f"{args.inner}-fold inner, candidates {', '.join(names)} and no weighting")
-    model = build_model(names, args)
+    model = selection_pipeline([*names, None], log=args.log, scale=args.scale, cv=args.inner,
+                               random_state=args.random_state)
     with use_scheduler(args.scheduler):
         try:
             res = nested_evaluate(model, X, y, cv=(k, r), consensus=args.consensus, random_state=args.random_state,

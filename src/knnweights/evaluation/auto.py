@@ -12,8 +12,11 @@ import numbers
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.impute import SimpleImputer
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -25,10 +28,11 @@ from ..utils import HasMethods, Interval, format_label, validate_params
 from ..weighters import REGRESSION_WEIGHTERS, WEIGHTERS
 from ..weighters._validation import is_continuous_target, validate_query_data, validate_training_data
 from .pipelines import RemoveLowestWeights
+from .preprocessing import make_scaler
 from .protocols import derive_seed, root_seed
 from .tuning import log_grid, set_random_states
 
-__all__ = ["AutoWeightedKNN", "DEFAULT_WEIGHTERS", "DEFAULT_NEIGHBORS", "feature_count_grid"]
+__all__ = ["AutoWeightedKNN", "DEFAULT_WEIGHTERS", "DEFAULT_NEIGHBORS", "feature_count_grid", "selection_pipeline"]
 
 #: the default candidates: fast, diverse weighters (Relief family, margin, probabilistic) and no weighting
 DEFAULT_WEIGHTERS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal", None)
@@ -556,3 +560,38 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         tags.target_tags.required = True
         tags.input_tags.allow_nan = False
         return tags
+
+
+def selection_pipeline(weighters=None, *, log=False, scale="standard", cv=5, random_state=None):
+    """Median imputation, ``log(x + 1)``, scaling and :class:`AutoWeightedKNN`, as one pipeline.
+
+    Every step is fitted on the rows it is given, so under :func:`nested_evaluate` the medians and
+    scales come from the outer training part only, and ``predict`` applies the same steps to new
+    samples.  This is the model ``knnweights select`` evaluates and saves.
+
+    Parameters
+    ----------
+    weighters : list of str, estimator or None, optional
+        The candidates of :class:`AutoWeightedKNN` (``None``: its defaults).
+    log : bool, default=False
+        Transform every feature by ``log(x + 1)`` first (non-negative data such as counts).
+    scale : {"standard", "minmax", "none"} or None, default="standard"
+        The scaling before the weighters (:func:`make_scaler`).
+    cv : int or cross-validation splitter, default=5
+        The inner folds of the choice.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the inner folds and of the weighters.
+
+    Returns
+    -------
+    sklearn.pipeline.Pipeline
+        Unfitted.
+    """
+    steps = [("impute", SimpleImputer(strategy="median", keep_empty_features=True))]
+    if log:  # log(x + 1): log2 up to a factor, which the scaling removes
+        steps.append(("log", FunctionTransformer(np.log1p, feature_names_out="one-to-one")))
+    scaler = make_scaler(scale)
+    if scaler is not None:
+        steps.append(("scale", scaler))
+    steps.append(("choose", AutoWeightedKNN(weighters=weighters, cv=cv, random_state=random_state)))
+    return Pipeline(steps)
