@@ -270,3 +270,27 @@ def add_scheduler_argument(parser):
         help="run the cells on a running dask.distributed scheduler (e.g. tcp://host:8786); "
              "default: $DASK_SCHEDULER_ADDRESS when set, else this machine")
     return parser
+
+
+def add_run_arguments(parser, command, parallel):
+    """Add ``--out DIR``, ``--n-jobs``, ``--scheduler`` and ``--no-progress`` of a command that runs a CV on a file.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The command's parser.
+    command : str
+        The command's name: the default folder is ``<file stem>-<command>``.
+    parallel : str
+        What ``--n-jobs`` runs in parallel (``"cells"``, ``"outer folds"``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        ``parser``.
+    """
+    parser.add_argument("--out", metavar="DIR", default=None, help=f"output folder (default: <file stem>-{command})")
+    parser.add_argument("--n-jobs", type=int, default=None, help=f"{parallel} in parallel on this machine (joblib)")
+    add_scheduler_argument(parser)
+    parser.add_argument("--no-progress", action="store_true", help="no progress line")
+    return parser

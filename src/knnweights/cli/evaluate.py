@@ -16,7 +16,7 @@ from ..exceptions import UsageError
 from ..io import fill_median
 from ..plotting.report import write_user_report
 from ._console import print_status, print_warnings, require_packages
-from ._options import Command, add_data_arguments, add_scheduler_argument, build_weighter, parse_cv, parse_methods
+from ._options import Command, add_data_arguments, add_run_arguments, build_weighter, parse_cv, parse_methods
 from ._tables import describe_target, load_user_table, rank_with_status, write_table
 
 
@@ -30,10 +30,7 @@ def _add_arguments(p):
     p.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
     p.add_argument("--min-diff", type=float, default=0.0,
                    help="smallest mean difference, in points, that counts as a win (default: 0)")
-    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: <file stem>-evaluate)")
-    p.add_argument("--n-jobs", type=int, default=None, help="cells in parallel on this machine (joblib)")
-    add_scheduler_argument(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    add_run_arguments(p, "evaluate", "cells")
 
 
 def _run(args):

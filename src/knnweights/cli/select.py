@@ -9,7 +9,7 @@ from ..evaluation import nested_evaluate, selection_pipeline
 from ..evaluation.distributed import use_scheduler
 from ..exceptions import UsageError
 from ._console import print_status
-from ._options import Command, add_data_arguments, add_scheduler_argument, parse_cv, parse_methods
+from ._options import Command, add_data_arguments, add_run_arguments, parse_cv, parse_methods
 from ._tables import load_user_table
 
 
@@ -20,10 +20,7 @@ def _add_arguments(p):
     p.add_argument("--inner", type=int, default=5, help="inner folds of the choice (default: 5)")
     p.add_argument("--consensus", type=float, default=0.5,
                    help="share of the outer folds a consensus feature is selected in (default: 0.5)")
-    p.add_argument("--out", metavar="DIR", default=None, help="output folder (default: <file stem>-select)")
-    p.add_argument("--n-jobs", type=int, default=None, help="outer folds in parallel on this machine (joblib)")
-    add_scheduler_argument(p)
-    p.add_argument("--no-progress", action="store_true", help="no progress line")
+    add_run_arguments(p, "select", "outer folds")
 
 
 def _run(args):
