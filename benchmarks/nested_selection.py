@@ -52,15 +52,20 @@ def datasets():
     Xc, yc = np.asarray(Xc, dtype=np.float64), np.asarray(yc)
     Xb, yb = load("breast_vantveer", return_X_y=True)
     Xb, yb = np.asarray(Xb, dtype=np.float64), np.asarray(yb)
-    var = np.nanvar(Xb, axis=0)  # no y: the same filter whatever the labels
+    missing = np.isnan(Xb).all(axis=0)  # genes without a single value: never kept
+    var = np.full(Xb.shape[1], -np.inf)
+    var[~missing] = np.nanvar(Xb[:, ~missing], axis=0)  # no y: the same filter whatever the labels
     keep = np.sort(np.argsort(-var, kind="stable")[:N_KEEP_BREAST])
     rng = np.random.default_rng(SEED)
     Xn = rng.standard_normal(Xc.shape)
     yn = rng.permutation(np.repeat(["a", "b"], [Xc.shape[0] // 2, Xc.shape[0] - Xc.shape[0] // 2]))
+    breast_note = (f"breast_vantveer, {Xb.shape[0]} x {Xb.shape[1]} ({100 * np.isnan(Xb).mean():.1f} % missing, "
+                   f"{int(missing.sum())} genes without any value), cut to the {N_KEEP_BREAST} genes of highest "
+                   f"variance on all samples, labels not used ({int(np.isnan(Xb[:, keep]).sum())} missing values "
+                   "left, imputed in the model)")
     return {
         "Colon": (Xc, yc, f"colon_alon, {Xc.shape[0]} x {Xc.shape[1]}"),
-        "Breast": (Xb[:, keep], yb, f"breast_vantveer, {Xb.shape[0]} x {Xb.shape[1]}, {N_KEEP_BREAST} genes of "
-                                    "highest variance (no labels used)"),
+        "Breast": (Xb[:, keep], yb, breast_note),
         "Noise": (Xn, yn, f"N(0, 1), {Xn.shape[0]} x {Xn.shape[1]}, random balanced labels"),
     }
 
