@@ -28,6 +28,7 @@ import platform
 import time
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import Pipeline
@@ -47,11 +48,11 @@ FIXED_M, FIXED_K = 50, 5  # the fixed weighter's configuration: ReliefF top 50, 
 
 
 def datasets():
-    """``name -> (X, y, note)``."""
-    Xc, yc = load("colon_alon", return_X_y=True)
-    Xc, yc = np.asarray(Xc, dtype=np.float64), np.asarray(yc)
-    Xb, yb = load("breast_vantveer", return_X_y=True)
-    Xb, yb = np.asarray(Xb, dtype=np.float64), np.asarray(yb)
+    """``name -> (X, y, note, feature names or None)``."""
+    Fc, yc = load("colon_alon", return_X_y=True, as_frame=True)
+    Xc, yc = Fc.to_numpy(dtype=np.float64), np.asarray(yc)
+    Fb, yb = load("breast_vantveer", return_X_y=True, as_frame=True)
+    Xb, yb = Fb.to_numpy(dtype=np.float64), np.asarray(yb)
     missing = np.isnan(Xb).all(axis=0)  # genes without a single value: never kept
     var = np.full(Xb.shape[1], -np.inf)
     var[~missing] = np.nanvar(Xb[:, ~missing], axis=0)  # no y: the same filter whatever the labels
@@ -64,9 +65,10 @@ def datasets():
                    f"variance on all samples, labels not used ({int(np.isnan(Xb[:, keep]).sum())} missing values "
                    "left, imputed in the model)")
     return {
-        "Colon": (Xc, yc, f"colon_alon, {Xc.shape[0]} x {Xc.shape[1]}"),
-        "Breast": (Xb[:, keep], yb, breast_note),
-        "Noise": (Xn, yn, f"N(0, 1), {Xn.shape[0]} x {Xn.shape[1]}, random balanced labels"),
+        "Colon": (Xc, yc, f"colon_alon, {Xc.shape[0]} x {Xc.shape[1]}", list(Fc.columns)),
+        "Breast": (Xb[:, keep], yb, breast_note, list(Fb.columns[keep])),
+        "Noise": (Xn, yn, f"N(0, 1), {Xn.shape[0]} x {Xn.shape[1]}, random balanced labels, features named by "
+                          "their column index", None),
     }
 
 
@@ -105,7 +107,7 @@ def fmt(m, lo, hi):
     return f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def run_one(name, X, y, repeats):
+def run_one(name, X, y, repeats, names=None):
     protocol = RepeatedCV(n_splits=5, n_repeats=repeats, stratified=True)
     splits = list(protocol.split(y, root_seed(SEED), "nested"))  # nested_evaluate's own outer splits
     model = selection_pipeline(cv=5, random_state=SEED)  # the default candidates, as knnweights select
@@ -125,7 +127,8 @@ def run_one(name, X, y, repeats):
           "leaky", fmt(*out["leaky"]), f"{out['t_leaky']:.0f} s", flush=True)
 
     t = time.perf_counter()
-    res = nested_evaluate(model, X, y, cv=protocol, random_state=SEED, progress=False)
+    frame = X if names is None else pd.DataFrame(X, columns=names)  # the names only label the features
+    res = nested_evaluate(model, frame, y, cv=protocol, random_state=SEED, progress=False)
     out["t_nested"] = time.perf_counter() - t
     assert list(res.scores["n_test"]) == [len(te) for _, _, _, _, te in splits], "outer splits differ"
     out["nested"] = (res.estimate, *res.interval)
@@ -214,9 +217,9 @@ def main(argv=None):
     t0 = time.perf_counter()
     results, notes = [], {}
     with threadpool_limits(1):
-        for name, (X, y, note) in datasets().items():
+        for name, (X, y, note, names) in datasets().items():
             notes[name] = note
-            results.append(run_one(name, X, y, args.repeats))
+            results.append(run_one(name, X, y, args.repeats, names))
     total = time.perf_counter() - t0
     text = report(results, notes, args.repeats, total)
     with open(args.out, "w") as fh:
