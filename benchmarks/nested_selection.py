@@ -168,8 +168,8 @@ def report(results, notes, repeats, total):
              "every row of a data set (`nested_evaluate`'s own). Model: `selection_pipeline(cv=5, random_state=0)` "
              "(median imputation, standard scaling, `AutoWeightedKNN` with its default candidates ReliefF, "
              "MultiSURF, IRelief, Simba, NCADiagonal and no weighting, its default grids of features kept and "
-             "k, and q <= 0.05 for the Relief family), as `knnweights select` runs it. Accuracy: mean "
-             "[95 % corrected resampled-t interval].", "",
+             "k, and q <= 0.05 for ReliefF and MultiSURF, the candidates with p-values), as `knnweights select` "
+             "runs it. Accuracy: mean [95 % corrected resampled-t interval].", "",
              "Data: " + "; ".join(f"*{k}*: {v}" for k, v in notes.items()) + ".", "",
              "*leaky*: the choice made once on all samples, then that configuration (its features, weights, "
              "metric and k) cross-validated. *inner CV of the choice*: the winning configuration's own inner-CV "
