@@ -340,6 +340,8 @@ class ReliefTargetMixin:
         return w
 
     def _continuous_scores(self, X, y):
+        if getattr(self, "diff", "linear") == "ramp":
+            raise NotImplementedError(f"{type(self).__name__}(diff='ramp') is implemented for class targets only.")
         if getattr(self, "ties", "index") != "index":
             raise NotImplementedError(
                 f"{type(self).__name__}: ties={self.ties!r} is defined for class targets only; use ties='index' "

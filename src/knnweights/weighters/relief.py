@@ -7,8 +7,8 @@ import numpy as np
 from ..engine import mixed_kernels
 from ..engine._docs import data_doc
 from ..utils import Interval, StrOptions
-from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
-from ._relief_margins import class_coefficients, relieff_margins, sample_rows, select_block
+from ._relief_base import DIFF_CONSTRAINTS, RAMP_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
+from ._relief_margins import class_coefficients, ramp_relieff_margins, relieff_margins, sample_rows, select_block
 from ._relief_regression import ReliefTargetMixin
 
 __all__ = ["Relief", "ReliefF", "mixed_relieff_margins"]
@@ -129,13 +129,14 @@ class Relief(ReliefTargetMixin, ReliefBase):
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'n_instances')
+    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'diff', 'ramp')
 
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "normalize": ["boolean"],
         "random_state": ["random_state"],
         **DIFF_CONSTRAINTS,
+        **RAMP_CONSTRAINTS,
         "ties": [StrOptions({"index", "include"})],
         **TARGET_CONSTRAINTS,
         "n_instances": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -143,7 +144,8 @@ class Relief(ReliefTargetMixin, ReliefBase):
     _pair_kind = "relief"
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
-                 discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None):
+                 discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None, diff="linear",
+                 ramp=(0.04, 0.1)):
         self.n_iter = n_iter
         self.n_instances = n_instances
         self.normalize = normalize
@@ -154,9 +156,17 @@ class Relief(ReliefTargetMixin, ReliefBase):
         self.ties = ties
         self.target_type = target_type
         self.pvalues = pvalues
+        self.diff = diff
+        self.ramp = ramp
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
+        ramp = self._check_ramp(X)
+        if ramp is not None:
+            disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            self.discrete_features_ = disc
+            self.scores_ = ramp_relieff_margins(X, y, 1, rows, False, "prior", *ramp, disc)
+            return self.scores_
         data = self._diff_data(X, y, force=self.ties == "include")
         if data is None:
             self.scores_ = relieff_margins(self._normalized(X), y, 1, rows, per_class=False)
@@ -238,7 +248,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances')
+    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances', 'diff', 'ramp')
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -246,6 +256,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         "normalize": ["boolean"],
         "random_state": ["random_state"],
         **DIFF_CONSTRAINTS,
+        **RAMP_CONSTRAINTS,
         "ties": [StrOptions({"index", "include"})],
         "miss_weighting": [StrOptions({"prior", "equal"})],
         "small_classes": [StrOptions({"clamp", "error"})],
@@ -257,7 +268,8 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
-                 small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None):
+                 small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None,
+                 diff="linear", ramp=(0.04, 0.1)):
         self.n_neighbors = n_neighbors
         self.n_instances = n_instances
         self.n_iter = n_iter
@@ -272,11 +284,19 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         self.target_type = target_type
         self.pvalues = pvalues
         self.rank_sigma = rank_sigma
+        self.diff = diff
+        self.ramp = ramp
 
     def _fit(self, X, y):
+        ramp = self._check_ramp(X)
         self._check_n_neighbors(self.n_neighbors, y,
                                 clamp="small_classes='error'" if self.small_classes == "clamp" else None)
         rows = sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
+        if ramp is not None:
+            disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            self.discrete_features_ = disc
+            self.scores_ = ramp_relieff_margins(X, y, self.n_neighbors, rows, True, self.miss_weighting, *ramp, disc)
+            return self.scores_
         data = self._diff_data(X, y, force=self.ties == "include")
         if data is None:
             self.scores_ = relieff_margins(self._normalized(X), y, self.n_neighbors, rows, per_class=True,
