@@ -49,8 +49,9 @@ _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
         The ``diff`` of continuous features: ``"linear"`` the range-normalised ``|a - b|``; ``"ramp"``
         0 up to ``t_eq``, 1 from ``t_diff`` of the range, linear between (Hong 1997;
         Robnik-Sikonja & Kononenko 2003, Sec. 2.7), used in the distance that picks the neighbours and
-        in the weight update alike, as CORElearn's ``ReliefFequalK`` does (its default thresholds:
-        ``ramp=(0.04, 0.1)``).  Class targets, complete float data, ``ties="index"`` only.
+        in the weight update alike, as CORElearn's ``ReliefFequalK`` does (its ``CAdiff`` returns the
+        ramp for both; default thresholds ``ramp=(0.04, 0.1)``; unlike CORElearn, neighbours at
+        distance 0 are kept).  Class targets, complete float data, ``ties="index"`` only.
     ramp : tuple of (float, float), default=(0.04, 0.1)
         ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
 
@@ -180,4 +181,5 @@ def fill_relief_docstring(estimator_class):
 
 
 TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous"})],
-                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})]}
+                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})],
+                       "padj": [StrOptions({"bh", "bonferroni", "holm", "by"})]}

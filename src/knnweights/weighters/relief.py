@@ -129,7 +129,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'diff', 'ramp')
+    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'diff', 'ramp', 'padj')
 
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -145,7 +145,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
                  discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None, diff="linear",
-                 ramp=(0.04, 0.1)):
+                 ramp=(0.04, 0.1), padj="bh"):
         self.n_iter = n_iter
         self.n_instances = n_instances
         self.normalize = normalize
@@ -158,6 +158,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
         self.pvalues = pvalues
         self.diff = diff
         self.ramp = ramp
+        self.padj = padj
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
@@ -228,7 +229,8 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     feature_importances_, scores_, discrete_features_, metric_ : as :class:`Relief`.
     pvalues_, qvalues_ : ndarray of shape (n_features,)
         With ``pvalues=True``: one-sided p-values (STIR for classes, NPDR-style for a
-        continuous target) and their Benjamini-Hochberg q-values.
+        continuous target) and their adjusted p-values (``padj``; Benjamini-Hochberg q-values by
+        default).
     target_type_ : {"classes", "continuous"}
 
     Notes
@@ -248,7 +250,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances', 'diff', 'ramp')
+    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances', 'diff', 'ramp', 'padj')
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -269,7 +271,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
                  small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None,
-                 diff="linear", ramp=(0.04, 0.1)):
+                 diff="linear", ramp=(0.04, 0.1), padj="bh"):
         self.n_neighbors = n_neighbors
         self.n_instances = n_instances
         self.n_iter = n_iter
@@ -286,6 +288,8 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         self.rank_sigma = rank_sigma
         self.diff = diff
         self.ramp = ramp
+        self.padj = padj
+        self.padj = padj
 
     def _fit(self, X, y):
         ramp = self._check_ramp(X)
