@@ -44,8 +44,10 @@ _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
         ``discrete_limit`` distinct known values; else a boolean mask or indices.
     discrete_limit : int, default=10
         The distinct-value threshold of ``discrete_features="auto"`` (``<=`` is discrete:
-        skrebate's ``discrete_threshold=10`` convention).
-    diff : {"linear", "ramp"}, default="linear"
+        skrebate's ``discrete_threshold=10`` convention)."""
+
+
+_RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         The ``diff`` of continuous features: ``"linear"`` the range-normalised ``|a - b|``; ``"ramp"``
         0 up to ``t_eq``, 1 from ``t_diff`` of the range, linear between (Hong 1997;
         Robnik-Sikonja & Kononenko 2003, Sec. 2.7), used in the distance that picks the neighbours and
@@ -160,7 +162,7 @@ RAMP_CONSTRAINTS = {"diff": [StrOptions({"linear", "ramp"})], "ramp": [tuple, li
 
 def fill_relief_docstring(estimator_class):
     """Class decorator: the shared parameter docs in place of ``{diff_params}``, ``{target_params}``,
-    ``{n_instances}`` and ``{target_type}`` in the docstring of ``estimator_class``.
+    ``{n_instances}``, ``{ramp_params}`` and ``{target_type}`` in the docstring of ``estimator_class``.
 
     Parameters
     ----------
@@ -176,7 +178,8 @@ def fill_relief_docstring(estimator_class):
         return estimator_class
     estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
-        "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)
+        "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC).replace(
+        "    {ramp_params}", "    " + _RAMP_PARAMS_DOC)
     return estimator_class
 
 

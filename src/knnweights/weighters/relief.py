@@ -98,6 +98,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
         Used only when ``n_instances`` (or ``n_iter``) is set.
     {n_instances}
     {diff_params}
+    {ramp_params}
     ties : {"index", "include"}, default="index"
         Equidistant neighbours: ``"index"`` takes the one with the lower sample index
         (deterministic, but it depends on the row order, which matters on discrete
@@ -205,6 +206,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         Used only when ``n_instances`` (or ``n_iter``) is set.
     {n_instances}
     {diff_params}
+    {ramp_params}
     ties : {"index", "include"}, default="index"
         Neighbours tied at the ``k``-th distance: ``"index"`` takes the lower sample
         indices first (deterministic, but it depends on the row order, which matters on
