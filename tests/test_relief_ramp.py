@@ -111,8 +111,8 @@ def test_bad_diff(data):
 
 def test_ramp_refusals(data):
     X, y = data
-    with pytest.raises(NotImplementedError):
-        ReliefF(diff="ramp").fit(X, X[:, 0] + 0.1 * np.arange(X.shape[0]))  # continuous target
+    with pytest.raises(NotImplementedError):  # continuous target with p-values
+        ReliefF(diff="ramp", pvalues=True).fit(X, X[:, 0] + 0.1 * np.arange(X.shape[0]))
     with pytest.raises(NotImplementedError):
         ReliefF(diff="ramp", pvalues=True).fit(X, y)
     with pytest.raises(NotImplementedError):
@@ -126,3 +126,44 @@ def test_ramp_changes_fingerprint():
 
     assert fingerprint_view(ReliefF()) != fingerprint_view(ReliefF(diff="ramp"))
     assert "diff" not in repr(fingerprint_view(ReliefF()))
+
+
+def _rrelieff_reference(X, y, k, t_eq, t_diff):
+    """RReliefF from the pseudo code (Robnik-Sikonja & Kononenko 2003), ramp diff for the features."""
+    n, d = X.shape
+    rng = X.max(axis=0) - X.min(axis=0)
+    span = y.max() - y.min()
+
+    def diff(i, j):
+        return np.array([_ramp(abs(X[i, f] - X[j, f]) / rng[f], t_eq, t_diff) for f in range(d)])
+
+    n_dc, n_da, n_dcda = 0.0, np.zeros(d), np.zeros(d)
+    for i in range(n):
+        dist = {j: diff(i, j).sum() for j in range(n) if j != i}
+        for j in sorted(dist, key=lambda m, dist=dist: (dist[m], m))[:k]:
+            dc = abs(y[i] - y[j]) / span
+            da = diff(i, j)
+            n_dc += dc / k
+            n_da += da / k
+            n_dcda += dc * da / k
+    return n_dcda / n_dc - (n_da - n_dcda) / (n - n_dc)
+
+
+@pytest.mark.parametrize("ramp", [(0.04, 0.1), (0.05, 0.4)])
+def test_rrelieff_ramp_matches_reference(ramp):
+    rs = np.random.RandomState(3)
+    X = rs.normal(size=(35, 4))
+    y = X[:, 0] + 0.3 * rs.normal(size=35)
+    w = ReliefF(n_neighbors=4, diff="ramp", ramp=ramp).fit(X, y).scores_
+    assert_allclose(w, _rrelieff_reference(X, y, 4, *ramp), rtol=1e-12, atol=1e-15)
+
+
+def test_rrelieff_ramp_0_1_is_linear():
+    rs = np.random.RandomState(4)
+    X = rs.normal(size=(40, 5))
+    y = X[:, 1] + 0.3 * rs.normal(size=40)
+    lin = ReliefF(n_neighbors=5).fit(X, y).scores_
+    assert_allclose(ReliefF(n_neighbors=5, diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_, lin, rtol=1e-10,
+                    atol=1e-14)
+    assert_allclose(Relief(diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_, Relief().fit(X, y).scores_,
+                    rtol=1e-10, atol=1e-14)

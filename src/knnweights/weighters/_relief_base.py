@@ -53,7 +53,8 @@ _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         Robnik-Sikonja & Kononenko 2003, Sec. 2.7), used in the distance that picks the neighbours and
         in the weight update alike, as CORElearn's ``ReliefFequalK`` does (its ``CAdiff`` returns the
         ramp for both; default thresholds ``ramp=(0.04, 0.1)``; unlike CORElearn, neighbours at
-        distance 0 are kept).  Class targets, complete float data, ``ties="index"`` only.
+        distance 0 are kept).  Classes and a continuous target (RReliefF: neighbours and ``diff(A)``
+        by the ramp, ``diff(tau)`` linear); complete float data, ``ties="index"``, no ``pvalues``.
     ramp : tuple of (float, float), default=(0.04, 0.1)
         ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
 
@@ -111,14 +112,12 @@ class ReliefBase(BaseWeighter):
             raise ValueError(f"ramp=(t_eq, t_diff) needs 0 <= t_eq < t_diff <= 1, got {self.ramp!r}.")
         return t_eq, t_diff
 
-    def _check_ramp(self, X, continuous=False):
+    def _check_ramp(self, X):
         """The ramp ``diff``'s thresholds (``None``: linear); refuses what it is not defined for."""
         ramp = self._ramp_thresholds()
         if ramp is None:
             return None
         name = type(self).__name__
-        if continuous:
-            raise NotImplementedError(f"{name}(diff='ramp') is implemented for class targets only.")
         if getattr(self, "ties", "index") != "index":
             raise NotImplementedError(f"{name}(diff='ramp') needs ties='index'.")
         if getattr(self, "pvalues", False):

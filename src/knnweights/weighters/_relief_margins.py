@@ -12,7 +12,7 @@ from ..engine import kernels
 from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses
 from ..utils import fill_docstring
 
-__all__ = ["RADIUS_BLOCK_ARRAYS", "class_coefficients", "fold_pairs", "in_radius", "multisurf_thresholds",
+__all__ = ["RADIUS_BLOCK_ARRAYS", "RampDiff", "class_coefficients", "fold_pairs", "in_radius", "multisurf_thresholds",
            "radius_pairs", "ramp_diff", "ramp_relieff_margins", "range_normalize", "relieff_margins", "sample_rows",
            "select_block", "self_columns"]
 
@@ -442,3 +442,50 @@ def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting,
         flat = np.maximum(idx.reshape(b, -1), 0)
         z += np.einsum("bj,bjf->f", c.reshape(b, -1), R[np.arange(b)[:, None], flat])
     return z / rows.size
+
+
+class RampDiff:
+    """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the continuous-target path:
+    ``n``, ``d``, ``tie_tolerance``, ``distance_chunks`` and ``index_sum`` as
+    :class:`knnweights.engine._kernels_mixed.PlainDiff` has them, in plain numpy by blocks of rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Samples (complete).
+    t_eq, t_diff : float
+        The ramp's thresholds.
+    disc : ndarray of bool, shape (n_features,)
+        The discrete features (0/1 mismatch).
+    """
+
+    def __init__(self, X, t_eq, t_diff, disc):
+        self.Z = range_normalize(np.asarray(X, dtype=np.float64))
+        self.n, self.d = self.Z.shape
+        self.t_eq, self.t_diff, self.disc = t_eq, t_diff, np.asarray(disc, bool)
+
+    def _diffs(self, A, B):
+        return ramp_diff(np.abs(A - B), self.t_eq, self.t_diff, self.disc)
+
+    def tie_tolerance(self, w=None):
+        """Zeros: exact ties only (to the lower index)."""
+        return np.zeros(self.n)
+
+    def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
+        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample."""
+        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        step = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n * self.d, 1))
+        for s in range(0, rows.size, step):
+            r = rows[s:s + step]
+            yield s, s + r.size, self._diffs(self.Z[r][:, None, :], self.Z[None, :, :]).sum(axis=2)
+
+    def index_sum(self, rows, idx, coef):
+        """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        coef = np.where(idx >= 0, coef, 0.0)
+        step = max(1, _RAMP_BLOCK_ELEMENTS // max(idx.shape[1] * self.d, 1))
+        z = np.zeros(self.d)
+        for s in range(0, rows.size, step):
+            nb = self.Z[np.maximum(idx[s:s + step], 0)]
+            z += np.einsum("bt,btf->f", coef[s:s + step], self._diffs(self.Z[rows[s:s + step]][:, None, :], nb))
+        return z

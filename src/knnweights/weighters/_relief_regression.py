@@ -27,6 +27,7 @@ from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
 from ._relief_margins import (
     RADIUS_BLOCK_ARRAYS,
+    RampDiff,
     in_radius,
     multisurf_thresholds,
     radius_pairs,
@@ -344,15 +345,18 @@ class ReliefTargetMixin:
         return w
 
     def _continuous_scores(self, X, y):
-        if getattr(self, "diff", "linear") == "ramp":
-            raise NotImplementedError(f"{type(self).__name__}(diff='ramp') is implemented for class targets only.")
         if getattr(self, "ties", "index") != "index":
             raise NotImplementedError(
                 f"{type(self).__name__}: ties={self.ties!r} is defined for class targets only; use ties='index' "
                 "with a continuous target.")
         _refuse_sampled_radius(self, "a continuous target")
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
-        data = _diff_data(self, X, codes)
+        ramp = self._check_ramp(X) if getattr(self, "diff", "linear") == "ramp" else None
+        if ramp is not None:  # the ramp diff (Relief / ReliefF): neighbours and sums in plain numpy
+            self.discrete_features_ = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            data = RampDiff(X, *ramp, self.discrete_features_)
+        else:
+            data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
         if self._pair_kind == "radius":
             scores, T = radius_regression_scores(data, y, self._rule)
