@@ -11,6 +11,7 @@
 * :func:`mantel_moments`, :func:`difference_sums`: those moments; :func:`quadratic_sf`: the
   reference curve.
 * :func:`bh_qvalues`: Benjamini-Hochberg (1995) adjusted p-values (q-values).
+* :func:`adjust_pvalues`: Benjamini-Hochberg, Bonferroni, Holm or Benjamini-Yekutieli adjusted p-values.
 * :func:`permutation_pvalues`: a permutation test for any weighter.
 * :func:`univariate_tests`: the univariate baselines (t / ANOVA F, Pearson / Spearman).
 """
@@ -22,10 +23,18 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from .utils import check_finite_columns, progress_bar
-from .weighters._relief_pvalues import PairMoments, bh_qvalues, difference_sums, mantel_moments, quadratic_sf
+from .weighters._relief_pvalues import (
+    PADJ_METHODS,
+    PairMoments,
+    adjust_pvalues,
+    bh_qvalues,
+    difference_sums,
+    mantel_moments,
+    quadratic_sf,
+)
 
-__all__ = ["PairMoments", "bh_qvalues", "difference_sums", "mantel_moments", "permutation_pvalues", "quadratic_sf",
-           "univariate_tests"]
+__all__ = ["PairMoments", "adjust_pvalues", "bh_qvalues", "difference_sums", "mantel_moments", "permutation_pvalues",
+           "quadratic_sf", "univariate_tests"]
 
 
 def _permuted_statistic(weighter, X, y, seed, attribute):
@@ -35,7 +44,7 @@ def _permuted_statistic(weighter, X, y, seed, attribute):
 
 
 def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n_jobs=None, attribute="scores_",
-                        progress=False):
+                        progress=False, padj="bh"):
     """Permutation p-values of every feature's weight, for any weighter.
 
     The weighter is fitted on ``(X, y)`` and on ``n_permutations`` copies of ``X`` with the
@@ -65,12 +74,14 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
         clipped weights).
     progress : bool, default=False
         A progress bar on stderr (refits done, time left).
+    padj : {"bh", "bonferroni", "holm", "by"}, default="bh"
+        The adjustment of ``qvalues`` (:func:`adjust_pvalues`).
 
     Returns
     -------
     result : Bunch
-        ``pvalues`` and ``qvalues`` (shape ``(n_features,)``), ``observed`` (the statistic
-        on the real labels), ``null`` (``(B, n_features)``, the permutation statistics)
+        ``pvalues`` and ``qvalues`` (shape ``(n_features,)``; ``qvalues`` adjusted by ``padj``),
+        ``observed`` (the statistic on the real labels), ``null`` (``(B, n_features)``, the permutation statistics)
         and ``n_permutations``.
 
     Examples
@@ -86,6 +97,8 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     B = int(n_permutations)
     if B < 1:
         raise ValueError(f"n_permutations must be >= 1, got {n_permutations}")
+    if padj not in PADJ_METHODS:
+        raise ValueError(f"padj must be one of {PADJ_METHODS}, got {padj!r}")
     if attribute not in ("scores_", "feature_importances_"):
         raise ValueError(f"attribute must be 'scores_' or 'feature_importances_', got {attribute!r}")
     y = np.asarray(y)
@@ -111,7 +124,7 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     tol = 1e-12 * np.maximum(np.abs(observed), 1.0)
     exceed = (null >= observed[None, :] - tol[None, :]).sum(axis=0)
     p = (exceed + 1.0) / (B + 1.0)
-    return Bunch(pvalues=p, qvalues=bh_qvalues(p), observed=observed, null=null, n_permutations=B)
+    return Bunch(pvalues=p, qvalues=adjust_pvalues(p, padj), observed=observed, null=null, n_permutations=B)
 
 
 def univariate_tests(X, y, continuous=False):

@@ -12,7 +12,7 @@ from ._relief_bytes import fit_relief_bytes
 from ._relief_margins import range_normalize
 from ._relief_regression import PVALUES_DOC, TARGET_DOC
 
-__all__ = ["DIFF_CONSTRAINTS", "TARGET_CONSTRAINTS", "ReliefBase", "fill_relief_docstring"]
+__all__ = ["DIFF_CONSTRAINTS", "RAMP_CONSTRAINTS", "TARGET_CONSTRAINTS", "ReliefBase", "fill_relief_docstring"]
 
 
 _N_INSTANCES_DOC = """n_instances : int or None, default=None
@@ -47,6 +47,18 @@ _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
         skrebate's ``discrete_threshold=10`` convention)."""
 
 
+_RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
+        The ``diff`` of continuous features: ``"linear"`` the range-normalised ``|a - b|``; ``"ramp"``
+        0 up to ``t_eq``, 1 from ``t_diff`` of the range, linear between (Hong 1997;
+        Robnik-Sikonja & Kononenko 2003, Sec. 2.7), used in the distance that picks the neighbours and
+        in the weight update alike, as CORElearn's ``ReliefFequalK`` does (its ``CAdiff`` returns the
+        ramp for both; default thresholds ``ramp=(0.04, 0.1)``; unlike CORElearn, neighbours at
+        distance 0 are kept).  Classes and a continuous target (RReliefF: neighbours and ``diff(A)``
+        by the ramp, ``diff(tau)`` linear); complete float data, ``ties="index"``, no ``pvalues``.
+    ramp : tuple of (float, float), default=(0.04, 0.1)
+        ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
+
+
 class ReliefBase(BaseWeighter):
     """The Relief family's estimator base: Manhattan ``diff`` on range-normalised data, a byte
     (genotype) matrix scored without a float copy, ``NaN`` with ``missing="diff"``, and the
@@ -77,6 +89,9 @@ class ReliefBase(BaseWeighter):
             The fitted weighter.
         """
         if is_byte_input(X):
+            if getattr(self, "diff", "linear") == "ramp":
+                raise ValueError(f"{type(self).__name__}(diff='ramp') applies to numeric features; genotype "
+                                 "codes (0/1/2) are discrete: use diff='linear'.")
             return fit_relief_bytes(self, X, y)
         return super().fit(X, y)
 
@@ -84,6 +99,32 @@ class ReliefBase(BaseWeighter):
     def _allow_nan(self):
         """NaN passes input validation when ``missing="diff"`` (read by BaseWeighter)."""
         return getattr(self, "missing", "error") == "diff"
+
+    def _ramp_thresholds(self):
+        """``None`` for ``diff="linear"``, else the validated ``(t_eq, t_diff)`` of ``diff="ramp"``."""
+        if getattr(self, "diff", "linear") == "linear":
+            return None
+        try:
+            t_eq, t_diff = (float(t) for t in self.ramp)
+        except (TypeError, ValueError):
+            raise ValueError(f"ramp must be a pair (t_eq, t_diff) of floats, got {self.ramp!r}.") from None
+        if not (0.0 <= t_eq < t_diff <= 1.0):
+            raise ValueError(f"ramp=(t_eq, t_diff) needs 0 <= t_eq < t_diff <= 1, got {self.ramp!r}.")
+        return t_eq, t_diff
+
+    def _check_ramp(self, X):
+        """The ramp ``diff``'s thresholds (``None``: linear); refuses what it is not defined for."""
+        ramp = self._ramp_thresholds()
+        if ramp is None:
+            return None
+        name = type(self).__name__
+        if getattr(self, "ties", "index") != "index":
+            raise NotImplementedError(f"{name}(diff='ramp') needs ties='index'.")
+        if getattr(self, "pvalues", False):
+            raise NotImplementedError(f"{name}(diff='ramp') has no pvalues; use knnweights.permutation_pvalues.")
+        if X.dtype.kind == "f" and bool(np.isnan(X).any()):
+            raise NotImplementedError(f"{name}(diff='ramp') is not defined with missing values.")
+        return ramp
 
     def _normalized(self, X):
         return range_normalize(X) if self.normalize else X
@@ -114,10 +155,13 @@ DIFF_CONSTRAINTS = {
     "discrete_limit": [Interval(numbers.Integral, 1, None, closed="left")],
 }
 
+#: the constraints of ``diff`` and ``ramp`` (validated further by ``ReliefBase._ramp_thresholds``)
+RAMP_CONSTRAINTS = {"diff": [StrOptions({"linear", "ramp"})], "ramp": [tuple, list, "array-like"]}
+
 
 def fill_relief_docstring(estimator_class):
     """Class decorator: the shared parameter docs in place of ``{diff_params}``, ``{target_params}``,
-    ``{n_instances}`` and ``{target_type}`` in the docstring of ``estimator_class``.
+    ``{n_instances}``, ``{ramp_params}`` and ``{target_type}`` in the docstring of ``estimator_class``.
 
     Parameters
     ----------
@@ -133,9 +177,11 @@ def fill_relief_docstring(estimator_class):
         return estimator_class
     estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
-        "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC)
+        "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC).replace(
+        "    {ramp_params}", "    " + _RAMP_PARAMS_DOC)
     return estimator_class
 
 
 TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous"})],
-                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})]}
+                       "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})],
+                       "padj": [StrOptions({"bh", "bonferroni", "holm", "by"})]}

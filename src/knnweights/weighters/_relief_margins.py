@@ -12,8 +12,9 @@ from ..engine import kernels
 from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses
 from ..utils import fill_docstring
 
-__all__ = ["RADIUS_BLOCK_ARRAYS", "class_coefficients", "fold_pairs", "in_radius", "multisurf_thresholds",
-           "radius_pairs", "range_normalize", "relieff_margins", "sample_rows", "select_block", "self_columns"]
+__all__ = ["RADIUS_BLOCK_ARRAYS", "RampDiff", "class_coefficients", "fold_pairs", "in_radius", "multisurf_thresholds",
+           "radius_pairs", "ramp_diff", "ramp_relieff_margins", "range_normalize", "relieff_margins", "sample_rows",
+           "select_block", "self_columns"]
 
 
 def range_normalize(X):
@@ -353,3 +354,138 @@ def radius_pairs(D, T, start, lab_rows, lab_cols, n_groups, table_fn, kind=0, s=
     table = np.ascontiguousarray(table_fn(counts), dtype=np.float64)
     return kernels.radius_coefficients(D, T, self_cols, lab_rows, lab_cols, float(s), kind, table, bool(fold),
                                         bool(fold and symmetric), np.empty(D.shape, np.float64))
+
+
+def ramp_diff(A, t_eq, t_diff, disc=None):
+    """The ramp ``diff`` of range-normalised absolute differences ``A`` (Hong 1997;
+    Robnik-Sikonja & Kononenko 2003, Sec. 2.7): 0 up to ``t_eq``, 1 from ``t_diff``, linear in
+    between; the features ``disc`` (discrete) keep their 0/1 mismatch.
+
+    Parameters
+    ----------
+    A : ndarray of shape (..., n_features)
+        ``|x_if - x_jf| / range_f``.
+    t_eq : float
+        The difference up to which two values are equal.
+    t_diff : float
+        The difference from which two values differ (``t_eq < t_diff``).
+    disc : ndarray of bool, shape (n_features,) or None, default=None
+        The discrete features.
+
+    Returns
+    -------
+    diff : ndarray of the shape of ``A``
+        The ramp differences.
+    """
+    out = np.clip((A - t_eq) / (t_diff - t_eq), 0.0, 1.0)
+    if disc is not None and disc.any():
+        out[..., disc] = (A[..., disc] != 0).astype(out.dtype)
+    return out
+
+
+#: elements of the ``(b, n, d)`` difference block of :func:`ramp_relieff_margins`
+_RAMP_BLOCK_ELEMENTS = 2**22
+
+
+def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting, t_eq, t_diff, disc):
+    """:func:`relieff_margins` with the ramp ``diff`` (:func:`ramp_diff`) in both the distance that
+    picks the neighbours (``d(i, j) = sum_f ramp_f(i, j)``) and the margins, as CORElearn's
+    ``ReliefFequalK`` uses it.  Features are range-normalised for the ramp (the thresholds are
+    fractions of each feature's range); discrete features keep the 0/1 mismatch.  Equal distances:
+    the lower sample index.  Blocks of rows, each ``(b, n, d)`` differences at once.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Samples (complete).
+    codes : ndarray of int, shape (n_samples,)
+        Class codes.
+    n_neighbors : int
+        ``k``.
+    rows : ndarray of int or None
+        The queries; ``None``: every sample.
+    per_class : bool
+        ReliefF's misses of every other class, else Relief's nearest misses.
+    miss_weighting : {"prior", "equal"}
+        ``a(C)`` with ``per_class``.
+    t_eq, t_diff : float
+        The ramp's thresholds.
+    disc : ndarray of bool, shape (n_features,)
+        The discrete features.
+
+    Returns
+    -------
+    margin : ndarray of shape (n_features,)
+        The mean margin vector over the queries.
+    """
+    Z = range_normalize(np.asarray(X, dtype=np.float64))
+    n, d = Z.shape
+    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    k = int(n_neighbors)
+    n_classes = int(codes.max()) + 1
+    if per_class:
+        coef_all = class_coefficients(codes, rows, n_classes, miss_weighting)
+    else:
+        coef_all = np.tile(np.array([-1.0, 1.0]), (rows.size, 1))
+    T = np.zeros(n)
+    z = np.zeros(d)
+    step = max(1, _RAMP_BLOCK_ELEMENTS // max(n * d, 1))
+    for s in range(0, rows.size, step):
+        r = np.ascontiguousarray(rows[s:s + step])
+        b = r.size
+        R = ramp_diff(np.abs(Z[r][:, None, :] - Z[None, :, :]), t_eq, t_diff, disc)
+        D = np.ascontiguousarray(R.sum(axis=2))
+        idx, _ = select_block(D, r, codes, k, per_class, n_classes, T)
+        found = (idx >= 0).sum(axis=2)
+        c = np.repeat(coef_all[s:s + b][:, :, None] / np.maximum(found, 1)[:, :, None], k, axis=2)
+        c[idx < 0] = 0.0
+        flat = np.maximum(idx.reshape(b, -1), 0)
+        z += np.einsum("bj,bjf->f", c.reshape(b, -1), R[np.arange(b)[:, None], flat])
+    return z / rows.size
+
+
+class RampDiff:
+    """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the continuous-target path:
+    ``n``, ``d``, ``tie_tolerance``, ``distance_chunks`` and ``index_sum`` as
+    :class:`knnweights.engine._kernels_mixed.PlainDiff` has them, in plain numpy by blocks of rows.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Samples (complete).
+    t_eq, t_diff : float
+        The ramp's thresholds.
+    disc : ndarray of bool, shape (n_features,)
+        The discrete features (0/1 mismatch).
+    """
+
+    def __init__(self, X, t_eq, t_diff, disc):
+        self.Z = range_normalize(np.asarray(X, dtype=np.float64))
+        self.n, self.d = self.Z.shape
+        self.t_eq, self.t_diff, self.disc = t_eq, t_diff, np.asarray(disc, bool)
+
+    def _diffs(self, A, B):
+        return ramp_diff(np.abs(A - B), self.t_eq, self.t_diff, self.disc)
+
+    def tie_tolerance(self, w=None):
+        """Zeros: exact ties only (to the lower index)."""
+        return np.zeros(self.n)
+
+    def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
+        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample."""
+        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        step = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n * self.d, 1))
+        for s in range(0, rows.size, step):
+            r = rows[s:s + step]
+            yield s, s + r.size, self._diffs(self.Z[r][:, None, :], self.Z[None, :, :]).sum(axis=2)
+
+    def index_sum(self, rows, idx, coef):
+        """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        coef = np.where(idx >= 0, coef, 0.0)
+        step = max(1, _RAMP_BLOCK_ELEMENTS // max(idx.shape[1] * self.d, 1))
+        z = np.zeros(self.d)
+        for s in range(0, rows.size, step):
+            nb = self.Z[np.maximum(idx[s:s + step], 0)]
+            z += np.einsum("bt,btf->f", coef[s:s + step], self._diffs(self.Z[rows[s:s + step]][:, None, :], nb))
+        return z

@@ -10,6 +10,7 @@
 * :func:`mantel_moments`, :func:`difference_sums`: those moments; :func:`quadratic_sf`: the
   reference curve.
 * :func:`bh_qvalues`: Benjamini-Hochberg (1995) adjusted p-values (q-values).
+* :func:`adjust_pvalues`: adjusted p-values by Benjamini-Hochberg, Bonferroni, Holm or Benjamini-Yekutieli.
 
 :mod:`knnweights.significance` exports them with the tests built on any weighter.
 """
@@ -23,7 +24,8 @@ from ..engine import mixed_kernels as _kernels_mixed
 from ..engine import pair_kernels as _kernels_pairs
 from ..utils import fill_docstring
 
-__all__ = ["PairMoments", "bh_qvalues", "difference_sums", "mantel_moments", "quadratic_sf"]
+__all__ = ["PADJ_METHODS", "PairMoments", "adjust_pvalues", "bh_qvalues", "difference_sums", "mantel_moments",
+           "quadratic_sf"]
 
 
 def bh_qvalues(pvalues):
@@ -59,6 +61,57 @@ def bh_qvalues(pvalues):
     q = np.minimum.accumulate(scaled[::-1])[::-1]
     out = np.empty(m)
     out[order] = np.minimum(q, 1.0)
+    return out
+
+
+#: the multiple-testing adjustments of :func:`adjust_pvalues`
+PADJ_METHODS = ("bh", "bonferroni", "holm", "by")
+
+
+def adjust_pvalues(pvalues, method="bh"):
+    """Adjusted p-values for multiple testing (the definitions of statsmodels' ``multipletests``).
+
+    ``"bh"``: Benjamini-Hochberg (:func:`bh_qvalues`, false discovery rate);
+    ``"bonferroni"``: ``min(m p, 1)``; ``"holm"``: Holm's step-down,
+    ``max_{j <= i} min((m - j + 1) p_(j), 1)`` over the sorted p-values (both the family-wise error
+    rate); ``"by"``: Benjamini-Yekutieli, Benjamini-Hochberg of ``c_m p`` with
+    ``c_m = sum_{i <= m} 1 / i`` (the false discovery rate under any dependence).
+
+    Parameters
+    ----------
+    pvalues : array-like
+        P-values in ``[0, 1]``, one per test (flattened); ``NaN`` or values outside ``[0, 1]`` raise.
+    method : {"bh", "bonferroni", "holm", "by"}, default="bh"
+        The adjustment.
+
+    Returns
+    -------
+    adjusted : ndarray of shape (n_tests,)
+        Adjusted p-values in the order of ``pvalues``, capped at 1; ``adjusted >= p``.
+
+    Examples
+    --------
+    >>> adjust_pvalues([0.01, 0.04, 0.03, 0.5], "holm").round(3).tolist()
+    [0.04, 0.09, 0.09, 0.5]
+    """
+    if method not in PADJ_METHODS:
+        raise ValueError(f"method must be one of {PADJ_METHODS}, got {method!r}")
+    if method == "bh":
+        return bh_qvalues(pvalues)
+    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    if p.size == 0:
+        return p.copy()
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("p-values must be finite and within [0, 1]")
+    m = p.size
+    if method == "bonferroni":
+        return np.minimum(p * m, 1.0)
+    if method == "by":
+        return np.minimum(bh_qvalues(np.minimum(p * np.sum(1.0 / np.arange(1, m + 1)), 1.0)), 1.0)
+    order = np.argsort(p, kind="stable")
+    q = np.maximum.accumulate(np.minimum(p[order] * (m - np.arange(m)), 1.0))
+    out = np.empty(m)
+    out[order] = q
     return out
 
 

@@ -27,13 +27,14 @@ from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
 from ._relief_margins import (
     RADIUS_BLOCK_ARRAYS,
+    RampDiff,
     in_radius,
     multisurf_thresholds,
     radius_pairs,
     sample_rows,
     select_block,
 )
-from ._relief_pvalues import PairMoments, bh_qvalues
+from ._relief_pvalues import PairMoments, adjust_pvalues
 from ._validation import is_continuous_target, validate_continuous_fit_data
 
 __all__ = ["ReliefTargetMixin", "rrelieff_scores", "radius_regression_scores", "TARGET_DOC", "PVALUES_DOC"]
@@ -61,7 +62,11 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         exact.  ``"pseudo-t"``: the published STIR / NPDR t-test on the fit's own pairs,
         taken as independent (too small p-values under the null).  Costs one more
         neighbour pass.  Not available with missing values (use
-        :func:`knnweights.permutation_pvalues`)."""
+        :func:`knnweights.permutation_pvalues`).
+    padj : {"bh", "bonferroni", "holm", "by"}, default="bh"
+        The adjustment of ``qvalues_`` (:func:`knnweights.significance.adjust_pvalues`):
+        Benjamini-Hochberg, Bonferroni, Holm or Benjamini-Yekutieli; ``qvalues_`` holds the adjusted
+        p-values of that method."""
 
 
 def _diff_data(est, X, codes):
@@ -329,7 +334,7 @@ class ReliefTargetMixin:
     def _set_pvalues(self, data, outcome, kind):
         method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
         self.pvalues_ = _pair_moments(self, data, outcome, kind, method).pvalues(method)
-        self.qvalues_ = bh_qvalues(self.pvalues_)
+        self.qvalues_ = adjust_pvalues(self.pvalues_, getattr(self, "padj", "bh"))
 
     def _fit_classes(self, X, codes):
         w = self._fit(X, codes)
@@ -346,7 +351,12 @@ class ReliefTargetMixin:
                 "with a continuous target.")
         _refuse_sampled_radius(self, "a continuous target")
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
-        data = _diff_data(self, X, codes)
+        ramp = self._check_ramp(X) if getattr(self, "diff", "linear") == "ramp" else None
+        if ramp is not None:  # the ramp diff (Relief / ReliefF): neighbours and sums in plain numpy
+            self.discrete_features_ = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            data = RampDiff(X, *ramp, self.discrete_features_)
+        else:
+            data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
         if self._pair_kind == "radius":
             scores, T = radius_regression_scores(data, y, self._rule)

@@ -7,8 +7,8 @@ import numpy as np
 from ..engine import mixed_kernels
 from ..engine._docs import data_doc
 from ..utils import Interval, StrOptions
-from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
-from ._relief_margins import class_coefficients, relieff_margins, sample_rows, select_block
+from ._relief_base import DIFF_CONSTRAINTS, RAMP_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
+from ._relief_margins import class_coefficients, ramp_relieff_margins, relieff_margins, sample_rows, select_block
 from ._relief_regression import ReliefTargetMixin
 
 __all__ = ["Relief", "ReliefF", "mixed_relieff_margins"]
@@ -98,6 +98,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
         Used only when ``n_instances`` (or ``n_iter``) is set.
     {n_instances}
     {diff_params}
+    {ramp_params}
     ties : {"index", "include"}, default="index"
         Equidistant neighbours: ``"index"`` takes the one with the lower sample index
         (deterministic, but it depends on the row order, which matters on discrete
@@ -129,13 +130,14 @@ class Relief(ReliefTargetMixin, ReliefBase):
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'n_instances')
+    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'diff', 'ramp', 'padj')
 
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "normalize": ["boolean"],
         "random_state": ["random_state"],
         **DIFF_CONSTRAINTS,
+        **RAMP_CONSTRAINTS,
         "ties": [StrOptions({"index", "include"})],
         **TARGET_CONSTRAINTS,
         "n_instances": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -143,7 +145,8 @@ class Relief(ReliefTargetMixin, ReliefBase):
     _pair_kind = "relief"
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
-                 discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None):
+                 discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None, diff="linear",
+                 ramp=(0.04, 0.1), padj="bh"):
         self.n_iter = n_iter
         self.n_instances = n_instances
         self.normalize = normalize
@@ -154,9 +157,18 @@ class Relief(ReliefTargetMixin, ReliefBase):
         self.ties = ties
         self.target_type = target_type
         self.pvalues = pvalues
+        self.diff = diff
+        self.ramp = ramp
+        self.padj = padj
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
+        ramp = self._check_ramp(X)
+        if ramp is not None:
+            disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            self.discrete_features_ = disc
+            self.scores_ = ramp_relieff_margins(X, y, 1, rows, False, "prior", *ramp, disc)
+            return self.scores_
         data = self._diff_data(X, y, force=self.ties == "include")
         if data is None:
             self.scores_ = relieff_margins(self._normalized(X), y, 1, rows, per_class=False)
@@ -194,6 +206,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         Used only when ``n_instances`` (or ``n_iter``) is set.
     {n_instances}
     {diff_params}
+    {ramp_params}
     ties : {"index", "include"}, default="index"
         Neighbours tied at the ``k``-th distance: ``"index"`` takes the lower sample
         indices first (deterministic, but it depends on the row order, which matters on
@@ -218,7 +231,8 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     feature_importances_, scores_, discrete_features_, metric_ : as :class:`Relief`.
     pvalues_, qvalues_ : ndarray of shape (n_features,)
         With ``pvalues=True``: one-sided p-values (STIR for classes, NPDR-style for a
-        continuous target) and their Benjamini-Hochberg q-values.
+        continuous target) and their adjusted p-values (``padj``; Benjamini-Hochberg q-values by
+        default).
     target_type_ : {"classes", "continuous"}
 
     Notes
@@ -238,7 +252,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     _algorithm_version = 1
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances')
+    _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances', 'diff', 'ramp', 'padj')
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -246,6 +260,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         "normalize": ["boolean"],
         "random_state": ["random_state"],
         **DIFF_CONSTRAINTS,
+        **RAMP_CONSTRAINTS,
         "ties": [StrOptions({"index", "include"})],
         "miss_weighting": [StrOptions({"prior", "equal"})],
         "small_classes": [StrOptions({"clamp", "error"})],
@@ -257,7 +272,8 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
-                 small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None):
+                 small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None,
+                 diff="linear", ramp=(0.04, 0.1), padj="bh"):
         self.n_neighbors = n_neighbors
         self.n_instances = n_instances
         self.n_iter = n_iter
@@ -272,11 +288,21 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         self.target_type = target_type
         self.pvalues = pvalues
         self.rank_sigma = rank_sigma
+        self.diff = diff
+        self.ramp = ramp
+        self.padj = padj
+        self.padj = padj
 
     def _fit(self, X, y):
+        ramp = self._check_ramp(X)
         self._check_n_neighbors(self.n_neighbors, y,
                                 clamp="small_classes='error'" if self.small_classes == "clamp" else None)
         rows = sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
+        if ramp is not None:
+            disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            self.discrete_features_ = disc
+            self.scores_ = ramp_relieff_margins(X, y, self.n_neighbors, rows, True, self.miss_weighting, *ramp, disc)
+            return self.scores_
         data = self._diff_data(X, y, force=self.ties == "include")
         if data is None:
             self.scores_ = relieff_margins(self._normalized(X), y, self.n_neighbors, rows, per_class=True,

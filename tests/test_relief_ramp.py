@@ -1,0 +1,169 @@
+"""The ramp ``diff`` of the Relief family (``diff="ramp"``) against a plain-numpy reference."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+from knnweights import Relief, ReliefF
+
+
+def _ramp(a, t_eq, t_diff):
+    return min(1.0, max(0.0, (a - t_eq) / (t_diff - t_eq)))
+
+
+def _reference(X, y, k, t_eq, t_diff, per_class=True, disc=()):
+    """ReliefF (or Relief) from the definition: explicit loops, ramp diff in distances and update."""
+    n, d = X.shape
+    rng = X.max(axis=0) - X.min(axis=0)
+    rng[rng == 0] = 1.0
+
+    def diff(i, j):
+        out = np.empty(d)
+        for f in range(d):
+            a = abs(X[i, f] - X[j, f]) / rng[f]
+            out[f] = float(a != 0) if f in disc else _ramp(a, t_eq, t_diff)
+        return out
+
+    classes = np.unique(y)
+    prior = {c: np.mean(y == c) for c in classes}
+    W = np.zeros(d)
+    for i in range(n):
+        dist = {j: diff(i, j).sum() for j in range(n) if j != i}
+
+        def nearest(cands, dist=dist):
+            return sorted(cands, key=lambda m: (dist[m], m))[:k]
+
+        hits = nearest([j for j in dist if y[j] == y[i]])
+        for j in hits:
+            W -= diff(i, j) / len(hits)
+        if per_class:
+            for c in classes:
+                if c == y[i]:
+                    continue
+                miss = nearest([j for j in dist if y[j] == c])
+                for j in miss:
+                    W += prior[c] / (1 - prior[y[i]]) * diff(i, j) / len(miss)
+        else:
+            miss = nearest([j for j in dist if y[j] != y[i]])
+            for j in miss:
+                W += diff(i, j) / len(miss)
+    return W / n
+
+
+@pytest.fixture
+def data():
+    rs = np.random.RandomState(0)
+    X = rs.normal(size=(40, 5))
+    y = rs.randint(0, 3, size=40)
+    X[:, 0] += y  # one relevant feature
+    return X, y
+
+
+@pytest.mark.parametrize("ramp", [(0.04, 0.1), (0.1, 0.5), (0.0, 0.3)])
+def test_relieff_ramp_matches_reference(data, ramp):
+    X, y = data
+    w = ReliefF(n_neighbors=3, diff="ramp", ramp=ramp).fit(X, y).scores_
+    assert_allclose(w, _reference(X, y, 3, *ramp), rtol=1e-12, atol=1e-15)
+
+
+def test_relief_ramp_matches_reference(data):
+    X, y = data
+    w = Relief(diff="ramp").fit(X, y).scores_
+    assert_allclose(w, _reference(X, y, 1, 0.04, 0.1, per_class=False), rtol=1e-12, atol=1e-15)
+
+
+def test_ramp_with_discrete_features(data):
+    X, y = data
+    X = X.copy()
+    X[:, 4] = np.random.RandomState(1).randint(0, 3, size=X.shape[0])
+    w = ReliefF(n_neighbors=2, diff="ramp", discrete_features=[4]).fit(X, y).scores_
+    assert_allclose(w, _reference(X, y, 2, 0.04, 0.1, disc=(4,)), rtol=1e-12, atol=1e-15)
+
+
+def test_ramp_0_1_is_linear(data):
+    X, y = data
+    lin = ReliefF(n_neighbors=3).fit(X, y).scores_
+    ramp = ReliefF(n_neighbors=3, diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_
+    assert_allclose(ramp, lin, rtol=1e-10, atol=1e-14)
+    assert_allclose(Relief(diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_, Relief().fit(X, y).scores_,
+                    rtol=1e-10, atol=1e-14)
+
+
+def test_ramp_sampled_instances(data):
+    X, y = data
+    est = ReliefF(n_neighbors=2, diff="ramp", n_instances=10, random_state=0).fit(X, y)
+    assert est.feature_importances_.shape == (5,)
+    assert np.all(np.isfinite(est.scores_))
+
+
+@pytest.mark.parametrize("ramp", [(0.1, 0.1), (0.2, 0.1), (-0.1, 0.5), (0.1, 1.5), (0.1,), "ab"])
+def test_ramp_validation(data, ramp):
+    X, y = data
+    with pytest.raises(ValueError):
+        ReliefF(diff="ramp", ramp=ramp).fit(X, y)
+
+
+def test_bad_diff(data):
+    X, y = data
+    with pytest.raises(ValueError):
+        ReliefF(diff="cubic").fit(X, y)
+
+
+def test_ramp_refusals(data):
+    X, y = data
+    with pytest.raises(NotImplementedError):  # continuous target with p-values
+        ReliefF(diff="ramp", pvalues=True).fit(X, X[:, 0] + 0.1 * np.arange(X.shape[0]))
+    with pytest.raises(NotImplementedError):
+        ReliefF(diff="ramp", pvalues=True).fit(X, y)
+    with pytest.raises(NotImplementedError):
+        ReliefF(diff="ramp", ties="include").fit(X, y)
+    with pytest.raises(ValueError, match="numeric"):
+        ReliefF(diff="ramp").fit(np.random.RandomState(0).randint(0, 3, size=(20, 4)).astype(np.uint8), y[:20])
+
+
+def test_ramp_changes_fingerprint():
+    from knnweights.evaluation.grid import fingerprint_view
+
+    assert fingerprint_view(ReliefF()) != fingerprint_view(ReliefF(diff="ramp"))
+    assert "diff" not in repr(fingerprint_view(ReliefF()))
+
+
+def _rrelieff_reference(X, y, k, t_eq, t_diff):
+    """RReliefF from the pseudo code (Robnik-Sikonja & Kononenko 2003), ramp diff for the features."""
+    n, d = X.shape
+    rng = X.max(axis=0) - X.min(axis=0)
+    span = y.max() - y.min()
+
+    def diff(i, j):
+        return np.array([_ramp(abs(X[i, f] - X[j, f]) / rng[f], t_eq, t_diff) for f in range(d)])
+
+    n_dc, n_da, n_dcda = 0.0, np.zeros(d), np.zeros(d)
+    for i in range(n):
+        dist = {j: diff(i, j).sum() for j in range(n) if j != i}
+        for j in sorted(dist, key=lambda m, dist=dist: (dist[m], m))[:k]:
+            dc = abs(y[i] - y[j]) / span
+            da = diff(i, j)
+            n_dc += dc / k
+            n_da += da / k
+            n_dcda += dc * da / k
+    return n_dcda / n_dc - (n_da - n_dcda) / (n - n_dc)
+
+
+@pytest.mark.parametrize("ramp", [(0.04, 0.1), (0.05, 0.4)])
+def test_rrelieff_ramp_matches_reference(ramp):
+    rs = np.random.RandomState(3)
+    X = rs.normal(size=(35, 4))
+    y = X[:, 0] + 0.3 * rs.normal(size=35)
+    w = ReliefF(n_neighbors=4, diff="ramp", ramp=ramp).fit(X, y).scores_
+    assert_allclose(w, _rrelieff_reference(X, y, 4, *ramp), rtol=1e-12, atol=1e-15)
+
+
+def test_rrelieff_ramp_0_1_is_linear():
+    rs = np.random.RandomState(4)
+    X = rs.normal(size=(40, 5))
+    y = X[:, 1] + 0.3 * rs.normal(size=40)
+    lin = ReliefF(n_neighbors=5).fit(X, y).scores_
+    assert_allclose(ReliefF(n_neighbors=5, diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_, lin, rtol=1e-10,
+                    atol=1e-14)
+    assert_allclose(Relief(diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_, Relief().fit(X, y).scores_,
+                    rtol=1e-10, atol=1e-14)
