@@ -153,3 +153,20 @@ def test_weighters_registry_is_complete():
                 "GFlip", "MulRel", "Logo", "NCADiagonal"}
     assert expected <= set(knnweights.WEIGHTERS)
     assert all(knnweights.WEIGHTERS[k].__name__ == k for k in knnweights.WEIGHTERS)
+
+
+def test_l2_norm_is_exact_so_weights_do_not_follow_the_blas():
+    """The weights' normaliser sums the (rounded) squares exactly: any order of the terms (a BLAS kernel's choice) gives the
+    same bits, and the value is the correctly rounded sum's root."""
+    from fractions import Fraction
+
+    from knnweights.weighters._base import l2_norm, normalize_weights
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        v = rng.standard_normal(rng.integers(2, 300)) * 10.0 ** rng.integers(-3, 4)
+        exact = float(sum(Fraction(float(x * x)) for x in v))  # the squares' sum, correctly rounded
+        assert l2_norm(v) == np.sqrt(exact)
+        for perm in (rng.permutation(v.size), np.arange(v.size)[::-1]):
+            assert l2_norm(v[perm]) == l2_norm(v)
+            np.testing.assert_array_equal(normalize_weights(v[perm]), normalize_weights(v)[perm])

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ..engine import kernels, mixed_kernels
 from ..engine.neighbors import entropy_from_log, on_gpu, row_log_softmax, soft_margins
 from ..utils import Interval, StrOptions
-from ._base import normalize_weights
+from ._base import l2_norm, normalize_weights
 from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
 from ._relief_margins import fold_pairs
 from ._relief_regression import ReliefTargetMixin
@@ -206,7 +206,7 @@ class IRelief(ReliefTargetMixin, ReliefBase):
             if not w_new.any():
                 self._warn_no_positive_margin(sigma, ent_h)
                 break
-            step = float(np.linalg.norm(w_new - w))
+            step = l2_norm(w_new - w)
             self.cost_history_.append(step)
             w = w_new
             if self.verbose:

@@ -10,7 +10,7 @@ from .._solvers.simplex_qp import hull_projections, indexed_combination
 from ..engine.incremental import IncrementalHitMiss
 from ..engine.neighbors import nearest_hits_misses
 from ..utils import Interval, StrOptions
-from ._base import BaseWeighter, normalize_weights
+from ._base import BaseWeighter, l2_norm, normalize_weights
 
 __all__ = ["LHRelief"]
 
@@ -273,7 +273,7 @@ class LHRelief(BaseWeighter):
             if mult:  # weights decayed below round-off of the largest one are 0 (and leave the search)
                 w_new[w_new < 1e-12 * w_new.max()] = 0.0
             w_new = normalize_weights(w_new, "l2")
-            step = float(np.linalg.norm(w_new - w))
+            step = l2_norm(w_new - w)
             steps.append(step)
             if self.verbose:
                 print(f"[LHRelief] iter {it:3d}  margin {self.cost_history_[-1]:.6g}  step {step:.3e}  "
@@ -283,7 +283,7 @@ class LHRelief(BaseWeighter):
                 self.stop_reason_ = "converged"
                 break
             # a 2-cycle: the new iterate is back near w_t-1 while the step stays large
-            cycling = w_prev is not None and np.linalg.norm(w_new - w_prev) < 0.1 * step
+            cycling = w_prev is not None and l2_norm(w_new - w_prev) < 0.1 * step
             self.stop_reason_ = "cycle" if cycling else "max_iter"
             w_prev, w = w, w_new
             recent = recent[-3:] + [w]
@@ -306,4 +306,4 @@ def _oscillating(steps, recent):
     slow but steady approach, where they add up."""
     if len(recent) < 4 or steps[-1] < 0.9 * min(steps[-3:-1]):
         return False
-    return float(np.linalg.norm(recent[-1] - recent[-4])) < 0.5 * sum(steps[-3:])
+    return l2_norm(recent[-1] - recent[-4]) < 0.5 * sum(steps[-3:])

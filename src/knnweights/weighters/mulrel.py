@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..utils import Interval, StrOptions
-from ._base import normalize_weights
+from ._base import l2_norm, normalize_weights
 from ._relief_base import ReliefBase
 from ._relief_margins import relieff_margins
 
@@ -108,7 +108,7 @@ class MulRel(ReliefBase):
                 if self.verbose:
                     print(f"[MulRel] round {it:3d}: no positive margin, the last weights kept")
                 break
-            step = float(np.linalg.norm(w_new - (w if w is not None else 0)))
+            step = l2_norm(w_new - (w if w is not None else 0))
             self.cost_history_.append(step)
             w = w_new
             history = history[-(2 * _CYCLE_ROUNDS):] + [w]
@@ -146,8 +146,8 @@ def _two_cycle(history):
         return False
     ratios = []
     for t in range(len(history) - 2 * _CYCLE_ROUNDS + 1, len(history)):
-        step = float(np.linalg.norm(history[t] - history[t - 1]))
+        step = l2_norm(history[t] - history[t - 1])
         if step == 0.0:
             return False
-        ratios.append(float(np.linalg.norm(history[t] - history[t - 2])) / step)
+        ratios.append(l2_norm(history[t] - history[t - 2]) / step)
     return float(np.median(ratios)) < 0.7
