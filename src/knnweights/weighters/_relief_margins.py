@@ -12,9 +12,9 @@ from ..engine import kernels
 from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses
 from ..utils import fill_docstring
 
-__all__ = ["RADIUS_BLOCK_ARRAYS", "RampDiff", "class_coefficients", "fold_pairs", "in_radius", "multisurf_thresholds",
-           "radius_pairs", "ramp_diff", "ramp_relieff_margins", "range_normalize", "relieff_margins", "sample_rows",
-           "select_block", "self_columns"]
+__all__ = ["RADIUS_BLOCK_ARRAYS", "RampDiff", "class_coefficients", "margin_coefficients", "fold_pairs", "in_radius",
+           "multisurf_thresholds", "radius_pairs", "ramp_diff", "ramp_relieff_margins", "range_normalize",
+           "relieff_margins", "sample_rows", "select_block", "self_columns"]
 
 
 def range_normalize(X):
@@ -127,6 +127,34 @@ def relieff_margins(Z, codes, n_neighbors=1, rows=None, w=None, metric="manhatta
     z = hard_margin_vectors(Z, empty, idx.reshape(rows.size, -1), "manhattan", hit_coef=np.empty((rows.size, 0)),
                             miss_coef=coef.reshape(rows.size, -1), rows=rows)
     return z / rows.size
+
+
+def margin_coefficients(codes, rows, per_class, miss_weighting):
+    """The number of class codes and each query's neighbour coefficients.
+
+    Parameters
+    ----------
+    codes : ndarray of int, shape (n_samples,)
+        Class codes of all samples.
+    rows : ndarray of int
+        The queries.
+    per_class : bool
+        ReliefF's per-class neighbours (:func:`class_coefficients`), or one list of hits and one
+        of misses (``-1`` and ``+1``).
+    miss_weighting : {"prior", "equal"}
+        The miss classes' weights when ``per_class``.
+
+    Returns
+    -------
+    n_classes : int
+        ``codes.max() + 1``.
+    coef : ndarray of shape (n_rows, n_classes) or (n_rows, 2)
+        Each query's coefficient of a neighbour of each class (or of a hit and a miss).
+    """
+    n_classes = int(codes.max()) + 1
+    if per_class:
+        return n_classes, class_coefficients(codes, rows, n_classes, miss_weighting)
+    return n_classes, np.tile(np.array([-1.0, 1.0]), (rows.size, 1))
 
 
 def class_coefficients(codes, rows, n_classes, miss_weighting):
@@ -422,11 +450,7 @@ def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting,
     n, d = Z.shape
     rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
     k = int(n_neighbors)
-    n_classes = int(codes.max()) + 1
-    if per_class:
-        coef_all = class_coefficients(codes, rows, n_classes, miss_weighting)
-    else:
-        coef_all = np.tile(np.array([-1.0, 1.0]), (rows.size, 1))
+    n_classes, coef_all = margin_coefficients(codes, rows, per_class, miss_weighting)
     T = np.zeros(n)
     z = np.zeros(d)
     step = max(1, _RAMP_BLOCK_ELEMENTS // max(n * d, 1))

@@ -28,6 +28,14 @@ __all__ = ["PADJ_METHODS", "PairMoments", "adjust_pvalues", "bh_qvalues", "diffe
            "quadratic_sf"]
 
 
+def _checked_pvalues(pvalues):
+    """``pvalues`` as a flat float array; an error unless each is finite and within [0, 1]."""
+    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("p-values must be finite and within [0, 1]")
+    return p
+
+
 def bh_qvalues(pvalues):
     """Benjamini-Hochberg adjusted p-values: ``q_(i) = min_{j >= i} p_(j) m / j``, capped at 1.
 
@@ -50,11 +58,9 @@ def bh_qvalues(pvalues):
     >>> bh_qvalues([0.01, 0.04, 0.03, 0.5]).round(3).tolist()
     [0.04, 0.053, 0.053, 0.5]
     """
-    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    p = _checked_pvalues(pvalues)
     if p.size == 0:
         return p.copy()
-    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise ValueError("p-values must be finite and within [0, 1]")
     m = p.size
     order = np.argsort(p, kind="stable")
     scaled = p[order] * m / np.arange(1, m + 1)
@@ -98,11 +104,9 @@ def adjust_pvalues(pvalues, method="bh"):
         raise ValueError(f"method must be one of {PADJ_METHODS}, got {method!r}")
     if method == "bh":
         return bh_qvalues(pvalues)
-    p = np.asarray(pvalues, dtype=np.float64).ravel()
+    p = _checked_pvalues(pvalues)
     if p.size == 0:
         return p.copy()
-    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
-        raise ValueError("p-values must be finite and within [0, 1]")
     m = p.size
     if method == "bonferroni":
         return np.minimum(p * m, 1.0)

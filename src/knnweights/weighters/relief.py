@@ -8,7 +8,7 @@ from ..engine import mixed_kernels
 from ..engine._docs import data_doc
 from ..utils import Interval, StrOptions
 from ._relief_base import DIFF_CONSTRAINTS, RAMP_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
-from ._relief_margins import class_coefficients, ramp_relieff_margins, relieff_margins, sample_rows, select_block
+from ._relief_margins import margin_coefficients, ramp_relieff_margins, relieff_margins, sample_rows, select_block
 from ._relief_regression import ReliefTargetMixin
 
 __all__ = ["Relief", "ReliefF", "mixed_relieff_margins"]
@@ -48,11 +48,7 @@ def mixed_relieff_margins(data, codes, n_neighbors=1, rows=None, per_class=True,
     every = rows is None
     rows = np.arange(n) if every else np.asarray(rows, dtype=np.int64)
     k = int(n_neighbors)
-    n_classes = int(codes.max()) + 1
-    if per_class:
-        coef_all = class_coefficients(codes, rows, n_classes, miss_weighting)
-    else:
-        coef_all = np.tile(np.array([-1.0, 1.0]), (rows.size, 1))
+    n_classes, coef_all = margin_coefficients(codes, rows, per_class, miss_weighting)
     z = np.zeros(data.d)
     T = data.tie_tolerance()
     for s, e, D in data.distance_chunks(None if every else rows, n_arrays=3 if ties == "include" else 1):
