@@ -156,8 +156,8 @@ def test_weighters_registry_is_complete():
 
 
 def test_l2_norm_is_exact_so_weights_do_not_follow_the_blas():
-    """The weights' normaliser sums the (rounded) squares exactly: any order of the terms (a BLAS kernel's choice) gives the
-    same bits, and the value is the correctly rounded sum's root."""
+    """The weights' normaliser sums the (rounded) squares exactly: any order of the terms (a BLAS kernel's
+    choice) gives the same bits, and the value is the correctly rounded sum's root."""
     from fractions import Fraction
 
     from knnweights.weighters._base import l2_norm, normalize_weights
