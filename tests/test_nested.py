@@ -2,6 +2,7 @@
 cover an independent test set's accuracy, the consensus list, and Nogueira et al.'s index against its formula."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.feature_selection import SelectKBest, f_classif
 from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -114,3 +115,33 @@ def test_stability_of_disjoint_sets_is_low_and_random_sets_near_zero():
         row[rng.choice(100, 10, replace=False)] = True
     s = selection_stability(Z)
     assert abs(s.value) < 0.05 and s.low < 0 < s.high
+
+
+def test_a_killed_run_resumes_from_its_store_to_the_same_result(tmp_path, monkeypatch):
+    """Each finished outer split is stored; a rerun computes only the splits missing and gives the same result."""
+    from knnweights.evaluation import nested
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(48, 12))
+    y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    model = AutoWeightedKNN(weighters=["ReliefF", None], n_features=[2, 12], n_neighbors=[1, 3], cv=3)
+    kw = dict(cv=(3, 2), random_state=0, progress=False)
+    fresh = nested_evaluate(model, X, y, **kw)
+    path = tmp_path / "store.jsonl"
+    nested_evaluate(model, X, y, store=path, **kw)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 6
+    path.write_text("\n".join(lines[:4]) + "\n" + lines[4][:25])  # killed while writing the fifth split
+    calls = []
+    real = nested._outer_split
+    monkeypatch.setattr(nested, "_outer_split", lambda *a, **k: calls.append(1) or real(*a, **k))
+    resumed = nested_evaluate(model, X, y, store=path, **kw)
+    assert len(calls) == 2
+    pd.testing.assert_frame_equal(resumed.scores, fresh.scores)
+    pd.testing.assert_frame_equal(resumed.summary, fresh.summary)
+    pd.testing.assert_frame_equal(resumed.feature_table(), fresh.feature_table())
+    assert resumed.consensus == fresh.consensus and resumed.stability == fresh.stability
+    calls.clear()
+    other = nested_evaluate(model.set_params(n_neighbors=[1, 5]), X, y, store=path, **kw)  # other parameters
+    assert len(calls) == 6 and len(path.read_text().splitlines()) == 12
+    assert other.choices["n_neighbors"].isin([1, 5]).all()

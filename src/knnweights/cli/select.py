@@ -46,7 +46,8 @@ def _run(args):
     with use_scheduler(args.scheduler):
         try:
             res = nested_evaluate(model, X, y, cv=(k, r), consensus=args.consensus, random_state=args.random_state,
-                                  n_jobs=args.n_jobs, progress=False if args.no_progress else None)
+                                  n_jobs=args.n_jobs, progress=False if args.no_progress else None,
+                                  store=os.path.join(out, "store.jsonl"))
             final = model.fit(X, y)
         except ValueError as exc:  # too few samples of a class for the folds, a weighter refusing a fold...
             raise UsageError(str(exc)) from None
@@ -77,6 +78,7 @@ COMMAND = Command(
     description="Nested cross-validation of AutoWeightedKNN (the weighter, the number of features kept and k "
                 "chosen by inner CV) on FILE, beside plain kNN and L1 logistic regression; writes report.html, "
                 "features.csv (selection frequency, mean rank, consensus), summary.csv, choices.csv and "
-                "model.joblib (the choice refitted on all rows, for knnweights predict).\n\n"
+                "model.joblib (the choice refitted on all rows, for knnweights predict); each finished outer split is "
+                "kept in store.jsonl, so a killed run given the same --out resumes.\n\n"
                 "example: knnweights select genes.csv --target diagnosis --id-col sample --cv 5x5 --inner 5",
     run=_run, add_arguments=_add_arguments)

@@ -16,6 +16,7 @@ import inspect
 import numbers
 from dataclasses import dataclass, field
 
+import joblib
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
@@ -32,8 +33,10 @@ from sklearn.utils.validation import check_array
 from ..utils import column_names, format_label, progress_bar
 from ..weighters._validation import is_continuous_target, validate_training_data
 from .auto import AutoWeightedKNN
+from .grid import _data_key, fingerprint_view
 from .protocols import RepeatedCV, derive_seed, root_seed
 from .stats import corrected_interval, corrected_ttest
+from .store import ResultStore, jsonable
 from .tuning import set_random_states
 
 __all__ = ["NestedResult", "StabilityIndex", "nested_evaluate", "selection_stability"]
@@ -310,8 +313,23 @@ def _outer_split(estimator, baselines, X, y, train, test, seed, regression):
     return out
 
 
+def _split_key(estimator, baselines, data_key, protocol, seed, repeat, fold):
+    """A stored outer split's key: what identifies it (the models as parameters, the data, the split)."""
+    view = (fingerprint_view(estimator), fingerprint_view(baselines), data_key, repr(protocol), seed, repeat, fold)
+    return joblib.hash(view)
+
+
+def _stored_split(row):
+    """An outer split's output as :func:`_outer_split` returns it, from its stored row."""
+    out = {k: row[k] for k in ("scores", "rmse", "params", "inner_score")}
+    out["inner_score"] = np.nan if out["inner_score"] is None else out["inner_score"]
+    out["support"] = None if row["support"] is None else np.asarray(row["support"], dtype=bool)
+    out["ranking"] = None if row["ranking"] is None else np.asarray(row["ranking"], dtype=np.float64)
+    return out
+
+
 def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, confidence=0.95,
-                    random_state=None, n_jobs=None, progress=None):
+                    random_state=None, n_jobs=None, progress=None, store=None):
     """Nested cross-validation: an outer CV around the estimator's whole inner choice.
 
     Every outer training part gets a fresh clone of ``estimator`` (whose ``fit`` makes its own
@@ -351,6 +369,10 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
         Outer splits fitted in parallel (joblib; any backend).
     progress : bool or None, default=None
         Show a progress bar over the outer splits (``None``: on a terminal only).
+    store : str or path-like, optional
+        A ``.jsonl`` file that keeps each finished outer split (keyed by the models'
+        parameters, the data, the protocol and the split): a run killed part-way resumes
+        from it, computing only the splits not stored, to the same result.
 
     Returns
     -------
@@ -396,13 +418,25 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
         default_baselines(estimator, regression) if baselines is True else dict(baselines))
     seed = root_seed(random_state)
     splits = [(r, f, tr, te) for r, f, tr, _, te in protocol.split(yv, seed, "nested")]
+    outs = [None] * len(splits)
+    keys = [None] * len(splits)
+    if store is not None:
+        store = ResultStore(store)
+        data_key = _data_key(Xv, yv)
+        keys = [_split_key(estimator, chosen, data_key, protocol, seed, r, f) for r, f, _, _ in splits]
+        done = {row.get("key"): row for row in store.read()}
+        outs = [_stored_split(done[k]) if k in done else None for k in keys]
+    todo = [i for i, o in enumerate(outs) if o is None]
     jobs = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_outer_split)(estimator, chosen, Xv, yv, tr, te, derive_seed(seed, "outer", r, f), regression)
-        for r, f, tr, te in splits)
-    outs = []
+        delayed(_outer_split)(estimator, chosen, Xv, yv, splits[i][2], splits[i][3],
+                              derive_seed(seed, "outer", splits[i][0], splits[i][1]), regression)
+        for i in todo)
     with progress_bar(len(splits), "nested CV", unit="splits", enabled=progress) as bar:
-        for out in jobs:
-            outs.append(out)
+        bar.update(len(splits) - len(todo))
+        for i, out in zip(todo, jobs, strict=True):
+            outs[i] = out
+            if store is not None:
+                store.append({"key": keys[i], "repeat": splits[i][0], "fold": splits[i][1], **jsonable(out)})
             bar.update(1)
     return _result(outs, splits, list(chosen), names, Xv.shape[1], regression, consensus, confidence)
 
