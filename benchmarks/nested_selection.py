@@ -24,6 +24,7 @@ drawn at random: any accuracy above 0.5 is optimism).
 One BLAS thread, one process; about 10 minutes on a 2-core machine.
 """
 import argparse
+import os
 import platform
 import time
 
@@ -159,12 +160,24 @@ def choice_label(row):
         f"{w}, {row['n_features']}, k={row['n_neighbors']}"
 
 
+def _cpu_name():
+    """The CPU's model name (``/proc/cpuinfo`` on Linux), else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def report(results, notes, repeats, total):
-    cpu = platform.processor() or platform.machine()
+    cpu = _cpu_name()
     lines = ["# Leaky versus nested evaluation of an automatic selection", "",
              f"`python benchmarks/nested_selection.py` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-             f"{total:.0f} s in all, one process, one BLAS thread, on a shared 2-core AMD EPYC virtual machine "
-             f"({cpu}): the times are approximate). Outer splits: stratified 5-fold x {repeats}, the same for "
+             f"{total:.0f} s in all, one process, one BLAS thread, on a shared {os.cpu_count()}-core {cpu} "
+             "machine: the times are approximate). Outer splits: stratified 5-fold x {repeats}, the same for "
              "every row of a data set (`nested_evaluate`'s own). Model: `selection_pipeline(cv=5, random_state=0)` "
              "(median imputation, standard scaling, `AutoWeightedKNN` with its default candidates ReliefF, "
              "MultiSURF, IRelief, Simba, NCADiagonal and no weighting, its default grids of features kept and "
