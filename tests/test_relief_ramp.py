@@ -167,3 +167,37 @@ def test_rrelieff_ramp_0_1_is_linear():
                     atol=1e-14)
     assert_allclose(Relief(diff="ramp", ramp=(0.0, 1.0)).fit(X, y).scores_, Relief().fit(X, y).scores_,
                     rtol=1e-10, atol=1e-14)
+
+
+def test_ramp_distances_lie_within_the_tie_rule_of_the_exact_ones():
+    """On integer data every computed ramp distance lies within ``T_i + T_j`` of the exact (rational) one, so
+    distances equal in exact arithmetic are ties on every CPU; feature blocks give the same distances."""
+    from fractions import Fraction
+
+    from knnweights.weighters import _relief_margins as rm
+
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 11, size=(24, 12)).astype(float)
+    t_eq, t_diff = 0.04, 0.1
+    data = rm.RampDiff(X, t_eq, t_diff, None)
+    T = data.tie_tolerance()
+    D = np.vstack([blk for _, _, blk in data.distance_chunks()])
+    lo, span = X.min(axis=0), np.ptp(X, axis=0)
+    te, td = Fraction(t_eq), Fraction(t_diff)
+
+    def ramp(a):
+        return min(max((a - te) / (td - te), Fraction(0)), Fraction(1))
+
+    Zq = [[Fraction(int(v)) / Fraction(int(s)) for v, s in zip(row - lo, span, strict=True)] for row in X]
+    off = 0.0
+    for i in range(len(X)):
+        exact = [sum(ramp(abs(a - b)) for a, b in zip(Zq[i], Zq[j], strict=True)) for j in range(len(X))]
+        off = max(off, max(abs(D[i, j] - float(e)) / (T[i] + T[j]) for j, e in enumerate(exact)))
+    assert 0 < off <= 1  # rounding is there, and within the rule's bound
+    old = rm._RAMP_BLOCK_ELEMENTS
+    try:
+        rm._RAMP_BLOCK_ELEMENTS = 7  # one row and a feature or two at a time
+        Db = np.vstack([blk for _, _, blk in data.distance_chunks()])
+    finally:
+        rm._RAMP_BLOCK_ELEMENTS = old
+    np.testing.assert_allclose(Db, D, rtol=0, atol=T.max())

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..engine import kernels
-from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses
+from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses, tie_tolerance
 from ..utils import fill_docstring
 
 __all__ = ["RADIUS_BLOCK_ARRAYS", "RampDiff", "class_coefficients", "margin_coefficients", "fold_pairs", "in_radius",
@@ -411,7 +411,7 @@ def ramp_diff(A, t_eq, t_diff, disc=None):
     return out
 
 
-#: elements of the ``(b, n, d)`` difference block of :func:`ramp_relieff_margins`
+#: elements of one ``(rows, samples, features)`` block of ramp differences
 _RAMP_BLOCK_ELEMENTS = 2**22
 
 
@@ -419,8 +419,9 @@ def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting,
     """:func:`relieff_margins` with the ramp ``diff`` (:func:`ramp_diff`) in both the distance that
     picks the neighbours (``d(i, j) = sum_f ramp_f(i, j)``) and the margins, as CORElearn's
     ``ReliefFequalK`` uses it.  Features are range-normalised for the ramp (the thresholds are
-    fractions of each feature's range); discrete features keep the 0/1 mismatch.  Equal distances:
-    the lower sample index.  Blocks of rows, each ``(b, n, d)`` differences at once.
+    fractions of each feature's range); discrete features keep the 0/1 mismatch.  The distances
+    and the margins come from :class:`RampDiff`; the neighbours from :func:`select_block` under
+    the engine's tie rule.
 
     Parameters
     ----------
@@ -446,32 +447,26 @@ def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting,
     margin : ndarray of shape (n_features,)
         The mean margin vector over the queries.
     """
-    Z = range_normalize(np.asarray(X, dtype=np.float64))
-    n, d = Z.shape
-    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    data = RampDiff(X, t_eq, t_diff, disc)
+    rows = np.arange(data.n) if rows is None else np.asarray(rows, dtype=np.int64)
     k = int(n_neighbors)
     n_classes, coef_all = margin_coefficients(codes, rows, per_class, miss_weighting)
-    T = np.zeros(n)
-    z = np.zeros(d)
-    step = max(1, _RAMP_BLOCK_ELEMENTS // max(n * d, 1))
-    for s in range(0, rows.size, step):
-        r = np.ascontiguousarray(rows[s:s + step])
-        b = r.size
-        R = ramp_diff(np.abs(Z[r][:, None, :] - Z[None, :, :]), t_eq, t_diff, disc)
-        D = np.ascontiguousarray(R.sum(axis=2))
-        idx, _ = select_block(D, r, codes, k, per_class, n_classes, T)
+    T = data.tie_tolerance()
+    z = np.zeros(data.d)
+    for s, e, D in data.distance_chunks(rows=rows):
+        r = rows[s:e]
+        idx, _ = select_block(np.ascontiguousarray(D), r, codes, k, per_class, n_classes, T)
         found = (idx >= 0).sum(axis=2)
-        c = np.repeat(coef_all[s:s + b][:, :, None] / np.maximum(found, 1)[:, :, None], k, axis=2)
-        c[idx < 0] = 0.0
-        flat = np.maximum(idx.reshape(b, -1), 0)
-        z += np.einsum("bj,bjf->f", c.reshape(b, -1), R[np.arange(b)[:, None], flat])
+        c = np.repeat(coef_all[s:e][:, :, None] / np.maximum(found, 1)[:, :, None], k, axis=2)
+        z += data.index_sum(r, idx.reshape(e - s, -1), c.reshape(e - s, -1))
     return z / rows.size
 
 
 class RampDiff:
-    """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the continuous-target path:
+    """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the Relief family's paths:
     ``n``, ``d``, ``tie_tolerance``, ``distance_chunks`` and ``index_sum`` as
-    :class:`knnweights.engine._kernels_mixed.PlainDiff` has them, in plain numpy by blocks of rows.
+    :class:`knnweights.engine._kernels_mixed.PlainDiff` has them, in numpy by blocks of rows and
+    features (at most ``2**22`` differences at once).
 
     Parameters
     ----------
@@ -479,29 +474,54 @@ class RampDiff:
         Samples (complete).
     t_eq, t_diff : float
         The ramp's thresholds.
-    disc : ndarray of bool, shape (n_features,)
-        The discrete features (0/1 mismatch).
+    disc : ndarray of bool, shape (n_features,) or None
+        The discrete features (0/1 mismatch); ``None``: none.
     """
 
     def __init__(self, X, t_eq, t_diff, disc):
         self.Z = range_normalize(np.asarray(X, dtype=np.float64))
         self.n, self.d = self.Z.shape
-        self.t_eq, self.t_diff, self.disc = t_eq, t_diff, np.asarray(disc, bool)
+        self.t_eq, self.t_diff = t_eq, t_diff
+        self.disc = np.zeros(self.d, bool) if disc is None else np.asarray(disc, bool)
 
-    def _diffs(self, A, B):
-        return ramp_diff(np.abs(A - B), self.t_eq, self.t_diff, self.disc)
+    def _diffs(self, A, B, f0=0, f1=None):
+        disc = self.disc[f0:f1]
+        return ramp_diff(np.abs(A - B), self.t_eq, self.t_diff, disc)
 
     def tie_tolerance(self, w=None):
-        """Zeros: exact ties only (to the lower index)."""
-        return np.zeros(self.n)
+        """The engine's tie rule (:func:`knnweights.engine.neighbors.tie_tolerance`) for ramp distances.
+
+        A ramp term is at most 1 and carries the rounding of the normalised difference magnified by
+        ``1 / (t_diff - t_eq)``; the rule's bound on data whose every entry is that factor (at
+        least 1) covers each computed distance's rounding, so that distances equal in exact
+        arithmetic (mirrored pairs) are found equal on every CPU.
+
+        Parameters
+        ----------
+        w : None
+            Unused (the ramp distances are unweighted).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The per-sample tolerances.
+        """
+        scale = max(1.0, 1.0 / (self.t_diff - self.t_eq))
+        return np.full(self.n, tie_tolerance(np.full((1, self.d), scale), "manhattan")[0])
 
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
-        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample."""
+        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample,
+        summed over blocks of features so that no block holds more than ``2**22`` differences."""
         rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
         step = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n * self.d, 1))
+        width = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n, 1)) if step == 1 else self.d
         for s in range(0, rows.size, step):
             r = rows[s:s + step]
-            yield s, s + r.size, self._diffs(self.Z[r][:, None, :], self.Z[None, :, :]).sum(axis=2)
+            D = np.zeros((r.size, self.n))
+            for f0 in range(0, self.d, width):
+                f1 = min(f0 + width, self.d)
+                D += self._diffs(self.Z[r, f0:f1][:, None, :], self.Z[None, :, f0:f1], f0, f1).sum(axis=2)
+            yield s, s + r.size, D
 
     def index_sum(self, rows, idx, coef):
         """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out)."""
