@@ -127,3 +127,23 @@ def test_gflip_batch_scan_switches_to_whole_rows_with_the_same_result():
         assert a[0] == b[0] and (a[1] == b[1] or (np.isnan(a[1]) and np.isnan(b[1])))
         # whole rows after the first candidate: at most one candidate's list-plus-row work more
         assert a[2] <= b[2] + n * (K + n)
+
+
+@pytest.mark.parametrize("n, K", [(12, 11), (60, 7), (400, 128)])
+def test_gflip_lists_are_the_k_nearest_by_distance_then_index(n, K):
+    from knnweights.engine.kernels import gflip_sort_rows
+
+    rng = np.random.default_rng(n)
+    D = rng.integers(0, 4, (n, n)).astype(float)  # few values: many equal distances
+    D = D + D.T
+    order = np.zeros((n, K), np.int64)
+    sorted_d0, list_d, slack = np.empty((n, K)), np.empty((n, K)), np.ones(n)
+    gflip_sort_rows(D, order, list_d, sorted_d0, slack)
+    for i in range(n):
+        row = D[i].copy()
+        row[i] = np.inf
+        expected = np.lexsort((np.arange(n), row))[:K]
+        np.testing.assert_array_equal(order[i], expected)
+        np.testing.assert_array_equal(sorted_d0[i], row[expected])
+    np.testing.assert_array_equal(list_d, sorted_d0)
+    assert not slack.any()

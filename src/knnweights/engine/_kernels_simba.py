@@ -249,35 +249,57 @@ def gflip_flip(D, col, sign, slack, order, list_d):  # pragma: no cover - compil
 @njit(parallel=True, cache=True, nogil=True)
 def gflip_sort_rows(D, order, list_d, sorted_d0, slack):  # pragma: no cover - compiled
     """Rebuild :func:`gflip_sorted_margins`'s lists: the ``K = order.shape[1]`` nearest other
-    samples of each row by increasing ``D[i]`` (a partition, then a sort of ``K``), their
-    distances (in ``list_d`` and ``sorted_d0``), and ``slack = 0``.  ``O(n^2 + n K log K)``."""
+    samples of each row by increasing ``D[i]``, equal distances by index (a bounded max-heap
+    over the row, then sorted out of it), their distances (in ``list_d`` and ``sorted_d0``),
+    and ``slack = 0``.  ``O(n^2 log K)``."""
     n = D.shape[0]
     K = order.shape[1]
     for i in prange(n):
-        row = D[i].copy()
-        row[i] = np.inf
-        kth = np.partition(row, K - 1)[K - 1]
-        cand = np.empty(K, np.int64)
+        hv = np.empty(K, np.float64)
+        hi = np.empty(K, np.int64)
         m = 0
-        for j in range(n):  # below the K-th value, then ties with it, in index order
-            if row[j] < kth and m < K:
-                cand[m] = j
-                m += 1
         for j in range(n):
-            if m >= K:
-                break
-            if row[j] == kth and j != i:
-                cand[m] = j
+            if j == i:
+                continue
+            v = D[i, j]
+            if m < K:  # fill, then heapify once full
+                hv[m] = v
+                hi[m] = j
                 m += 1
-        vals = np.empty(K, np.float64)
+                if m == K:
+                    for p in range(K // 2 - 1, -1, -1):
+                        _sift_down(hv, hi, K, p)
+            elif v < hv[0]:  # (v, j) precedes the largest kept: j exceeds every kept index
+                hv[0] = v
+                hi[0] = j
+                _sift_down(hv, hi, K, 0)
+        for r in range(K - 1, 0, -1):  # heap sort: the largest to the end, ascending (value, index)
+            hv[0], hv[r] = hv[r], hv[0]
+            hi[0], hi[r] = hi[r], hi[0]
+            _sift_down(hv, hi, r, 0)
         for r in range(K):
-            vals[r] = row[cand[r]]
-        idx = np.argsort(vals, kind="mergesort")
-        for r in range(K):
-            order[i, r] = cand[idx[r]]
-            sorted_d0[i, r] = vals[idx[r]]
-            list_d[i, r] = vals[idx[r]]
+            order[i, r] = hi[r]
+            sorted_d0[i, r] = hv[r]
+            list_d[i, r] = hv[r]
         slack[i] = 0.0
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _sift_down(hv, hi, size, p):  # pragma: no cover - compiled
+    """Restore the max-heap on ``(hv, hi)`` (value, then index) below position ``p`` of ``size``."""
+    while True:
+        c = 2 * p + 1
+        if c >= size:
+            return
+        r = c + 1
+        if r < size and (hv[r] > hv[c] or (hv[r] == hv[c] and hi[r] > hi[c])):
+            c = r
+        if hv[c] > hv[p] or (hv[c] == hv[p] and hi[c] > hi[p]):
+            hv[c], hv[p] = hv[p], hv[c]
+            hi[c], hi[p] = hi[p], hi[c]
+            p = c
+        else:
+            return
 
 
 # -- serial / threaded choice per call (see knnweights.engine.jit.size_dispatch) ---------------------------------
