@@ -4,7 +4,7 @@ path's direction and the dual events (a multiplier reaching zero) that end a seg
 
 import numpy as np
 
-from ..engine.jit import njit
+from ..engine.jit import full_1d, full_2d, njit
 from ._active_set_kernels import _n_ties, _reps
 from ._active_set_linalg import _eqp_multi
 
@@ -17,7 +17,7 @@ def _fill_ties_split(X, cand, state, rep, P, p, AT, ii, tt, C, nc, ET, off):
     returns the next free row."""
     n, K = state.shape
     d = X.shape[1]
-    row = np.empty(d)
+    row = np.empty(d, np.float64)
     for i in range(n):
         r = cand[i, rep[i]]
         xi, xr = X[i], X[r]
@@ -65,12 +65,12 @@ def _path_eqp(X, hc, hs, mc, ms, Z, G):
         else:
             P[p] = j
             p += 1
-    AT = np.empty((p, mt + 1))
-    EZT = np.empty((nc, mt))
+    AT = np.empty((p, mt + 1), np.float64)
+    EZT = np.empty((nc, mt), np.float64)
     _fill_ties_split(X, hc, hs, hrep, P, p, AT, ii, tt, C, nc, EZT, 0)
     _fill_ties_split(X, mc, ms, mrep, P, p, AT, ii, tt, C, nc, EZT, mth)
-    dw = np.zeros(G.shape)
-    mu = np.empty((G.shape[0], mt + 1))
+    dw = full_2d(G.shape[0], G.shape[1], 0.0, np.float64)
+    mu = np.empty((G.shape[0], mt + 1), np.float64)
     _eqp_multi(G, P, p, AT, dw, mu)
     return dw, mu, EZT, ii, tt, mth
 
@@ -80,8 +80,8 @@ def _release_mults(state, rep, ii, tt, lo, hi, muE, total):
     """``(n, K)`` multipliers of one side's ``[=]`` members (``multipliers`` of the path): the
     ties' from ``muE``, the representative's ``total`` minus the sum of the others'."""
     n, K = state.shape
-    B = np.zeros((n, K))
-    s = np.zeros(n)
+    B = full_2d(n, K, 0.0, np.float64)
+    s = full_1d(n, 0.0, np.float64)
     for r in range(lo, hi):
         B[ii[r], tt[r]] = muE[r]
         s[ii[r]] += muE[r]
@@ -138,8 +138,8 @@ def _path_dual_events(Z, alpha0, alpha1, hc, hs, mc, ms, kappa, lam, ii, tt, mth
         M0 = _release_mults(state, rep, ii, tt, lo, hi, mu0[1:], sgn * ton)
         M1 = _release_mults(state, rep, ii, tt, lo, hi, mu1[1:], sgn * inv_n)
         K = state.shape[1]
-        less = np.zeros(n, np.bool_)
-        more = np.zeros(n, np.bool_)
+        less = full_1d(n, False, np.bool_)
+        more = full_1d(n, False, np.bool_)
         for i in range(n):
             nl, ne = 0, 0
             for k in range(K):

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from ..engine.jit import njit, size_dispatch
+from ..engine.jit import full_1d, njit, size_dispatch
 
 __all__ = ["solve_simplex_qp", "simplex_least_squares", "hull_projections", "indexed_combination"]
 
@@ -80,7 +80,7 @@ def _bordered_solve(q, support, m, y, work):
             if f != 0.0:
                 for s in range(col, size + 1):
                     work[r, s] -= f * work[col, s]
-    sol = np.empty(size)
+    sol = np.empty(size, np.float64)
     for r in range(size - 1, -1, -1):
         acc = work[r, size]
         for s in range(r + 1, size):
@@ -97,12 +97,12 @@ def _bordered_solve(q, support, m, y, work):
 def _wolfe_batch(G, b, tol, max_iter, A, status, nit):
     """Wolfe's nearest-point algorithm on the simplex for every problem of the batch."""
     n, k = G.shape[0], G.shape[1]
-    q = np.empty((k, k))
-    g = np.empty(k)
-    y = np.empty(k)
-    a = np.empty(k)
-    work = np.empty((k + 1, k + 2))
-    support = np.zeros(k, np.bool_)
+    q = np.empty((k, k), np.float64)
+    g = np.empty(k, np.float64)
+    y = np.empty(k, np.float64)
+    a = np.empty(k, np.float64)
+    work = np.empty((k + 1, k + 2), np.float64)
+    support = full_1d(k, False, np.bool_)
     for s in range(n):
         # Q = G - 1 b^T - b 1^T equals G - (terms linear on the simplex): same minimiser
         scale = 0.0
@@ -287,8 +287,8 @@ def _gram_of_sample(X, XB, idx, w, Q, s):
     k = idx.shape[1]
     d = X.shape[1]
     x = X[s % X.shape[0]]
-    diff = np.empty((k, d))
-    wdiff = np.empty((k, d))
+    diff = np.empty((k, d), np.float64)
+    wdiff = np.empty((k, d), np.float64)
     for i in range(k):
         row = idx[s, i]
         for f in range(d):

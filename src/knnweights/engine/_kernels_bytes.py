@@ -28,7 +28,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._kernels import tile_box, upper_tiles
-from .jit import array_work, njit, size_dispatch
+from .jit import array_work, full_2d, njit, size_dispatch
 
 MISSING = 255
 MAX_VALUE = 15
@@ -164,7 +164,7 @@ def hamming_add(A, B, out):  # pragma: no cover - compiled
     n_tj = (nb + _TILE_J - 1) // _TILE_J
     for t in prange(((na + _TILE_I - 1) // _TILE_I) * n_tj):
         i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
-        acc = np.empty((i1 - i0, j1 - j0), dtype=np.int32)
+        acc = np.empty((i1 - i0, j1 - j0), np.int32)
         _hamming_tile(A, B, i0, i1, j0, j1, acc)
         for i in range(i0, i1):
             for j in range(j0, j1):
@@ -182,7 +182,7 @@ def hamming_add_sym(A, out):  # pragma: no cover - compiled
         i1 = min(i0 + _TILE_I, n)
         j0 = tiles[t, 1] * _TILE_J
         j1 = min(j0 + _TILE_J, n)
-        acc = np.empty((i1 - i0, j1 - j0), dtype=np.int32)
+        acc = np.empty((i1 - i0, j1 - j0), np.int32)
         _hamming_tile(A, A, i0, i1, j0, j1, acc)
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
@@ -316,9 +316,9 @@ def coef_margin(U, m, S, rows, P, n_groups, out):  # pragma: no cover - compiled
         r0 = rb * _MR
         r1 = min(nr, r0 + _MR)
         R = r1 - r0
-        gid = np.full((R, n), -1, np.int8)
-        gvals = np.zeros((R, n_groups))
-        gsize = np.zeros((R, n_groups), np.int32)
+        gid = full_2d(R, n, -1, np.int8)
+        gvals = full_2d(R, n_groups, 0.0, np.float64)
+        gsize = full_2d(R, n_groups, 0, np.int32)
         for r in range(R):
             i = rows[r0 + r]
             ng = 0
@@ -343,8 +343,8 @@ def coef_margin(U, m, S, rows, P, n_groups, out):  # pragma: no cover - compiled
         lo32 = np.empty((R * G, _MK), np.int32)
         hi32 = np.empty((R * G, _MK), np.int32)
         fill = np.empty(R * G, np.int32)
-        acc_lo = np.empty(_MK)
-        acc_hi = np.empty(_MK)
+        acc_lo = np.empty(_MK, np.float64)
+        acc_hi = np.empty(_MK, np.float64)
         for k0 in range(0, SW, _MK):
             K = min(SW, k0 + _MK) - k0
             cnt8[:] = 0
@@ -415,10 +415,10 @@ def index_margin(U, rows, idx, coef, S, n_groups, n_chunks, out):  # pragma: no 
     for t in prange(n_chunks):
         cnt8 = np.empty((n_groups, S * ncol), np.uint8)
         cnt = np.empty((n_groups, S * ncol), np.int32)
-        gvals = np.empty(n_groups)
+        gvals = np.empty(n_groups, np.float64)
         gsize = np.empty(n_groups, np.int32)
         js = np.empty(kk, np.int64)
-        cs = np.empty(kk)
+        cs = np.empty(kk, np.float64)
         o = out[t]
         for k in range(ncol):
             o[k] = 0.0

@@ -44,7 +44,7 @@ import scipy.sparse
 from numba import prange
 
 from . import _kernels
-from .jit import array_work, njit, size_dispatch
+from .jit import array_work, full_1d, njit, size_dispatch
 from .neighbors import coef_phi_rows, distance_chunks, scale_for_metric, tie_tolerance
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
@@ -200,7 +200,7 @@ def _continuous_tables(VT, codes, K, tcol, A, T2):  # pragma: no cover - compile
         if nk == 0:
             continue
         kidx = np.empty(nk, np.int64)
-        vals = np.empty(nk)
+        vals = np.empty(nk, np.float64)
         p = 0
         for i in range(n):
             if col[i] == col[i]:
@@ -208,19 +208,19 @@ def _continuous_tables(VT, codes, K, tcol, A, T2):  # pragma: no cover - compile
                 vals[p] = col[i]
                 p += 1
         order = np.argsort(vals)
-        m = np.zeros(K)
-        tot = np.zeros(K)
+        m = full_1d(K, 0.0, np.float64)
+        tot = full_1d(K, 0.0, np.float64)
         for p in range(nk):
             c = codes[kidx[p]]
             m[c] += 1.0
             tot[c] += vals[p]
         m_all = float(nk)
         tot_all = tot.sum()
-        lo = np.zeros(K)
-        slo = np.zeros(K)
+        lo = full_1d(K, 0.0, np.float64)
+        slo = full_1d(K, 0.0, np.float64)
         lo_all = 0.0
         slo_all = 0.0
-        ex = np.empty((K, nk))
+        ex = np.empty((K, nk), np.float64)
         for s in range(nk):
             p = order[s]
             a = vals[p]
@@ -416,7 +416,7 @@ class PlainDiff:
 @njit(parallel=True, cache=True, nogil=True)
 def _masked_rowdot(P, r_idx, f_idx, A):  # pragma: no cover - compiled
     """``out[t] = sum_j P[r_idx[t], j] A[j, f_idx[t]]`` for a list of (row, feature) entries."""
-    out = np.empty(r_idx.size)
+    out = np.empty(r_idx.size, np.float64)
     for t in prange(r_idx.size):
         r = r_idx[t]
         f = f_idx[t]
@@ -474,9 +474,9 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_row
     nr, nc = D.shape
     n_classes = kth.shape[1]
     for r in prange(nr):
-        less = np.zeros(n_classes)
-        eq = np.zeros(n_classes)
-        cand = np.zeros(n_classes)
+        less = full_1d(n_classes, 0.0, np.float64)
+        eq = full_1d(n_classes, 0.0, np.float64)
+        cand = full_1d(n_classes, 0.0, np.float64)
         me = self_cols[r]
         tr = 2.0 * tol_rows[r]
         for j in range(nc):
@@ -492,8 +492,8 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_row
                 less[c] += 1.0
             elif rel == 0:
                 eq[c] += 1.0
-        a_less = np.zeros(n_classes)
-        a_eq = np.zeros(n_classes)
+        a_less = full_1d(n_classes, 0.0, np.float64)
+        a_eq = full_1d(n_classes, 0.0, np.float64)
         for c in range(n_classes):
             kc = min(float(k), cand[c])
             if kc <= 0:

@@ -19,7 +19,7 @@ of all permutations.
 import numpy as np
 from numba import prange
 
-from .jit import njit, size_dispatch
+from .jit import full_1d, njit, size_dispatch
 
 
 @njit(inline="always")
@@ -66,10 +66,10 @@ def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga,
     n = indptr.shape[0] - 1
     nf = a1.shape[1]
     for i in prange(n):
-        buf = np.empty(nf)
-        s1 = np.zeros(nf)
-        s2 = np.zeros(nf)
-        sg = np.zeros(nf)
+        buf = np.empty(nf, np.float64)
+        s1 = full_1d(nf, 0.0, np.float64)
+        s2 = full_1d(nf, 0.0, np.float64)
+        sg = full_1d(nf, 0.0, np.float64)
         c0 = 0.0
         c1 = 0.0
         c2 = 0.0
@@ -104,10 +104,10 @@ def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3):  # pragm
     n = indptr.shape[0] - 1
     nf = r1.shape[1]
     for i in prange(n):
-        c = np.empty(nf)
-        s1 = np.zeros(nf)
-        s2 = np.zeros(nf)
-        s3 = np.zeros(nf)
+        c = np.empty(nf, np.float64)
+        s1 = full_1d(nf, 0.0, np.float64)
+        s2 = full_1d(nf, 0.0, np.float64)
+        s3 = full_1d(nf, 0.0, np.float64)
         for p in range(indptr[i], indptr[i + 1]):
             _c_into(E, ecol, plain, i, indices[p], flags[p], abar, c)
             for f in range(nf):
@@ -127,8 +127,8 @@ def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out):  # pragma: n
     n = indptr.shape[0] - 1
     nf = out.shape[1]
     for i in prange(n):
-        c = np.empty(nf)
-        acc = np.zeros(nf)
+        c = np.empty(nf, np.float64)
+        acc = full_1d(nf, 0.0, np.float64)
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             _c_into(E, ecol, plain, i, j, flags[p], abar, c)
@@ -158,10 +158,10 @@ def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_sam
     n = indptr.shape[0] - 1
     nf = out.shape[1]
     for i in prange(n):
-        cij = np.empty(nf)
-        cik = np.empty(nf)
-        cjk = np.empty(nf)
-        acc = np.zeros(nf)
+        cij = np.empty(nf, np.float64)
+        cik = np.empty(nf, np.float64)
+        cjk = np.empty(nf, np.float64)
+        acc = full_1d(nf, 0.0, np.float64)
         lo = indptr[i]
         deg = indptr[i + 1] - lo
         exact = deg * (deg - 1) // 2 <= exact_pairs

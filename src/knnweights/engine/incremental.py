@@ -38,7 +38,7 @@ from . import _kernels, _kernels_select
 from ._config import get_config
 from ._kernels import _tile_phi
 from ._kernels_select import insert_sorted
-from .jit import njit, size_dispatch
+from .jit import full_2d, njit, size_dispatch
 from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric, tie_tolerance
 
 __all__ = ["IncrementalHitMiss"]
@@ -73,7 +73,7 @@ def _bound_parts(Xp, w0, w, g, c, N0, r, N):  # pragma: no cover - compiled
     over the features that count only (no BLAS call: small products under a threaded BLAS cost
     more than the search)."""
     n, d = Xp.shape
-    fall = np.empty(d)
+    fall = np.empty(d, np.float64)
     cols_a = np.empty(d, np.int64)
     cols_n = np.empty(d, np.int64)
     na = 0
@@ -116,7 +116,7 @@ def _pruned_hits_misses(X, A, w, D0, r, N, T, codes, prev_h, prev_m, c, k, phi, 
     """
     n = A.shape[0]
     d = A.shape[1]
-    lim = np.empty((n, 2))  # [same class, other class]
+    lim = np.empty((n, 2), np.float64)  # [same class, other class]
     for i in prange(n):
         lim[i, 0] = (_list_bound(X, w, N, i, prev_h[i], c, phi) + r[i]) * (1.0 + c)
         lim[i, 1] = (_list_bound(X, w, N, i, prev_m[i], c, phi) + r[i]) * (1.0 + c)
@@ -149,11 +149,11 @@ def _pruned_hits_misses(X, A, w, D0, r, N, T, codes, prev_h, prev_m, c, k, phi, 
             miss_dist[i, t] = np.inf
         if m == 0:
             continue
-        buf = np.empty((m, d))
+        buf = np.empty((m, d), np.float64)
         for s in range(m):
             for f in range(d):
                 buf[s, f] = A[cidx[s], f]
-        acc = np.zeros((m, 1))
+        acc = full_2d(m, 1, 0.0, np.float64)
         ti = 2.0 * T[i]
         # the candidates as the tile's rows against the sample: phi(a_j - a_i) is phi(a_i - a_j) bit
         # for bit, and every row of a group of four is summed alike

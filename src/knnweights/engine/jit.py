@@ -3,9 +3,12 @@
 :func:`njit` is numba's ``njit`` with one specialisation per argument type.  Inside compiled code
 numba types an integer or boolean constant argument as a literal (``Literal[int](0)``) and compiles
 the callee once more for it, so a helper called with ``0`` in one place and a variable in another
-is compiled twice.  Kernels here never branch on a literal argument's value at typing time, so
-:func:`njit` resolves calls from compiled code on the plain types: each helper is compiled once per
-layout and dtype, which shortens the first call of a method on a fresh install.  The generated code
+is compiled twice; and it types a ``prange`` loop's index as ``uint64`` where ``range`` gives
+``int64``, so a helper called with the index from a threaded kernel and from its serial twin is
+compiled twice too.  Kernels here never branch on a literal argument's value at typing time, and
+no index reaches ``2**63``, so :func:`njit` resolves calls from compiled code on the plain types,
+``uint64`` scalars as ``int64``: each helper is compiled once per layout and dtype, which shortens
+the first call of a method on a fresh install.  The generated code
 computes the same values (no ``fastmath``, so constant folding cannot change a floating-point
 result).
 
@@ -39,8 +42,13 @@ __all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", 
 SERIAL_WORK = 4_000_000
 
 
+def _plain_type(t):
+    t = types.unliteral(t)
+    return types.int64 if t == types.uint64 else t
+
+
 def _plain(args, kws):
-    return tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()}
+    return tuple(_plain_type(a) for a in args), {k: _plain_type(v) for k, v in kws.items()}
 
 
 def njit(func=None, **options):

@@ -39,7 +39,7 @@ from scipy.stats import chi2 as _chi2_dist
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_X_y
 
-from ..engine.jit import njit
+from ..engine.jit import full_1d, full_2d, njit
 from ..utils import check_finite_columns, check_numeric_columns, check_target
 
 __all__ = ["weka_chi_squared", "mdl_cut_points"]
@@ -95,10 +95,10 @@ def _best_split(sv, sl, lo, hi, n_classes):
     """One step of WEKA's ``cutPointsForSubset`` on ``sv[lo:hi]``: the accepted split index or -1."""
     if hi - lo < 2:
         return -1
-    prior = np.zeros(n_classes)
+    prior = full_1d(n_classes, 0.0, np.float64)
     for i in range(lo, hi):
         prior[sl[i]] += 1.0
-    left = np.zeros(n_classes)
+    left = full_1d(n_classes, 0.0, np.float64)
     right = prior.copy()
     h_prior = _entropy(prior)
     best_h = h_prior
@@ -133,7 +133,7 @@ def _best_split(sv, sl, lo, hi, n_classes):
 def _cut_points(sv, sl, m, n_classes, out):
     """WEKA's recursive MDL splitting of ``sv[:m]`` (sorted, no NaN), with an explicit stack (numba's
     cache cannot hold recursive functions); the increasing cut points go to ``out``, their number is returned."""
-    stack = np.empty((m + 1, 2), dtype=np.int64)
+    stack = np.empty((m + 1, 2), np.int64)
     stack[0, 0] = 0
     stack[0, 1] = m
     top = 1
@@ -173,17 +173,17 @@ def _gene_cuts(col, y, n_classes, cuts):
 @njit(cache=True, nogil=True)
 def _scores(X, y, n_classes, stat, dof):
     n, d = X.shape
-    cuts = np.empty(n)
+    cuts = np.empty(n, np.float64)
     for j in range(d):
         sv, sl, m, k = _gene_cuts(X[:, j], y, n_classes, cuts)
-        tab = np.zeros((k + 1, n_classes))
+        tab = full_2d(k + 1, n_classes, 0.0, np.float64)
         for i in range(m):
             b = 0
             while b < k and sv[i] > cuts[b]:
                 b += 1
             tab[b, sl[i]] += 1.0
         if m < n:  # missing values, merged into the bins in proportion to their sizes (missingMerge)
-            miss = np.zeros(n_classes)
+            miss = full_1d(n_classes, 0.0, np.float64)
             for i in range(m, n):
                 miss[sl[i]] += 1.0
             if m > 0:
