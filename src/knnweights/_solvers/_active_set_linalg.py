@@ -305,8 +305,10 @@ def _chol_rank1(U, lo, hi, x, sign):
 @njit(cache=True, nogil=True)
 def _chol_delete(U, fm, f):
     """Remove column / row ``f`` of the Gram matrix from its factor (leading ``fm x fm`` block)."""
-    x = U[f, f + 1:fm].copy()
-    _chol_rank1(U[f + 1:fm, f + 1:fm], 0, fm - f - 1, x, 1.0)
+    x = np.empty(fm, np.float64)  # indexed as U's columns: one compilation of _chol_rank1 (on U itself)
+    for j in range(f + 1, fm):
+        x[j] = U[f, j]
+    _chol_rank1(U, f + 1, fm, x, 1.0)
     for r in range(f):
         for j in range(f, fm - 1):
             U[r, j] = U[r, j + 1]

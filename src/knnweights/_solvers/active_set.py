@@ -310,7 +310,9 @@ class _Problem:
     def cand_dist(self, name):
         """Cached ``eps_{i,cand} . w`` (updated along steps, recomputed after 50 updates)."""
         if not self.dinfo[0] or self.dinfo[1] >= _k._STALE:
-            _k._both_distances(self.X, self.hit.cand, self.miss.cand, self.w, self.Dh, self.Dm, None)
+            d = self.X.shape[1]  # never the all-pairs product, with the argument type of the steps' calls
+            never = None if _min_p(GEMM_MIN_P, d) is None else d + 1
+            _k._both_distances(self.X, self.hit.cand, self.miss.cand, self.w, self.Dh, self.Dm, never)
             self.dinfo[:] = (1, 0)
         return self.Dh if name == "hit" else self.Dm
 
