@@ -10,7 +10,6 @@ import sys
 import numba
 import numpy as np
 import pytest
-from numba import prange
 
 import knnweights
 from knnweights import IM4E, SQPFW, GFlip, IRelief, LHRelief, MultiSURF, NCADiagonal, ReliefF
@@ -19,29 +18,75 @@ from knnweights.engine import jit
 two_threads = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba runs one thread here")
 
 
-def _toy():
-    @numba.njit(parallel=True, nogil=True)
-    def row_sums(A, out):
-        for i in prange(A.shape[0]):
+def _toy(combine=None):
+    @jit.njit(nogil=True)
+    def row_sums(A, out, part, parts):
+        for i in jit.task_range(A.shape[0], part, parts):
             s = 0.0
             for k in range(A.shape[1]):
                 s += A[i, k]
             out[i] = s
         return out
 
-    return jit.size_dispatch(row_sums, lambda A, out: A.size, cache=False)
+    @jit.njit(nogil=True)
+    def count_positive(a, part, parts):
+        m = 0
+        for i in jit.task_range(a.shape[0], part, parts):
+            m += a[i] > 0
+        return m
+
+    if combine is None:
+        return jit.size_dispatch(row_sums, lambda A, out: A.size)
+    return jit.size_dispatch(count_positive, lambda a: a.size, combine=combine)
 
 
-def test_a_small_call_compiles_and_runs_the_serial_kernel_only():
+class _SpyPool:
+    """Counts the parts a call hands to the pool (and runs them there)."""
+
+    def __init__(self, monkeypatch):
+        self.parts = 0
+        pool = jit._pool
+
+        def spy(threads):
+            real = pool(threads)
+            spy_self = self
+
+            class Wrapped:
+                def map(self, fn, parts):
+                    parts = list(parts)
+                    spy_self.parts += len(parts)
+                    return real.map(fn, parts)
+
+            return Wrapped()
+
+        monkeypatch.setattr(jit, "_pool", spy)
+
+
+@pytest.mark.parametrize("n, parts", [(0, 3), (1, 4), (7, 3), (12, 12), (13, 5), (100, 8)])
+def test_the_parts_cover_every_task_once_in_order(n, parts):
+    @jit.njit
+    def tasks(n, part, parts):
+        out = []
+        for i in jit.task_range(n, part, parts):
+            out.append(i)
+        return out
+
+    seen = [i for part in range(parts) for i in tasks(n, part, parts)]
+    assert seen == list(range(n))
+
+
+def test_a_small_call_runs_on_the_calling_thread(monkeypatch):
+    spy = _SpyPool(monkeypatch)
     k = _toy()
     A = np.arange(12.0).reshape(3, 4)
     np.testing.assert_array_equal(k(A, np.empty(3)), A.sum(axis=1))
-    assert k.serial.signatures and not k.compiled.signatures
+    assert spy.parts == 0
     assert k.__name__ == "row_sums" and "row_sums" in repr(k)
 
 
 @two_threads
-def test_a_large_call_takes_the_threaded_kernel(monkeypatch):
+def test_a_large_call_runs_its_parts_on_the_pool_with_the_same_bits(monkeypatch):
+    spy = _SpyPool(monkeypatch)
     k = _toy()
     A = np.random.default_rng(0).normal(size=(50, 7))
     small = k(A, np.empty(50))
@@ -49,15 +94,20 @@ def test_a_large_call_takes_the_threaded_kernel(monkeypatch):
     before = numba.get_num_threads()
     numba.set_num_threads(2)
     try:
-        large = k(A, np.empty(50))
-        assert k.compiled.signatures
-        numba.set_num_threads(1)  # one thread: the serial kernel, whatever the size
-        n_sig = len(k.compiled.signatures)
-        k(A.astype(np.float32), np.empty(50, np.float32))
-        assert len(k.compiled.signatures) == n_sig
+        large = k(A, np.full(50, np.nan))
+        assert spy.parts == 2 * jit.PARTS_PER_THREAD
+        numba.set_num_threads(1)  # one thread: the calling thread, whatever the size
+        k(A, np.empty(50))
+        assert spy.parts == 2 * jit.PARTS_PER_THREAD
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(small, large)
+
+
+def test_combine_joins_the_parts_returns():
+    k = _toy(combine=sum)
+    a = np.random.default_rng(1).normal(size=101)
+    assert k.threaded(a, threads=3) == k.serial(a) == int((a > 0).sum())
 
 
 def _library_modules():
@@ -67,10 +117,13 @@ def _library_modules():
 
 
 def test_every_threaded_kernel_of_the_library_is_size_dispatched():
-    """A ``parallel=True`` dispatcher left bare at module level would be compiled for threads on its
-    first call, however small (several seconds of a first fit)."""
-    bare = [f"{m.__name__}.{name}" for m in _library_modules() for name, obj in vars(m).items()
-            if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.targetoptions.get("parallel")]
+    """No kernel compiles for numba's threads (a ``parallel=True`` twin costs its compilation again
+    on a first fit), and every kernel written in parts is called through a :class:`SizedKernel`."""
+    dispatchers = [(f"{m.__name__}.{name}", obj) for m in _library_modules() for name, obj in vars(m).items()
+                   if isinstance(obj, numba.core.registry.CPUDispatcher)]
+    assert not [name for name, obj in dispatchers if obj.targetoptions.get("parallel")]
+    bare = [name for name, obj in dispatchers if obj is not jit.task_range
+            and obj.py_func.__code__.co_varnames[:obj.py_func.__code__.co_argcount][-2:] == ("part", "parts")]
     assert not bare, bare
     sized = [obj for m in _library_modules() for obj in vars(m).values() if isinstance(obj, jit.SizedKernel)]
     assert len(sized) >= 40
@@ -139,3 +192,23 @@ def test_full_helpers_equal_numpy_full(dtype, value):
         assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
         np.testing.assert_array_equal(got, want)
     assert both(0, 0, 3, value, dtype)[0].shape == (0,)
+
+
+@two_threads
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_runs_large_calls_on_pools_of_its_own(monkeypatch):
+    """The parent's pool threads do not exist in a forked child: a large call there must not wait on them."""
+    import multiprocessing
+
+    k = _toy()
+    A = np.random.default_rng(2).normal(size=(40, 5))
+    monkeypatch.setattr(jit, "SERIAL_WORK", 1)
+    expected = k.threaded(A, np.empty(40), threads=2)  # the parent's pool exists now
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_threaded_row_sums, (A,)).get(timeout=120)
+    np.testing.assert_array_equal(got, expected)
+
+
+def _threaded_row_sums(A):
+    return _toy().threaded(A, np.empty(A.shape[0]), threads=2)

@@ -274,9 +274,9 @@ def test_nca_kernels_against_numpy(dtype):
     np.testing.assert_allclose(E.sum(axis=1), 0.0, atol=1e-6 if dtype == np.float32 else 1e-14)
     # the parallel path (what large blocks run) gives the same bits as the serial one
     G2 = A[s:e] @ A.T
-    _kernels.nca_shifted_logits.compiled(G2, sq[s:e], sq, s)
+    _kernels.nca_shifted_logits.threaded(G2, sq[s:e], sq, s)
     E2 = np.exp(G2)
     p2 = np.empty(e - s)
-    _kernels.nca_coefficients.compiled(E2, y[s:e], y, p2)
+    _kernels.nca_coefficients.threaded(E2, y[s:e], y, p2)
     np.testing.assert_array_equal(E2, E)
     np.testing.assert_array_equal(p2, p)

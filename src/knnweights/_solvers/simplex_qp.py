@@ -24,11 +24,10 @@ of ``sum(a) = 1``), ``g_j >= mu`` for all ``j`` and ``g_i = mu`` where ``a_i > 0
 Samples are looped over in a compiled numba kernel (``k`` is small, ``n`` large).
 """
 
-import numba
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from ..engine.jit import full_1d, njit, size_dispatch
+from ..engine.jit import full_1d, njit, size_dispatch, task_range
 
 __all__ = ["solve_simplex_qp", "simplex_least_squares", "hull_projections", "indexed_combination"]
 
@@ -330,18 +329,18 @@ def _combination_of_sample(XB, idx, A, P, s):
                 P[s, f] += a * XB[row, f]
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def _indexed_gram(X, XB, idx, w, Q):
+@njit(cache=True, nogil=True)
+def _indexed_gram(X, XB, idx, w, Q, part, parts):
     """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``, without an (n, k, d) array
     (samples in parallel on large calls; the same bits either way)."""
-    for s in numba.prange(idx.shape[0]):
+    for s in task_range(idx.shape[0], part, parts):
         _gram_of_sample(X, XB, idx, w, Q, s)
 
 
-@njit(cache=True, parallel=True, nogil=True)
-def indexed_combination(XB, idx, A, P):
+@njit(cache=True, nogil=True)
+def indexed_combination(XB, idx, A, P, part, parts):
     """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel on large calls; the same bits)."""
-    for s in numba.prange(idx.shape[0]):
+    for s in task_range(idx.shape[0], part, parts):
         _combination_of_sample(XB, idx, A, P, s)
 
 

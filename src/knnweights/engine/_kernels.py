@@ -12,9 +12,8 @@ nothing in this module is public API.  Each kernel has a NumPy reference in
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import full_2d, njit, size_dispatch
+from .jit import full_2d, njit, size_dispatch, task_range
 
 L1 = 0
 L2SQ = 1
@@ -154,14 +153,14 @@ def tile_box(t, n_tj, na, nb, tile_i, tile_j):  # pragma: no cover - compiled
     return i0, min(i0 + tile_i, na), j0, min(j0 + tile_j, nb)
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def pairwise_phi(A, B, phi, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def pairwise_phi(A, B, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, j] = sum_k phi(A[i, k] - B[j, k]) for row blocks A (na, d), B (nb, d)."""
     na, d = A.shape
     nb = B.shape[0]
     BT = np.ascontiguousarray(B.T)
     n_tj = (nb + _TILE_J - 1) // _TILE_J
-    for t in prange(((na + _TILE_I - 1) // _TILE_I) * n_tj):
+    for t in task_range(((na + _TILE_I - 1) // _TILE_I) * n_tj, part, parts):
         i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
         acc = full_2d(i1 - i0, j1 - j0, 0.0, out.dtype)
         _tile_phi_t(A, BT, i0, i1, j0, j1, phi, acc)
@@ -193,15 +192,14 @@ def upper_tiles(n, tile_i, tile_j):  # pragma: no cover - compiled
     return tiles
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
-    """out = pairwise_phi(A, A): only the output tiles touching the upper triangle are
-    computed, the rest mirrored (|a - b| = |b - a| and each sum runs in the same
-    order, so the result is bit-identical to :func:`pairwise_phi`)."""
+@njit(cache=True, nogil=True)
+def upper_phi(A, phi, out, part, parts):  # pragma: no cover - compiled
+    """The output tiles of ``pairwise_phi(A, A)`` that touch the upper triangle, above the diagonal
+    and on it (then :func:`mirror_lower`)."""
     n, d = A.shape
     AT = np.ascontiguousarray(A.T)
     tiles = upper_tiles(n, _TILE_I, _TILE_J)
-    for t in prange(tiles.shape[0]):  # active tiles all cost the same: static chunks stay balanced
+    for t in task_range(tiles.shape[0], part, parts):  # active tiles all cost the same: equal parts stay balanced
         i0 = tiles[t, 0] * _TILE_I
         i1 = min(i0 + _TILE_I, n)
         j0 = tiles[t, 1] * _TILE_J
@@ -211,7 +209,14 @@ def pairwise_phi_sym(A, phi, out):  # pragma: no cover - compiled
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
                 out[i, j] = acc[i - i0, j - j0]
-    for i in prange(n):
+    return out
+
+
+@njit(cache=True, nogil=True)
+def mirror_lower(out, part, parts):  # pragma: no cover - compiled
+    """``out[i, j] = out[j, i]`` below the diagonal of a square ``out``."""
+    n = out.shape[0]
+    for i in task_range(n, part, parts):
         for j in range(i):
             out[i, j] = out[j, i]
     return out
@@ -294,12 +299,12 @@ def _coef_slab(a, B, p, cols, k0, k1, phi, o):  # pragma: no cover - compiled
     return o
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def coef_phi_rows(A, B, P, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
     nb = B.shape[0]
-    for rb in prange((na + _COEF_ROWS - 1) // _COEF_ROWS):
+    for rb in task_range((na + _COEF_ROWS - 1) // _COEF_ROWS, part, parts):
         cols = np.empty(nb, np.int64)
         for i in range(rb * _COEF_ROWS, min(na, (rb + 1) * _COEF_ROWS)):
             m = 0
@@ -312,12 +317,12 @@ def coef_phi_rows(A, B, P, phi, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def index_phi_rows(A, B, idx, coef, phi, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def index_phi_rows(A, B, idx, coef, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, :] = sum_t coef[i, t] * phi(A[i] - B[idx[i, t]]); negative idx skipped."""
     na, d = A.shape
     kk = idx.shape[1]
-    for i in prange(na):
+    for i in task_range(na, part, parts):
         for k in range(d):
             out[i, k] = 0.0
         for t in range(kk):
@@ -337,8 +342,8 @@ def index_phi_rows(A, B, idx, coef, phi, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def index_phi_dot(A, B, idx, v, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
 
     Distances to listed candidates under a weight vector or a step direction (SQP-FW's), which
@@ -346,7 +351,7 @@ def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
     """
     na, d = A.shape
     kk = idx.shape[1]
-    for i in prange(na):
+    for i in task_range(na, part, parts):
         for t in range(kk):
             j = idx[i, t]
             s = 0.0
@@ -364,7 +369,16 @@ def index_phi_dot(A, B, idx, v, phi, out):  # pragma: no cover - compiled
 
 # -- serial / threaded choice per call (see knnweights.engine.jit.size_dispatch) ---------------------------------
 pairwise_phi = size_dispatch(pairwise_phi, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
-pairwise_phi_sym = size_dispatch(pairwise_phi_sym, lambda A, *a: A.shape[0] * A.shape[0] * max(1, A.shape[1]) // 2)
+upper_phi = size_dispatch(upper_phi, lambda A, *a: A.shape[0] * A.shape[0] * max(1, A.shape[1]) // 2)
+mirror_lower = size_dispatch(mirror_lower, lambda out, *a: out.size)
+
+
+def pairwise_phi_sym(A, phi, out):
+    """``out = pairwise_phi(A, A)``: only the output tiles touching the upper triangle are computed,
+    the rest mirrored (``|a - b| = |b - a|`` and each sum runs in the same order, so the result is
+    bit-identical to :func:`pairwise_phi`)."""
+    upper_phi(A, phi, out)
+    return mirror_lower(out)
 coef_phi_rows = size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
 index_phi_rows = size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
 index_phi_dot = size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))

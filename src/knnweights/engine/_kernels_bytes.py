@@ -23,12 +23,12 @@ feature blocks, machines) does not change a bit.  No kernel here uses ``fastmath
 
 import numpy as np
 from llvmlite import ir
-from numba import prange, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ._kernels import tile_box, upper_tiles
-from .jit import array_work, full_2d, njit, size_dispatch
+from .jit import array_work, full_2d, njit, size_dispatch, task_range
 
 MISSING = 255
 MAX_VALUE = 15
@@ -41,12 +41,12 @@ _MR = 16
 _MK = 4096
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def column_stats(raw, vmin, vmax, present, n_missing, bad):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def column_stats(raw, vmin, vmax, present, n_missing, bad, part, parts):  # pragma: no cover - compiled
     """Per column of ``raw``: min / max of the known values, a bit mask of the values present,
     the number of unknown entries and whether a value above ``MAX_VALUE`` occurs."""
     n, B = raw.shape
-    for f in prange(B):
+    for f in task_range(B, part, parts):
         lo = 255
         hi = 0
         mask = 0
@@ -72,11 +72,11 @@ def column_stats(raw, vmin, vmax, present, n_missing, bad):  # pragma: no cover 
     return vmin
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def class_histogram(raw, codes, n_classes, H):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def class_histogram(raw, codes, n_classes, H, part, parts):  # pragma: no cover - compiled
     """``H[c, f, v]``: how many samples of class ``c`` have value ``v`` (16: unknown) in column ``f``."""
     n, B = raw.shape
-    for f in prange(B):
+    for f in task_range(B, part, parts):
         for c in range(n_classes):
             for v in range(MAX_VALUE + 2):
                 H[c, f, v] = 0
@@ -86,8 +86,8 @@ def class_histogram(raw, codes, n_classes, H):  # pragma: no cover - compiled
     return H
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def encode(raw, vmin, mult, disc, col_start, level, h, E):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def encode(raw, vmin, mult, disc, col_start, level, h, E, part, parts):  # pragma: no cover - compiled
     """Fill the encoding ``E`` (module docstring) of the block ``raw``.
 
     ``vmin[f]``, ``mult[f]``: a continuous value ``v`` is ``(v - vmin) * mult`` (unknown: 0);
@@ -96,7 +96,7 @@ def encode(raw, vmin, mult, disc, col_start, level, h, E):  # pragma: no cover -
     ``level[f, v]``: the level index of value ``v`` (discrete features).
     """
     n, B = raw.shape
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         for f in range(B):
             v = raw[i, f]
             c0 = col_start[f]
@@ -124,8 +124,8 @@ def _popcount(typingctx, x):
     return sig, codegen
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def pack_planes(E, S, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def pack_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     """Bit planes of the encoding: bit ``k`` of plane ``p`` of row ``i`` is ``E[i, k] > p``.
 
     ``out`` (n, S * W) ``uint64``, ``W = ceil(ncols / 64)``, plane after plane; then
@@ -133,7 +133,7 @@ def pack_planes(E, S, out):  # pragma: no cover - compiled
     (the unary code of a value ``0..S``), so the L1 sum is a popcount of the XOR."""
     n, m = E.shape
     W = (m + 63) // 64
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         for p in range(S):
             for w in range(W):
                 word = np.uint64(0)
@@ -156,13 +156,13 @@ def _hamming_tile(A, B, i0, i1, j0, j1, acc):  # pragma: no cover - compiled
     return acc
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def hamming_add(A, B, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def hamming_add(A, B, out, part, parts):  # pragma: no cover - compiled
     """``out[i, j] += popcount(A[i] ^ B[j])`` over packed rows (int32, exact)."""
     na = A.shape[0]
     nb = B.shape[0]
     n_tj = (nb + _TILE_J - 1) // _TILE_J
-    for t in prange(((na + _TILE_I - 1) // _TILE_I) * n_tj):
+    for t in task_range(((na + _TILE_I - 1) // _TILE_I) * n_tj, part, parts):
         i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
         acc = np.empty((i1 - i0, j1 - j0), np.int32)
         _hamming_tile(A, B, i0, i1, j0, j1, acc)
@@ -172,12 +172,12 @@ def hamming_add(A, B, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def hamming_add_sym(A, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def hamming_add_sym(A, out, part, parts):  # pragma: no cover - compiled
     """``hamming_add(A, A, out)`` on the tiles touching the upper triangle only (then :func:`mirror_lower`)."""
     n = A.shape[0]
     tiles = upper_tiles(n, _TILE_I, _TILE_J)
-    for t in prange(tiles.shape[0]):
+    for t in task_range(tiles.shape[0], part, parts):
         i0 = tiles[t, 0] * _TILE_I
         i1 = min(i0 + _TILE_I, n)
         j0 = tiles[t, 1] * _TILE_J
@@ -190,22 +190,13 @@ def hamming_add_sym(A, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def mirror_lower(out):  # pragma: no cover - compiled
-    n = out.shape[0]
-    for i in prange(n):
-        for j in range(i):
-            out[i, j] = out[j, i]
-    return out
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def l1_add_weighted(A, B, wcol, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def l1_add_weighted(A, B, wcol, out, part, parts):  # pragma: no cover - compiled
     """``out[i, j] += sum_k wcol[k] |A[i, k] - B[j, k]|`` (float64, in column order, continuing the running
     sum in ``out``: feature blocks in order give the one-pass sum's bits)."""
     na, d = A.shape
     nb = B.shape[0]
-    for i in prange(na):
+    for i in task_range(na, part, parts):
         for j in range(nb):
             s = out[i, j]
             for k in range(d):
@@ -214,11 +205,11 @@ def l1_add_weighted(A, B, wcol, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def unpack_planes(E, S, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def unpack_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     """``out[i, p * m + k] = E[i, k] > p`` (uint8 0/1), the bit planes one byte a bit."""
     n, m = E.shape
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         for p in range(S):
             for k in range(m):
                 out[i, p * m + k] = np.uint8(E[i, k] > p)
@@ -280,12 +271,12 @@ def _row_margin(U, i, js, cs, m, S, cnt8, cnt, gvals, gsize, out):  # pragma: no
                 out[k] += c * (N - v if U[i, q] else v)
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def nibble_planes(E, S, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def nibble_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     """Two bit planes a byte: ``out[i, a * m + k]`` holds ``E[i, k] > 2a`` in its low nibble and
     ``E[i, k] > 2a + 1`` in its high one (``ceil(S / 2) * m`` columns)."""
     n, m = E.shape
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         for a in range((S + 1) // 2):
             for k in range(m):
                 e = E[i, k]
@@ -293,8 +284,8 @@ def nibble_planes(E, S, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def coef_margin(U, m, S, rows, P, n_groups, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def coef_margin(U, m, S, rows, P, n_groups, out, part, parts):  # pragma: no cover - compiled
     """``out[rb, p * m + k] = sum_{r in row block rb} sum_j P[r, j] |u_p(rows[r], k) - u_p(j, k)|``:
     the margin sums of bit plane ``p`` of the encoding ``E`` (n x m) for the rows of each
     block (sum them over the planes and blocks for the L1 terms of ``E``).  ``U`` holds
@@ -312,7 +303,7 @@ def coef_margin(U, m, S, rows, P, n_groups, out):  # pragma: no cover - compiled
     nr, n = P.shape
     SW = U.shape[1]
     n_rb = (nr + _MR - 1) // _MR
-    for rb in prange(n_rb):
+    for rb in task_range(n_rb, part, parts):
         r0 = rb * _MR
         r1 = min(nr, r0 + _MR)
         R = r1 - r0
@@ -406,13 +397,13 @@ def coef_margin(U, m, S, rows, P, n_groups, out):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def index_margin(U, rows, idx, coef, S, n_groups, n_chunks, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def index_margin(U, rows, idx, coef, S, n_groups, n_chunks, out, part, parts):  # pragma: no cover - compiled
     """:func:`coef_margin` for listed neighbours ``idx`` (negative skipped) with ``coef``."""
     nr, kk = idx.shape
     ncol = U.shape[1] // S
     step = (nr + n_chunks - 1) // n_chunks
-    for t in prange(n_chunks):
+    for t in task_range(n_chunks, part, parts):
         cnt8 = np.empty((n_groups, S * ncol), np.uint8)
         cnt = np.empty((n_groups, S * ncol), np.int32)
         gvals = np.empty(n_groups, np.float64)
@@ -455,11 +446,11 @@ def _pair_correction(raw, i, j, ci, cj, mptr, mind, Acorr, T2, wf):  # pragma: n
     return s
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def missing_distance_add(raw, rows, codes, mptr, mind, Acorr, T2, wf, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def missing_distance_add(raw, rows, codes, mptr, mind, Acorr, T2, wf, out, part, parts):  # pragma: no cover - compiled
     """``out[r, j] += correction(rows[r], j)`` for every ``j`` but ``rows[r]`` itself."""
     n = raw.shape[0]
-    for r in prange(rows.shape[0]):
+    for r in task_range(rows.shape[0], part, parts):
         i = rows[r]
         for j in range(n):
             if j != i:
@@ -480,14 +471,15 @@ def _add_pair_terms(raw, i, j, ci, cj, c, mptr, mind, Acorr, T2, o):  # pragma: 
             o[f] += c * Acorr[f, cj, v]
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def missing_index_add(raw, rows, codes, mptr, mind, Acorr, T2, idx, coef, n_chunks, out):  # pragma: no cover
+@njit(cache=True, nogil=True)
+def missing_index_add(raw, rows, codes, mptr, mind, Acorr, T2, idx, coef, n_chunks, out, part,  # pragma: no cover
+                      parts):
     """``out[t, f] = sum_{r in chunk t} sum_q coef[r, q] correction_f(rows[r], idx[r, q])``: the
     per-feature corrections of the margin sums for listed neighbours (negative ``idx``
     skipped), ``n_chunks`` contiguous chunks of rows."""
     nr, kk = idx.shape
     step = (nr + n_chunks - 1) // n_chunks
-    for t in prange(n_chunks):
+    for t in task_range(n_chunks, part, parts):
         for f in range(out.shape[1]):
             out[t, f] = 0.0
         for r in range(t * step, min(nr, (t + 1) * step)):
@@ -508,7 +500,6 @@ encode = size_dispatch(encode, array_work)
 pack_planes = size_dispatch(pack_planes, array_work)
 hamming_add = size_dispatch(hamming_add, array_work)
 hamming_add_sym = size_dispatch(hamming_add_sym, array_work)
-mirror_lower = size_dispatch(mirror_lower, array_work)
 l1_add_weighted = size_dispatch(l1_add_weighted, array_work)
 unpack_planes = size_dispatch(unpack_planes, array_work)
 nibble_planes = size_dispatch(nibble_planes, array_work)

@@ -41,10 +41,9 @@ from collections import namedtuple
 
 import numpy as np
 import scipy.sparse
-from numba import prange
 
 from . import _kernels
-from .jit import array_work, full_1d, njit, size_dispatch
+from .jit import array_work, full_1d, njit, size_dispatch, task_range
 from .neighbors import coef_phi_rows, distance_chunks, scale_for_metric, tie_tolerance
 
 __all__ = ["MixedData", "build_mixed", "discrete_mask", "DiffData", "PlainDiff"]
@@ -180,8 +179,8 @@ def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64)
                      d, has_missing)
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _continuous_tables(VT, codes, K, tcol, A, T2):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def _continuous_tables(VT, codes, K, tcol, A, T2, part, parts):  # pragma: no cover - compiled
     """Missing-value tables of continuous features, one column of ``VT`` (NaN = unknown) per task.
 
     ``E_c(a) = mean |a - v|`` over the known values ``v`` of class ``c`` (all known values if
@@ -190,7 +189,7 @@ def _continuous_tables(VT, codes, K, tcol, A, T2):  # pragma: no cover - compile
     ``T2[c1, c2, t]`` = the mean of ``E_c2`` over the known values of class ``c1``.
     """
     n = VT.shape[1]
-    for q in prange(VT.shape[0]):
+    for q in task_range(VT.shape[0], part, parts):
         t = tcol[q]
         col = VT[q]
         nk = 0
@@ -343,7 +342,7 @@ class DiffData:
             if self._sparse:  # term 1 only where x_if is unknown: one row-column dot per unknown entry
                 sel = cr[nz_r] == c
                 if sel.any():
-                    vals = _masked_rowdot(P, nz_r[sel], nz_f[sel], M.A[c])
+                    vals = _masked_rowdot(P, nz_r[sel], nz_f[sel], M.A[c], np.empty(int(sel.sum())))
                     out += np.bincount(nz_f[sel], weights=vals, minlength=out.size)
             else:
                 rs = np.flatnonzero(cr == c)
@@ -413,11 +412,10 @@ class PlainDiff:
 # -- compiled corrections (no fastmath: NaN tests must survive) ----------------------------------------------------
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _masked_rowdot(P, r_idx, f_idx, A):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def _masked_rowdot(P, r_idx, f_idx, A, out, part, parts):  # pragma: no cover - compiled
     """``out[t] = sum_j P[r_idx[t], j] A[j, f_idx[t]]`` for a list of (row, feature) entries."""
-    out = np.empty(r_idx.size, np.float64)
-    for t in prange(r_idx.size):
+    for t in task_range(r_idx.size, part, parts):
         r = r_idx[t]
         f = f_idx[t]
         acc = 0.0
@@ -427,12 +425,12 @@ def _masked_rowdot(P, r_idx, f_idx, A):  # pragma: no cover - compiled
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, out):  # pragma: no cover
+@njit(cache=True, nogil=True)
+def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, out, part, parts):  # pragma: no cover
     """``out[r, f] = sum_t coef[r, t] C_f(i, j)``, ``i = rows[r]``, ``j = idx[r, t]`` (negative skipped):
     the true ``diff`` minus E's term, for the features unknown in ``i`` or ``j`` (their CSR lists)."""
     nr, kk = idx.shape
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         i = rows[r]
         for f in range(out.shape[1]):
             out[r, f] = 0.0
@@ -456,9 +454,9 @@ def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, 
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_rows, tol_cols, class_coef, k,
-                     hitmiss, P):  # pragma: no cover - compiled
+                     hitmiss, P, part, parts):  # pragma: no cover - compiled
     """Neighbour coefficients with the ties at the k-th distance averaged (``ties="include"``).
 
     For row ``r`` and class ``c`` with k-th smallest distance ``kth[r, c]`` (``inf``: the
@@ -473,7 +471,7 @@ def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_row
     """
     nr, nc = D.shape
     n_classes = kth.shape[1]
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         less = full_1d(n_classes, 0.0, np.float64)
         eq = full_1d(n_classes, 0.0, np.float64)
         cand = full_1d(n_classes, 0.0, np.float64)

@@ -8,18 +8,17 @@ compiler reassociate a sum (no ``fastmath``), and give the same bits serially or
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import njit, size_dispatch
+from .jit import njit, size_dispatch, task_range
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def nca_shifted_logits(G, sq_rows, sq_cols, row_offset):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def nca_shifted_logits(G, sq_rows, sq_cols, row_offset, part, parts):  # pragma: no cover - compiled
     """In place: ``G[r, c] = a_r . a_c`` becomes ``-D[r, c] + min_c' D[r, c']`` with
     ``D = max(0, sq_rows[r] + sq_cols[c] - 2 G[r, c])``, and ``-inf`` on the sample itself
     (``c = row_offset + r``); so its exponential is the unnormalised softmax, largest 1."""
     nr, nc = G.shape
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         me = row_offset + r
         q = sq_rows[r]
         dmin = np.inf
@@ -39,14 +38,14 @@ def nca_shifted_logits(G, sq_rows, sq_cols, row_offset):  # pragma: no cover - c
     return G
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def nca_coefficients(E, codes_rows, codes_cols, p):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def nca_coefficients(E, codes_rows, codes_cols, p, part, parts):  # pragma: no cover - compiled
     """In place: ``E`` (unnormalised softmax rows ``e_rc``, ``0`` on the sample itself) becomes
     the gradient coefficients ``C[r, c] = p_rc (p_r - [y_c = y_r])`` with ``p_rc = e_rc / sum_c e_rc``
     and ``p[r] = sum_{c: y_c = y_r} p_rc`` (Goldberger et al. 2004, eqs. 1, 2, 5); the sums in
     float64.  A row with no other sample gets ``p = 0`` and zero coefficients."""
     nr, nc = E.shape
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         own = codes_rows[r]
         s = 0.0
         sh = 0.0

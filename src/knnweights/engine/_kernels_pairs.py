@@ -17,9 +17,8 @@ of all permutations.
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import full_1d, njit, size_dispatch
+from .jit import full_1d, njit, size_dispatch, task_range
 
 
 @njit(inline="always")
@@ -58,14 +57,15 @@ def _find(indices, lo, hi, key):  # pragma: no cover - compiled
     return -1
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts):  # pragma: no cover
+@njit(cache=True, nogil=True)
+def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts, part,  # pragma: no cover
+              parts):
     """Over each row's own pairs ``(i, j)`` (bit 1): ``a1[i] = sum a``, ``a2[i] = sum a^2``, ``ga[i] = sum g a``
     per feature and ``counts[i] = (#pairs, sum g, sum g^2)``, ``g`` the outcome difference of the pair
     (``|v_i - v_j|``, or ``[v_i != v_j]`` for classes)."""
     n = indptr.shape[0] - 1
     nf = a1.shape[1]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         buf = np.empty(nf, np.float64)
         s1 = full_1d(nf, 0.0, np.float64)
         s2 = full_1d(nf, 0.0, np.float64)
@@ -98,12 +98,12 @@ def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga,
         counts[i, 2] = c2
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3, part, parts):  # pragma: no cover - compiled
     """Row sums of ``C``, ``C^2`` and ``C^3`` (elementwise powers), per feature."""
     n = indptr.shape[0] - 1
     nf = r1.shape[1]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         c = np.empty(nf, np.float64)
         s1 = full_1d(nf, 0.0, np.float64)
         s2 = full_1d(nf, 0.0, np.float64)
@@ -121,12 +121,12 @@ def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3):  # pragm
         r3[i] = s3
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out, part, parts):  # pragma: no cover - compiled
     """``out[i, f] = sum_j C_ij u[j, f]`` (each feature its own ``C`` and its own vector)."""
     n = indptr.shape[0] - 1
     nf = out.shape[1]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         c = np.empty(nf, np.float64)
         acc = full_1d(nf, 0.0, np.float64)
         for p in range(indptr[i], indptr[i + 1]):
@@ -146,9 +146,9 @@ def _mix64(z):  # pragma: no cover - compiled
     return z ^ (z >> np.uint64(31))
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_samples, seed,
-                out):  # pragma: no cover - compiled
+                out, part, parts):  # pragma: no cover - compiled
     """``out[i, f] = (C^3)_ii = sum_{j, k} C_ij C_jk C_ki``, so that ``trace C^3 = out.sum(0)``.
 
     Exact (every two neighbours of ``i``) when row ``i`` has at most ``exact_pairs`` pairs of
@@ -157,7 +157,7 @@ def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_sam
     """
     n = indptr.shape[0] - 1
     nf = out.shape[1]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         cij = np.empty(nf, np.float64)
         cik = np.empty(nf, np.float64)
         cjk = np.empty(nf, np.float64)

@@ -7,20 +7,19 @@ compiler reassociate a sum (no ``fastmath``), and give the same bits serially or
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import njit, size_dispatch
+from .jit import njit, size_dispatch, task_range
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def fold_pairs(P, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def fold_pairs(P, out, part, parts):  # pragma: no cover - compiled
     """out = P + P^T with each unordered pair given to one of its rows, (n - 1) / 2 pairs a row.
 
     Pair (i, j) belongs to row i when (j - i) mod n is in (0, n/2), or equals n/2 and
     i < n/2: the rows, hence the threads of a following row kernel, stay equally loaded.
     """
     n = P.shape[0]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         for j in range(n):
             off = (j - i) % n
             if (off > 0 and 2 * off < n) or (2 * off == n and i < n // 2):
@@ -38,11 +37,11 @@ def fold_pairs(P, out):  # pragma: no cover - compiled
 # two targets differ by less than s, else 1 ("miss").
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def radius_counts(D, T, self_cols, lab_rows, lab_cols, s, kind, counts):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def radius_counts(D, T, self_cols, lab_rows, lab_cols, s, kind, counts, part, parts):  # pragma: no cover - compiled
     """counts[r, g] = the in-radius pairs of row ``r`` in group ``g``."""
     b, n = D.shape
-    for r in prange(b):
+    for r in task_range(b, part, parts):
         t = T[r]
         for g in range(counts.shape[1]):
             counts[r, g] = 0
@@ -95,8 +94,9 @@ def _radius_pair(D, T, lab, s, kind, table, symmetric, i, j):  # pragma: no cove
             + _radius_coef(d_ji, T, lab, lab, s, kind, table, j, i))
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fold, symmetric, P):  # pragma: no cover
+@njit(cache=True, nogil=True)
+def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fold, symmetric, P,  # pragma: no cover
+                        part, parts):
     """P[r, j] = table[r, g] for an in-radius pair of group ``g``, else 0.
 
     ``fold`` (``D`` the whole ``n x n`` matrix, row ``r`` the sample ``r``): ``P + P^T`` with each
@@ -106,7 +106,7 @@ def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fol
     """
     b, n = D.shape
     h = (n - 1) // 2  # a row's pairs: the offsets (j - i) mod n in 1..h, and n/2 for i < n/2 (n even)
-    for r in prange(b):
+    for r in task_range(b, part, parts):
         if not fold:
             for j in range(n):
                 P[r, j] = _radius_coef(D[r, j], T, lab_rows, lab_cols, s, kind, table, r, j)

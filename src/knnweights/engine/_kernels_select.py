@@ -7,14 +7,13 @@ compiler reassociate a sum (no ``fastmath``), and give the same bits serially or
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import njit, size_dispatch
+from .jit import njit, size_dispatch, task_range
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, tol_rows, tol_cols, idx_out,
-                     dist_out):  # pragma: no cover - compiled
+                     dist_out, part, parts):  # pragma: no cover - compiled
     """k smallest entries of each row of D, separately for every class of the columns.
 
     ``idx_out`` (nr, n_classes, k) receives column indices sorted by distance, equal
@@ -24,7 +23,7 @@ def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, tol_row
     itself, -1 for none) is skipped for row ``r``.
     """
     nr, nc = D.shape
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         for c in range(n_classes):
             for t in range(k):
                 idx_out[r, c, t] = -1
@@ -66,13 +65,13 @@ def insert_sorted(idx, dist, r, k, j, v, tr, tol_cols):  # pragma: no cover - co
     dist[r, t] = v
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def select_hits_misses(D, self_cols, codes_rows, codes_cols, k, tol_rows, tol_cols,  # pragma: no cover - compiled
-                       hit_idx, hit_dist, miss_idx, miss_dist):
+                       hit_idx, hit_dist, miss_idx, miss_dist, part, parts):
     """k nearest hits (same class, self excluded) and k nearest misses (any other class), by the
     tie rule of :func:`insert_sorted`."""
     nr, nc = D.shape
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         for t in range(k):
             hit_idx[r, t] = -1
             miss_idx[r, t] = -1

@@ -7,10 +7,9 @@ compiler reassociate a sum (no ``fastmath``), and give the same bits serially or
 """
 
 import numpy as np
-from numba import prange
 
 from ._kernels import TIE_ULPS
-from .jit import full_1d, njit, size_dispatch
+from .jit import full_1d, njit, size_dispatch, task_range
 
 
 @njit(cache=True, nogil=True)
@@ -67,8 +66,8 @@ def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
 
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def gflip_margins(D, col, sign, codes, utility, beta, out, part, parts):  # pragma: no cover - compiled
     """Leave-one-out hypothesis margins with the feature set ``F +/- {col}`` (G-flip).
 
     ``D`` holds squared Euclidean distances over ``F``; the candidate set adds
@@ -77,7 +76,7 @@ def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover 
     ``utility``: 0 linear, 1 zero-one, 2 sigmoid ``1 / (1 + exp(-beta theta))``.
     """
     n = D.shape[0]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         bh = np.inf
         bm = np.inf
         for j in range(n):
@@ -105,9 +104,9 @@ def gflip_margins(D, col, sign, codes, utility, beta, out):  # pragma: no cover 
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, utility, beta,  # pragma: no cover
-                         out):
+                         out, part, parts):
     """:func:`gflip_margins` with each row scanned in a stale sorted order, stopping early.
 
     ``order[i]`` lists the ``K`` nearest other samples of ``i`` by increasing
@@ -126,7 +125,7 @@ def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, u
     lo = col.min()
     hi = col.max()
     visited = full_1d(n, 0, np.int64)
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         out[i], visited[i] = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility,
                                         beta, True)
     return visited.sum()
@@ -225,8 +224,8 @@ def gflip_scan_candidates(D, cols, perm, start, F, current, codes, order, list_d
     return perm.shape[0], np.nan, work
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def gflip_flip(D, col, sign, slack, order, list_d):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def gflip_flip(D, col, sign, slack, order, list_d, part, parts):  # pragma: no cover - compiled
     """In place, ``D[i, j] += sign (col_i - col_j)**2`` clamped at 0 (G-flip's flip of one
     feature, no ``n x n`` temporary), and ``list_d[i] = D[i, order[i]]``; a removal
     (``sign < 0``) adds ``max_j (col_i - col_j)**2`` to ``slack[i]`` (the bound of
@@ -234,7 +233,7 @@ def gflip_flip(D, col, sign, slack, order, list_d):  # pragma: no cover - compil
     n = D.shape[0]
     lo = col.min()
     hi = col.max()
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         ci = col[i]
         for j in range(n):
             t = ci - col[j]
@@ -246,15 +245,15 @@ def gflip_flip(D, col, sign, slack, order, list_d):  # pragma: no cover - compil
             slack[i] += max((ci - lo) * (ci - lo), (hi - ci) * (hi - ci))
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def gflip_sort_rows(D, order, list_d, sorted_d0, slack):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def gflip_sort_rows(D, order, list_d, sorted_d0, slack, part, parts):  # pragma: no cover - compiled
     """Rebuild :func:`gflip_sorted_margins`'s lists: the ``K = order.shape[1]`` nearest other
     samples of each row by increasing ``D[i]``, equal distances by index (a bounded max-heap
     over the row, then sorted out of it), their distances (in ``list_d`` and ``sorted_d0``),
     and ``slack = 0``.  ``O(n^2 log K)``."""
     n = D.shape[0]
     K = order.shape[1]
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         hv = np.empty(K, np.float64)
         hi = np.empty(K, np.int64)
         m = 0
@@ -305,5 +304,6 @@ def _sift_down(hv, hi, size, p):  # pragma: no cover - compiled
 # -- serial / threaded choice per call (see knnweights.engine.jit.size_dispatch) ---------------------------------
 gflip_margins = size_dispatch(gflip_margins, lambda D, *a: D.size * 4)
 gflip_flip = size_dispatch(gflip_flip, lambda D, *a: D.size)
-gflip_sorted_margins = size_dispatch(gflip_sorted_margins, lambda D, col, s, c, order, *a: order.size * 4)
+gflip_sorted_margins = size_dispatch(gflip_sorted_margins, lambda D, col, s, c, order, *a: order.size * 4,
+                                     combine=sum)
 gflip_sort_rows = size_dispatch(gflip_sort_rows, lambda D, *a: D.size * 4)

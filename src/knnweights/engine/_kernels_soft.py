@@ -7,9 +7,8 @@ compiler reassociate a sum (no ``fastmath``), and give the same bits serially or
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import njit, size_dispatch
+from .jit import njit, size_dispatch, task_range
 
 
 @njit(inline="always", cache=True, nogil=True)
@@ -29,8 +28,8 @@ def _row_logit_max(D, r, codes_cols, own, me, inv_sigma):  # pragma: no cover - 
     return mh, mm
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h, lse_m, ent_h, ent_m):
+@njit(cache=True, nogil=True)
+def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h, lse_m, ent_h, ent_m, part, parts):
     """Kernel-soft hit / miss probabilities of a block of distances, fused into margin coefficients.
 
     Row ``r`` (global index ``row_offset + r``, excluded from its own neighbours):
@@ -42,7 +41,7 @@ def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h
     :func:`knnweights.engine.neighbors.soft_neighbor_log_probabilities`.
     """  # pragma: no cover - compiled
     nr, nc = D.shape
-    for r in prange(nr):
+    for r in task_range(nr, part, parts):
         own = codes_rows[r]
         me = row_offset + r
         mh, mm = _row_logit_max(D, r, codes_cols, own, me, inv_sigma)

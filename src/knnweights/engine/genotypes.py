@@ -39,7 +39,7 @@ from . import _kernels_bytes as kb
 from ._config import get_config
 from ._dask import FeatureRanges
 from ._docs import data_doc
-from ._kernels import TIE_ULPS
+from ._kernels import TIE_ULPS, mirror_lower
 from ._kernels_mixed import discrete_mask, missing_lists
 from .neighbors import _rows_per_chunk
 
@@ -527,7 +527,7 @@ class ByteDiff:
             for p in parts[1:]:
                 Dint += p[0]
             if rows is None:
-                kb.mirror_lower(Dint)
+                mirror_lower(Dint)
             D = Dint / float(self.prm.S)
         for p in parts:
             if p[1] is not None:

@@ -32,13 +32,12 @@ compiling the pruned one saves); elsewhere every call is a plain :func:`nearest_
 """
 
 import numpy as np
-from numba import prange
 
 from . import _kernels, _kernels_select
 from ._config import get_config
 from ._kernels import _tile_phi
 from ._kernels_select import insert_sorted
-from .jit import full_2d, njit, size_dispatch
+from .jit import full_2d, njit, size_dispatch, task_range
 from .neighbors import _codes, _pairwise_sym, metric_code, nearest_hits_misses, scale_for_metric, tie_tolerance
 
 __all__ = ["IncrementalHitMiss"]
@@ -66,8 +65,8 @@ def _list_bound(X, w, N, i, lst, c, phi):  # pragma: no cover - compiled
     return t
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _bound_parts(Xp, w0, w, g, c, N0, r, N):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def _bound_parts(Xp, w0, w, g, c, N0, r, N, part, parts):  # pragma: no cover - compiled
     """``N = Xp . w`` and the column part of the lower bound, ``r = g (1 + 2c) a + 2c (N0 + N)``
     with ``a = (1 + c) Xp . max(w0 - w, 0)`` (``>= sum_f max(w0_f - w_f, 0) |x_if|^p``), summed
     over the features that count only (no BLAS call: small products under a threaded BLAS cost
@@ -86,7 +85,7 @@ def _bound_parts(Xp, w0, w, g, c, N0, r, N):  # pragma: no cover - compiled
         if w[f] > 0.0:
             cols_n[nn] = f
             nn += 1
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         a = 0.0
         for t in range(na):
             a += fall[t] * Xp[i, cols_a[t]]
@@ -99,9 +98,8 @@ def _bound_parts(Xp, w0, w, g, c, N0, r, N):  # pragma: no cover - compiled
         r[i] = g * (1.0 + 2.0 * c) * (a * (1.0 + c)) + 2.0 * c * (N0[i] + 2.0 * v)
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def _pruned_hits_misses(X, A, w, D0, r, N, T, codes, prev_h, prev_m, c, k, phi, max_share,
-                        hit_idx, hit_dist, miss_idx, miss_dist):  # pragma: no cover - compiled
+                        hit_idx, hit_dist, miss_idx, miss_dist):
     """The ``k`` nearest hits and misses of every sample, computing only the candidates.
 
     ``X``, ``w``: the data and weights on the features of positive weight (for the bounds);
@@ -115,20 +113,42 @@ def _pruned_hits_misses(X, A, w, D0, r, N, T, codes, prev_h, prev_m, c, k, phi, 
     has more than ``max_share`` of its pairs as candidates: the bound is too loose to pay.
     """
     n = A.shape[0]
-    d = A.shape[1]
     lim = np.empty((n, 2), np.float64)  # [same class, other class]
-    for i in prange(n):
+    _pruned_limits(X, w, N, r, prev_h, prev_m, c, phi, lim)
+    if _probe(D0, r, codes, lim, c) > max_share * ((n + 15) // 16) * n:
+        return -1
+    return _pruned_rows(A, D0, r, T, codes, lim, c, k, phi, hit_idx, hit_dist, miss_idx, miss_dist)
+
+
+@njit(cache=True, nogil=True)
+def _pruned_limits(X, w, N, r, prev_h, prev_m, c, phi, lim, part, parts):  # pragma: no cover - compiled
+    """Each sample's candidate limits, ``(U_i + r_i)(1 + c)`` of its hit and its miss side."""
+    for i in task_range(lim.shape[0], part, parts):
         lim[i, 0] = (_list_bound(X, w, N, i, prev_h[i], c, phi) + r[i]) * (1.0 + c)
         lim[i, 1] = (_list_bound(X, w, N, i, prev_m[i], c, phi) + r[i]) * (1.0 + c)
+    return lim
+
+
+@njit(cache=True, nogil=True)
+def _probe(D0, r, codes, lim, c):  # pragma: no cover - compiled
+    """The candidates of every 16th row: whether the bound is tight enough to pay."""
+    n = D0.shape[0]
     probe = 0
     for i in range(0, n, 16):
         ci = codes[i]
         for j in range(n):
             probe += D0[i, j] * (1.0 - c) - r[j] <= lim[i, np.int64(codes[j] != ci)]
-    if probe > max_share * ((n + 15) // 16) * n:
-        return -1
+    return probe
+
+
+@njit(cache=True, nogil=True)
+def _pruned_rows(A, D0, r, T, codes, lim, c, k, phi, hit_idx, hit_dist, miss_idx, miss_dist, part,
+                 parts):  # pragma: no cover - compiled
+    """The lists of the samples of this part from their candidates; returns the candidate pairs."""
+    n = A.shape[0]
+    d = A.shape[1]
     total = 0
-    for i in prange(n):
+    for i in task_range(n, part, parts):
         ci = codes[i]
         cidx = np.empty(n, np.int64)
         m = 0
@@ -292,4 +312,5 @@ class IncrementalHitMiss:
 
 # -- serial / threaded choice per call (knnweights.engine.jit.size_dispatch) ----------------------------------------
 _bound_parts = size_dispatch(_bound_parts, lambda Xp, *a: Xp.size)
-_pruned_hits_misses = size_dispatch(_pruned_hits_misses, lambda X, A, w, D0, *a: D0.size * 4)
+_pruned_limits = size_dispatch(_pruned_limits, lambda X, w, N, r, prev_h, *a: prev_h.size * X.shape[1])
+_pruned_rows = size_dispatch(_pruned_rows, lambda A, D0, *a: D0.size * 4, combine=sum)

@@ -1,10 +1,10 @@
-"""The decorator of every compiled kernel, and the serial / parallel choice of the threaded ones.
+"""The decorator of every compiled kernel, and the threads of the large calls.
 
 :func:`njit` is numba's ``njit`` with one specialisation per argument type.  Inside compiled code
 numba types an integer or boolean constant argument as a literal (``Literal[int](0)``) and compiles
 the callee once more for it, so a helper called with ``0`` in one place and a variable in another
 is compiled twice; and it types a ``prange`` loop's index as ``uint64`` where ``range`` gives
-``int64``, so a helper called with the index from a threaded kernel and from its serial twin is
+``int64``, so a helper called with the index from a ``prange`` loop and from a ``range`` loop is
 compiled twice too.  Kernels here never branch on a literal argument's value at typing time, and
 no index reaches ``2**63``, so :func:`njit` resolves calls from compiled code on the plain types,
 ``uint64`` scalars as ``int64``: each helper is compiled once per layout and dtype, which shortens
@@ -12,13 +12,15 @@ the first call of a method on a fresh install.  The generated code
 computes the same values (no ``fastmath``, so constant folding cannot change a floating-point
 result).
 
-:func:`size_dispatch` pairs a ``parallel=True`` kernel with a serial compilation of the same source
-and picks one per call from the call's work.  Compiling a kernel for threads (numba's parfor
-passes and the outlined task function) costs several times its serial compilation, and on small
-inputs the threads save less than they cost to wake, so a small call runs the serial compilation
-and the threaded one is compiled only when a call is large enough to use it.  Every threaded
-kernel of the library writes each output element from one task in a fixed order (no reduction
-across tasks), so both compilations give the same bits.
+:func:`size_dispatch` runs a kernel's task loop on threads when a call is large.  A kernel written
+for it takes two last arguments ``part, parts`` and runs the tasks ``task_range(n, part, parts)``
+of its loop, one contiguous share of ``range(n)``.  A small call runs ``kernel(*args, 0, 1)``, every
+task on the calling thread; a large one splits the tasks into a few parts per thread and runs them
+on a pool of threads (the kernels release the GIL).  numba compiles the kernel once, serially: a
+``parallel=True`` twin (numba's parfor passes and the outlined task function) cost about as much
+compilation again on every first fit that was large enough to use it.  Every task of a kernel
+writes its own output elements, in a fixed order, and no value is reduced across tasks except
+integer counts (summed by ``combine``), so the parts give the bits of the one-part call.
 
 Allocation.  numba compiles ``np.empty`` once for every combination of shape and dtype argument
 types it meets (``n`` or ``(n,)``, ``np.float64`` or an omitted dtype or ``X.dtype``), and
@@ -29,17 +31,23 @@ loops over such an ``np.empty``: a first fit compiles one allocation variant per
 instead of one per spelling.
 """
 
-import types as pytypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 from numba.core import types
 
-__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", "full_1d", "full_2d"]
+__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", "PARTS_PER_THREAD", "task_range",
+           "full_1d", "full_2d"]
 
-#: calls of a :class:`SizedKernel` counted below this many element operations run its serial
-#: compilation (as do all calls when numba runs one thread)
+#: calls of a :class:`SizedKernel` counted below this many element operations run on the calling
+#: thread (as do all calls when numba runs one thread)
 SERIAL_WORK = 4_000_000
+
+#: a large call's parts per thread: rows of unequal cost (pruned searches, sorted scans) even out
+PARTS_PER_THREAD = 4
 
 
 def _plain_type(t):
@@ -82,73 +90,118 @@ def njit(func=None, **options):
     return wrap if func is None else wrap(func)
 
 
-def _renamed(f, suffix):
-    """A copy of function ``f`` under another qualified name (numba names its cache files by it)."""
-    g = pytypes.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__, f.__closure__)
-    g.__kwdefaults__ = f.__kwdefaults__
-    g.__qualname__ = f"{f.__qualname__}{suffix}"
-    g.__module__ = f.__module__
-    g.__doc__ = f.__doc__
-    return g
+_pools = {}
+_pools_lock = threading.Lock()
+
+
+def _forget_pools():
+    """In a forked child: the parent's pool threads do not exist there, so make new pools."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
+def _pool(threads):
+    """The thread pool of ``threads`` workers (one per thread count, made on first use)."""
+    with _pools_lock:
+        if threads not in _pools:
+            _pools[threads] = ThreadPoolExecutor(threads, thread_name_prefix="knnweights")
+        return _pools[threads]
+
+
+@njit(inline="always", cache=True, nogil=True)
+def task_range(n, part, parts):  # pragma: no cover - compiled
+    """Part ``part`` of ``parts`` of ``range(n)``: the tasks a :class:`SizedKernel` call runs.
+
+    Parameters
+    ----------
+    n : int
+        The kernel's tasks.
+    part, parts : int
+        Which share, of how many (``0, 1``: all of them).
+
+    Returns
+    -------
+    range
+        ``range(n * part // parts, n * (part + 1) // parts)``.
+    """
+    return range(n * part // parts, n * (part + 1) // parts)
 
 
 class SizedKernel:
-    """A threaded kernel and its serial compilation, chosen per call by the call's work.
+    """A compiled kernel whose large calls run its tasks in parts on a pool of threads.
 
     Parameters
     ----------
     kernel : numba.core.registry.CPUDispatcher
-        A ``parallel=True`` dispatcher; compiled only when a call takes it.
+        ``kernel(*args, part, parts)``: runs its tasks ``task_range(n, part, parts)`` and returns
+        its output arguments (or a count when ``combine`` is given).
     work : callable
         ``work(*args)``: the call's element operations, compared with :data:`SERIAL_WORK`.
-    cache : bool, default=True
-        Cache the serial compilation on disk (as the library's kernels do).
+    combine : callable, optional
+        Combines the parts' returns (e.g. ``sum`` of counts); by default the first part's return,
+        the output arguments every part returns.
 
     Attributes
     ----------
-    compiled : numba.core.registry.CPUDispatcher
-        The threaded dispatcher (``kernel``).
-    serial : numba.core.registry.CPUDispatcher
-        The same source compiled without threads (``prange`` runs as ``range``).
+    kernel : numba.core.registry.CPUDispatcher
+        The compiled kernel.
     """
 
-    def __init__(self, kernel, work, cache=True):
-        self.compiled = kernel
+    def __init__(self, kernel, work, combine=None):
+        self.kernel = kernel
         self.work = work
+        self.combine = combine
         f = getattr(kernel, "py_func", kernel)  # a plain function under NUMBA_DISABLE_JIT=1
-        self.serial = njit(cache=cache, nogil=True)(_renamed(f, "_serial")) if f is not kernel else kernel
         self.__name__ = f.__name__
         self.__qualname__ = f.__qualname__
         self.__doc__ = f.__doc__
         self.__module__ = f.__module__
 
+    def serial(self, *args):
+        """Every task on the calling thread."""
+        return self.kernel(*args, 0, 1)
+
+    def threaded(self, *args, threads=None):
+        """The tasks in :data:`PARTS_PER_THREAD` parts per thread on ``threads`` (numba's count by
+        default) threads of the pool, whatever the call's size."""
+        threads = threads or numba.get_num_threads()
+        parts = PARTS_PER_THREAD * threads
+        results = list(_pool(threads).map(lambda part: self.kernel(*args, part, parts), range(parts)))
+        return self.combine(results) if self.combine is not None else results[0]
+
     def __call__(self, *args):
-        if self.work(*args) >= SERIAL_WORK and numba.get_num_threads() > 1:
-            return self.compiled(*args)
+        threads = numba.get_num_threads()
+        if threads > 1 and self.work(*args) >= SERIAL_WORK:
+            return self.threaded(*args, threads=threads)
         return self.serial(*args)
 
     def __repr__(self):
         return f"<SizedKernel {self.__module__}.{self.__qualname__}>"
 
 
-def size_dispatch(kernel, work, cache=True):
-    """Wrap a ``parallel=True`` kernel as a :class:`SizedKernel` (see the module docstring).
+def size_dispatch(kernel, work, combine=None):
+    """Wrap a kernel as a :class:`SizedKernel` (see the module docstring).
 
     Parameters
     ----------
     kernel : numba.core.registry.CPUDispatcher
-        The threaded kernel.
+        The kernel, compiled serially, with the last arguments ``part, parts``.
     work : callable
         ``work(*args)``: element operations of a call with these arguments.
-    cache : bool, default=True
-        Cache the serial compilation on disk.
+    combine : callable, optional
+        Combines the parts' returns (default: the first part's).
 
     Returns
     -------
     SizedKernel
-        Callable like ``kernel``.
+        Callable as ``kernel`` without ``part, parts``.
     """
-    return SizedKernel(kernel, work, cache)
+    return SizedKernel(kernel, work, combine)
 
 
 def array_work(*args):
