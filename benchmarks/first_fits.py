@@ -4,6 +4,7 @@
     python benchmarks/first_fits.py --data synth --methods GFlip IM4E
     python benchmarks/first_fits.py --profile GFlip --data synth   # compile seconds per function
     python benchmarks/first_fits.py --budget                 # compilations and IR per method (JSON)
+    python benchmarks/first_fits.py --together --data sonar --methods ReliefF IM4E NCADiagonal MDM SQPFW
     python benchmarks/first_fits.py --src ../base/src src     # two source trees, interleaved per row
 
 For each method and data set, one fresh process with an empty ``NUMBA_CACHE_DIR`` fits the method
@@ -15,7 +16,8 @@ counts what the first fit compiled, two numbers that do not depend on the machin
 * IR kB: the LLVM IR numba's lowering produced for them (the text of each module handed to
   LLVM, before optimisation), the back end's input.
 
-``--budget`` fits every weighter on Sonar in one process with an empty cache, in the fixed order of
+``--together`` fits the methods one after the other in one fresh process with an empty cache (a
+user's first session: the five of issue 57's first-session target, say).  ``--budget`` fits every weighter on Sonar in one process with an empty cache, in the fixed order of
 ``knnweights.WEIGHTERS``, and prints what each fit added (a later method reuses what an earlier one
 compiled).  ``tests/test_compile_budget.py`` compares that with ``benchmarks/compile_budget.json``.
 
@@ -30,6 +32,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 CHILD = r"""
 import json, sys, time, warnings
@@ -148,6 +151,21 @@ def budget():
     return {name: {"compilations": row["compilations"], "ir_bytes": row["ir"]} for name, row in out["fits"].items()}
 
 
+def together(methods, datasets):
+    """Several first fits in one process with an empty cache: each fit's time and what it added."""
+    for dataset in datasets:
+        with tempfile.TemporaryDirectory() as cache:
+            t0 = time.perf_counter()
+            out = child("budget", dataset, methods, cache, timeout=None)
+            wall = time.perf_counter() - t0
+        if out is None:
+            raise SystemExit("the run failed")
+        print(f"{dataset}: import and data {out['import']:.1f} s")
+        for name, row in out["fits"].items():
+            print(f"  {name}: {row['first']:.1f} s, {row['compilations']} compilations, {row['ir'] / 1e3:.0f} kB IR")
+        print(f"  total: {wall:.1f} s wall, {sum(r['compilations'] for r in out['fits'].values())} compilations")
+
+
 def table(methods, datasets, timeout, sources):
     print("| data | method | code | cold first fit | warm-cache first fit | second fit | cold - warm | compilations "
           "| IR kB |")
@@ -174,10 +192,14 @@ def main():
     p.add_argument("--timeout", type=float, default=600, help="seconds per process")
     p.add_argument("--profile", metavar="METHOD", help="one method's first fit: compile seconds per function")
     p.add_argument("--budget", action="store_true", help="compilations and IR bytes per method on Sonar (JSON)")
+    p.add_argument("--together", action="store_true", help="the methods' first fits in one process")
     p.add_argument("--src", nargs="+", default=[None], help="source trees (PYTHONPATH) to compare, row by row")
     args = p.parse_args()
     if args.budget:
         print(json.dumps(budget(), indent=1))
+        return
+    if args.together:
+        together(args.methods or weighters(), args.data)
         return
     if args.profile:
         start = CHILD.index("def data")
