@@ -34,6 +34,7 @@ from ._relief_margins import (
     sample_rows,
     select_block,
 )
+from ._relief_covariates import check_covariates, covariate_pvalues, refuse_covariates
 from ._relief_pvalues import PairMoments, adjust_pvalues
 from ._validation import is_continuous_target, validate_continuous_fit_data
 
@@ -295,7 +296,7 @@ class ReliefTargetMixin:
     continuous target runs ``_continuous_scores``.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Learn the feature weights for class labels or a continuous target.
 
         Parameters
@@ -304,6 +305,15 @@ class ReliefTargetMixin:
             Training samples (or a byte genotype matrix, for class labels).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
+        covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+            Adjust ``pvalues_`` (and ``qvalues_``) for these (needs ``pvalues``): NPDR's
+            regression of each feature's neighbour-pair differences on the outcome's and the
+            covariates' pair differences (a numeric covariate ``|c_i - c_j|``, a categorical one
+            -- pandas category, object, string or bool -- ``[c_i != c_j]``), the outcome's
+            coefficient tested against outcomes redrawn given the covariates (see
+            :mod:`knnweights.weighters._relief_covariates`).  The neighbours are found on ``X``
+            alone and the weights do not change.  One row per sample, in ``X``'s order, no
+            missing values.
 
         Returns
         -------
@@ -313,6 +323,18 @@ class ReliefTargetMixin:
         validate_params(self)
         for attr in ("pvalues_", "qvalues_", "target_type_"):
             self.__dict__.pop(attr, None)
+        self._fit_covariates = None
+        if covariates is not None:
+            if not getattr(self, "pvalues", False):
+                raise refuse_covariates(self)
+            n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+            self._fit_covariates = check_covariates(covariates, n_rows, type(self).__name__, X)
+        try:
+            return self._fit_target(X, y)
+        finally:
+            del self._fit_covariates
+
+    def _fit_target(self, X, y):
         if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
             super().fit(X, y)
             self.target_type_ = "classes"
@@ -333,7 +355,13 @@ class ReliefTargetMixin:
 
     def _set_pvalues(self, data, outcome, kind):
         method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
-        self.pvalues_ = _pair_moments(self, data, outcome, kind, method).pvalues(method)
+        moments = _pair_moments(self, data, outcome, kind, method)
+        covariates = getattr(self, "_fit_covariates", None)
+        if covariates is None:
+            self.pvalues_ = moments.pvalues(method)
+        else:
+            self.pvalues_ = covariate_pvalues(moments, outcome, kind, covariates, method,
+                                              getattr(self, "random_state", None))
         self.qvalues_ = adjust_pvalues(self.pvalues_, getattr(self, "padj", "bh"))
 
     def _fit_classes(self, X, codes):
