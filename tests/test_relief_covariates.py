@@ -7,7 +7,7 @@ from scipy import stats
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 
-from knnweights.weighters import IRelief, MultiSURF, Relief, ReliefF, Simba, SURF
+from knnweights.weighters import SURF, IRelief, MultiSURF, Relief, ReliefF, Simba
 from knnweights.weighters._relief_covariates import N_RESAMPLES, SEQUENTIAL_H, _outcome_draws, _sample_design
 
 
@@ -97,15 +97,27 @@ def test_confounder_is_removed_and_nulls_stay_uniform(kind):
             out["null"].extend(p[n_conf:-1])
             out["sig"].append(p[-1])
     conf_u, conf_a = np.array(unadj["conf"]), np.array(adj["conf"])
-    assert np.median(conf_u) < 0.01  # unadjusted: the covariate's shadow is "found"
-    assert np.mean(conf_a < 0.05) <= 0.25 and np.median(conf_a) > 0.1  # adjusted: a null feature again
-    assert max(adj["sig"]) <= 0.01  # a real effect beyond the covariate stays
+    assert np.median(conf_u) < 0.05  # unadjusted: the covariate's shadow is "found"
+    assert np.mean(conf_a <= 0.05) <= 0.25 and np.median(conf_a) > 0.1  # adjusted: a null feature again
+    assert max(adj["sig"]) <= 0.05  # a real effect beyond the covariate stays
     null = np.array(adj["null"])
     m = null.size
     for alpha in (0.05, 0.01):  # binomial bounds at 0.1 % each side
         lo, hi = stats.binom.ppf(0.001, m, alpha), stats.binom.isf(0.001, m, alpha)
-        assert lo <= np.sum(null < alpha) <= hi, (alpha, np.mean(null < alpha))
-    assert stats.kstest(null, "uniform").pvalue > 0.001
+        assert lo <= np.sum(null <= alpha) <= hi, (alpha, np.mean(null <= alpha))
+    assert ks_at_support(null) > 0.001
+
+
+def ks_at_support(p):
+    """Kolmogorov-Smirnov p-value of ``p`` against the uniform, the gap taken at the attained values only.
+
+    The sequential p-values are discrete (``H / l``) and exact there (``P(p <= v) = v`` at each value
+    ``v`` they take), so the gap between the empirical distribution and the diagonal is measured at
+    those values; the continuous KS distribution of that smaller supremum is a conservative reference.
+    """
+    v, counts = np.unique(p, return_counts=True)
+    ecdf = np.cumsum(counts) / p.size
+    return float(stats.kstwo.sf(np.max(np.abs(ecdf - v)), p.size))
 
 
 def test_weights_unchanged_and_categorical_forms_agree():

@@ -2,7 +2,7 @@
 
 The statistic is NPDR's covariate-adjusted pair regression (Le, Dawkins & McKinney,
 "Nearest-neighbor Projected-Distance Regression (NPDR) for detecting network interactions with
-adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020, Sec. 2.3): over the
+adjustments for multiple tests and confounding", Bioinformatics 36(9), 2020): over the
 neighbour pairs ``p = (i, j)`` of the fit (the same pairs as the unadjusted ``pvalues_``, found on
 ``X`` alone), the feature's pair difference ``a_p`` is regressed on the outcome's pair difference
 ``g_p`` and the covariates' pair differences ``z_pk`` (a numeric covariate ``|c_i - c_j|`` over its
@@ -18,19 +18,26 @@ Its null distribution (:func:`covariate_pvalues`) is not the outcome permutation
 unadjusted p-values: when a covariate drives the outcome, permuting the outcome over the samples
 breaks that link, and the conditional expectations of ``a`` and ``g`` given the covariates are not
 linear in ``|c_i - c_j|`` (``E|dc + de|`` is curved near ``dc = 0``), so the residuals of a
-feature that depends on the covariate only still covary with ``g``: against the permutation
-reference such a feature is "significant" (``benchmarks/relief_covariates.md``).  The reference
+feature that depends on the covariate only still covary with ``g``, and against the permutation
+reference such a feature comes out "significant".  The reference
 keeps the outcome's dependence on the covariates and redraws the rest: the conditional
-randomisation test (Candes, Fan, Janson & Lv, JRSS B 80, 2018, Sec. 4, with the roles of the
+randomisation test (Candes, Fan, Janson & Lv, JRSS B 80, 2018, with the roles of the
 variables exchanged: the outcome is redrawn from its law given the covariates, under the null that
 it does not depend on the features given them) for class labels, and Freedman & Lane's (JBES 1,
 1983) permutation of the outcome's residuals on the covariates for a continuous outcome
 (Anderson & Legendre 1999 and Winkler et al. 2014 find it the best calibrated of the permutation
 schemes with nuisance regressors).  Each redrawn outcome gives its ``S*`` for every feature with
 the neighbour pairs held fixed, and the Monte Carlo p-value is Besag & Clifford's (1991)
-sequential one: exact validity for any number of draws, and a feature far from significance
-stops after a few dozen of the ``B = 999``.  The redrawn outcomes reproduce the curvature of ``g`` in the covariate
-differences, so the residual covariance of a confounded feature is in the reference too.
+sequential one: valid for any number of draws, and a feature far from significance stops after
+a few dozen of the ``B = 999``.  The redrawn outcomes reproduce the curvature of ``g`` in the
+covariate differences, so the residual covariance of a confounded feature is in the reference
+too.
+
+The null is "the outcome depends on the covariates only" (the unadjusted test's is "on
+nothing"); the reference is exact when the outcome model is (a logistic regression on the
+covariates; a linear one with exchangeable errors), up to the estimation of its parameters.
+As without covariates, with signal in other features the pairs are tied to the outcome and a
+noise feature's p-values err on the conservative side.
 """
 
 import numbers

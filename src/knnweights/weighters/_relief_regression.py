@@ -25,6 +25,7 @@ from ..engine.genotypes import is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
+from ._relief_covariates import check_covariates, covariate_pvalues, refuse_covariates
 from ._relief_margins import (
     RADIUS_BLOCK_ARRAYS,
     RampDiff,
@@ -34,7 +35,6 @@ from ._relief_margins import (
     sample_rows,
     select_block,
 )
-from ._relief_covariates import check_covariates, covariate_pvalues, refuse_covariates
 from ._relief_pvalues import PairMoments, adjust_pvalues
 from ._validation import is_continuous_target, validate_continuous_fit_data
 
