@@ -170,7 +170,8 @@ def _sample_design(values, categorical):
 
 
 def _outcome_draws(outcome, kind, W, rng, n_draws):
-    """``(n, n_draws)`` outcomes redrawn under the null, keeping their dependence on the covariates ``W``.
+    """``(n, n_draws)`` outcomes redrawn under the null, keeping their dependence on the covariates ``W``
+    (classes as their numbers in ``np.unique(outcome)``).
 
     Classes: each sample's class drawn from the multinomial logistic regression of the classes on
     ``W`` (unpenalised), independently (the conditional randomisation test).  Continuous: Freedman
@@ -196,7 +197,7 @@ def _outcome_draws(outcome, kind, W, rng, n_draws):
     cum[:, -1] = 1.0
     u = rng.random((n, n_draws))
     pick = (u[:, :, None] > cum[:, None, :-1]).sum(axis=2)
-    return classes[pick].astype(np.float64)
+    return pick.astype(np.int16 if classes.size < 2**15 else np.int64)  # class numbers: only [y_i != y_j] is used
 
 
 def _pair_outcome(v, src, dst, continuous, span):
