@@ -207,3 +207,15 @@ def test_cli_rank_covariates_match_library(tmp_path, capsys):
     assert main(["rank", str(path), "--target", "status", "--methods", "ReliefF,Simba", "--pvalues",
                  "--covariates", "age"]) == 2
     assert "Simba" in capsys.readouterr().err
+
+
+def test_memory_caps_do_not_change_the_pvalues(monkeypatch):
+    """Small feature blocks and draw chunks (the memory caps) give the same sequential p-values."""
+    import knnweights.weighters._relief_covariates as rc
+
+    X, y, C = _confounded(120, 3, 20, "continuous", np.random.default_rng(6))
+    est = ReliefF(n_neighbors=5, pvalues=True, random_state=2)
+    full = est.fit(X, y, covariates=C).pvalues_
+    monkeypatch.setattr(rc, "_PAIR_VALUES", 120 * 5 * 3)  # 3 features per block, chunks of 8 draws
+    np.testing.assert_array_equal(est.fit(X, y, covariates=C).pvalues_, full)
+    assert np.unique(full).size > 5

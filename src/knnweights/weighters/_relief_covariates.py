@@ -56,6 +56,9 @@ __all__ = ["N_RESAMPLES", "SEQUENTIAL_H", "check_covariates", "covariate_pvalues
 #: the outcome redraws ``B`` of the covariate-adjusted p-values (smallest p-value ``1 / (B + 1)``)
 N_RESAMPLES = 999
 
+#: the most pair values (pairs x features, or pairs x draws) held in one array, 128 MiB of doubles
+_PAIR_VALUES = 2**24
+
 #: Besag & Clifford's ``h``: a feature stops drawing at its ``h``-th redraw with ``S* >= S``
 SEQUENTIAL_H = 10
 
@@ -207,12 +210,12 @@ def _pair_outcome(v, src, dst, continuous, span):
     return (v[src] != v[dst]).astype(np.float64)
 
 
-def _chunks(n_draws):
-    """Draw ranges ``[b0, b1)`` of doubling size (64, 128, ...): most features stop in the first."""
-    b0, size = 0, 64
+def _chunks(n_draws, cap):
+    """Draw ranges ``[b0, b1)`` of doubling size (64, 128, ..., at most ``cap``): most features stop in the first."""
+    b0, size = 0, min(64, cap)
     while b0 < n_draws:
         yield b0, min(n_draws, b0 + size)
-        b0, size = b0 + size, 2 * size
+        b0, size = b0 + size, min(2 * size, cap)
 
 
 def sequential_pvalue_update(exceed, count, b0):
@@ -290,15 +293,33 @@ def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", rando
                          f"{U.shape[1] - 1} covariate terms")
     g_ok = float(rg @ rg) > 1e-12 * max(float(g @ g), 1e-300)
     pvalues = np.ones(d)
+    width = int(max(1, min(moments.feature_block, _PAIR_VALUES // max(P, 1))))  # features (or draws) per pass
     if method == "mantel":
         rng = np.random.default_rng(check_random_state(random_state).randint(np.iinfo(np.int32).max))
         draws = _outcome_draws(y, kind, _sample_design(values, categorical), rng, int(n_resamples))
         B = draws.shape[1]
         gmax = max(1.0, float(np.abs(draws).max()) / span) if continuous else 1.0
-        chunks = list(_chunks(B))
+        chunks = list(_chunks(B, max(8, width)))
         first = _pair_outcome(draws[:, :chunks[0][1]], src, dst, continuous, span)
         carry = []  # (feature numbers, R columns, threshold, count) still drawing after the first chunk
-    for f0, f1, E, ecol in moments._blocks():
+
+        def finish(group):  # the later chunks for the features still drawing, one pass over the draws
+            feats = np.concatenate([c[0] for c in group])
+            R = np.hstack([c[1] for c in group])
+            thr = np.concatenate([c[2] for c in group])
+            count = np.concatenate([c[3] for c in group])
+            group.clear()
+            for b0, b1 in chunks[1:]:
+                G = _pair_outcome(draws[:, b0:b1], src, dst, continuous, span)
+                count, stop_at = sequential_pvalue_update(R.T @ G >= thr[:, None], count, b0)
+                stopped = stop_at > 0
+                pvalues[feats[stopped]] = SEQUENTIAL_H / stop_at[stopped]
+                if stopped.all():
+                    return
+                feats, R, thr, count = feats[~stopped], R[:, ~stopped], thr[~stopped], count[~stopped]
+            pvalues[feats] = (1.0 + count) / (B + 1.0)
+
+    for f0, f1, E, ecol in _feature_blocks(moments, width):
         A = np.empty((P, f1 - f0))
         _kernels_pairs.pair_diffs(E, ecol, moments._plain, src, dst, A)
         R = A - U @ (U.T @ A)  # r_a: each feature's residual on [1, z]
@@ -314,27 +335,26 @@ def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", rando
         count, stop_at = sequential_pvalue_update(R.T @ first >= thr[:, None], np.zeros(f1 - f0), 0)
         done = (stop_at > 0) | ~ok
         pvalues[f0:f1] = np.where(ok & (stop_at > 0), SEQUENTIAL_H / np.maximum(stop_at, 1), 1.0)
+        del A
         if (~done).any():
             keep = np.flatnonzero(~done)
             carry.append((f0 + keep, np.ascontiguousarray(R[:, keep]), thr[keep], count[keep]))
-        del A, R
+            if sum(c[0].size for c in carry) >= width:  # memory: at most about one block of columns waits
+                finish(carry)
+        del R
     if method == "mantel" and carry:
-        feats = np.concatenate([c[0] for c in carry])
-        R = np.hstack([c[1] for c in carry])
-        thr = np.concatenate([c[2] for c in carry])
-        count = np.concatenate([c[3] for c in carry])
-        del carry
-        for b0, b1 in chunks[1:]:
-            G = _pair_outcome(draws[:, b0:b1], src, dst, continuous, span)
-            count, stop_at = sequential_pvalue_update(R.T @ G >= thr[:, None], count, b0)
-            stopped = stop_at > 0
-            pvalues[feats[stopped]] = SEQUENTIAL_H / stop_at[stopped]
-            if stopped.all():
-                break
-            feats, R, thr, count = feats[~stopped], R[:, ~stopped], thr[~stopped], count[~stopped]
-        else:
-            pvalues[feats] = (1.0 + count) / (B + 1.0)
+        finish(carry)
     return pvalues
+
+
+def _feature_blocks(moments, width):
+    """``(f0, f1, E, ecol)`` over blocks of ``width`` features, as :meth:`PairMoments._blocks`."""
+    saved = moments.feature_block
+    moments.feature_block = width
+    try:
+        yield from moments._blocks()
+    finally:
+        moments.feature_block = saved
 
 
 def refuse_covariates(est):
