@@ -21,12 +21,14 @@ def _knn_pairs(X, k):
     return Z, src, dst
 
 
-def _reference(X, y, c, s, k, kind, seed):
+def _reference(X, y, c, s, k, kind, seed, search=None):
     """From the definition: over the explicit pairs, ``np.linalg.lstsq`` of each feature's pair difference
     on ``[1, g, |dc|, [s_i != s_j]]``; the OLS t of ``g`` (pseudo-t) and ``S = r_a . g`` with ``r_a`` the
     residual on ``[1, |dc|, [s_i != s_j]]``, counted against the same redrawn outcomes (all ``B`` of them,
     then Besag & Clifford's rule)."""
     Z, src, dst = _knn_pairs(X, k)
+    if search is not None:  # the pairs found on other columns (X and covariates)
+        src, dst = _knn_pairs(search, k)[1:]
     span = np.ptp(y) if kind == "continuous" else 1.0
     gdiff = (lambda v: np.abs(v[src] - v[dst]) / span) if kind == "continuous" else (
         lambda v: (v[src] != v[dst]).astype(float))
@@ -41,8 +43,9 @@ def _reference(X, y, c, s, k, kind, seed):
         full = np.column_stack([g, cov])
         beta, rss = np.linalg.lstsq(full, a, rcond=None)[:2]
         df = src.size - full.shape[1]
-        se = np.sqrt(rss[0] / df * np.linalg.inv(full.T @ full)[0, 0])
-        p_t.append(stats.t.sf(beta[0] / se, df))
+        if rss.size:  # full rank (else no t: the mantel reference below needs none)
+            se = np.sqrt(rss[0] / df * np.linalg.inv(full.T @ full)[0, 0])
+            p_t.append(stats.t.sf(beta[0] / se, df))
         r_a = a - cov @ np.linalg.lstsq(cov, a, rcond=None)[0]
         S = r_a @ g
         S_star = np.array([r_a @ gdiff(draws[:, b]) for b in range(draws.shape[1])])
@@ -219,3 +222,32 @@ def test_memory_caps_do_not_change_the_pvalues(monkeypatch):
     monkeypatch.setattr(rc, "_PAIR_VALUES", 120 * 5 * 3)  # 3 features per block, chunks of 8 draws
     np.testing.assert_array_equal(est.fit(X, y, covariates=C).pvalues_, full)
     assert np.unique(full).size > 5
+
+
+@pytest.mark.parametrize("kind", ["continuous", "classes"])
+def test_neighbors_with_covariates(kind):
+    rng = np.random.default_rng(12)
+    n, k = 70, 4
+    c = rng.normal(size=n)
+    s = rng.integers(0, 2, size=n)  # two levels: the mismatch is |s_i - s_j| of the 0/1 codes
+    X = rng.normal(size=(n, 5))
+    X[:, 0] += c
+    lin = c + X[:, 2] + rng.normal(size=n)
+    y = lin if kind == "continuous" else (lin > 0).astype(int)
+    C = pd.DataFrame({"c": c, "s": pd.Categorical(np.array(["u", "v"])[s])})
+    per = 1 if kind == "continuous" else 2
+    p_t, p_perm, margin = _reference(X, y, c, s, k * per, kind, 3, search=np.column_stack([X, c, s]))
+    est = ReliefF(n_neighbors=k, pvalues=True, random_state=3, target_type=kind)
+    est.fit(X, y, covariates=C, neighbors_with_covariates=True)
+    own = ReliefF(n_neighbors=k, pvalues=True, random_state=3, target_type=kind).fit(X, y, covariates=C)
+    np.testing.assert_array_equal(est.feature_importances_, own.feature_importances_)
+    assert not np.array_equal(est.pvalues_, own.pvalues_)  # other pairs
+    clear = margin > 1e-8
+    assert clear.sum() >= 4
+    np.testing.assert_array_equal(est.pvalues_[clear], p_perm[clear])
+    with pytest.raises(ValueError, match="needs covariates"):
+        est.fit(X, y, neighbors_with_covariates=True)
+    for cls in (SURF, MultiSURF):  # the radius rule on the distances with the covariates
+        p = cls(pvalues=True, random_state=0, target_type=kind).fit(
+            X, y, covariates=C, neighbors_with_covariates=True).pvalues_
+        assert p.shape == (5,) and np.all((p > 0) & (p <= 1))
