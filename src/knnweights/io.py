@@ -50,6 +50,8 @@ class UserData:
         What was done to the table (columns dropped, values imputed), one line each.
     continuous : bool, default=False
         ``y`` is a continuous target (float64), not class labels.
+    covariates : pandas.DataFrame or None
+        The covariate columns (``load_table(covariates=...)``), not features, one row per sample of ``X``.
     """
 
     X: object
@@ -58,6 +60,7 @@ class UserData:
     name: str = "data"
     messages: list = field(default_factory=list)
     continuous: bool = False
+    covariates: object = None
 
     @property
     def feature_names(self):
@@ -186,7 +189,7 @@ def fill_median(X):
 
 
 def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="median", min_class_size=2,
-               sheet=None, sep=None, target_type="classes"):
+               sheet=None, sep=None, target_type="classes", covariates=()):
     """Read a user's file and make it ready for the weighters.
 
     Parameters
@@ -200,6 +203,8 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         A sample-id column, kept apart (not a feature).
     drop : sequence of str
         Columns to leave out.
+    covariates : sequence of str, default=()
+        Covariate columns: not features, returned as ``UserData.covariates`` (rows as ``X``'s).
     one_hot : bool, default=False
         Encode non-numeric columns as one 0/1 column per value (``col=value``) instead
         of dropping them.
@@ -245,6 +250,9 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     dropped = [_column(df, c, "--drop", path) for c in (drop or ())]
     if target in dropped:
         raise DataError(f"{path}: --drop names the target column {target!r}.")
+    cov_cols = list(dict.fromkeys(_column(df, c, "covariate", path) for c in (covariates or ())))
+    if target in cov_cols or (id_col is not None and id_col in cov_cols):
+        raise DataError(f"{path}: a covariate column is also the target or id column.")
     missing_y = y.isna().to_numpy()
     if missing_y.all():
         raise DataError(f"{path}: the target column {target!r} has no values.")
@@ -253,7 +261,10 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         df = df.loc[~missing_y].reset_index(drop=True)
         y = df[target]
         ids = None if ids is None else df[id_col]
-    feats = df.drop(columns=[c for c in dict.fromkeys([target, id_col, *dropped]) if c is not None])
+    feats = df.drop(columns=[c for c in dict.fromkeys([target, id_col, *dropped, *cov_cols]) if c is not None])
+    cov_frame = df[cov_cols].reset_index(drop=True) if cov_cols else None
+    if cov_cols:
+        msgs.append(f"covariate column(s) {_names(cov_cols)} kept apart (not features)")
     if dropped:
         msgs.append(f"dropped column(s) {_names(dropped)} (--drop)")
 
@@ -330,7 +341,8 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
             raise DataError(f"{path}: the target column {target!r} is constant; nothing to relate the features to.")
         msgs.append(f"continuous target {target!r} ({np.unique(yc).size} distinct values, "
                     f"{yc.min():.4g} to {yc.max():.4g})")
-        return UserData(X=X.astype(np.float64), y=yc, ids=ids, name=_stem(path), messages=msgs, continuous=True)
+        return UserData(X=X.astype(np.float64), y=yc, ids=ids, name=_stem(path), messages=msgs, continuous=True,
+                        covariates=cov_frame)
     if yv.dtype.kind == "f" and not np.all(yv == np.round(yv)):
         raise DataError(f"{path}: the target column {target!r} holds non-integer numbers ({len(np.unique(yv))} "
                         "distinct values); it must hold class labels (or use --target-type continuous).")
@@ -348,7 +360,7 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         kinds = {type(v) for v in yv}
         if len(kinds) > 1:
             yv = yv.astype(str)
-    return UserData(X=X.astype(np.float64), y=yv, ids=ids, name=_stem(path), messages=msgs)
+    return UserData(X=X.astype(np.float64), y=yv, ids=ids, name=_stem(path), messages=msgs, covariates=cov_frame)
 
 
 def count_like_features(X, skew_limit=1.0, share=0.5):

@@ -32,8 +32,10 @@ def load_user_table(args, impute=None):
     """
     if args.target is None:
         raise UsageError("--target COL is required: the label column of the table.")
+    covariates = [c.strip() for c in (getattr(args, "covariates", None) or "").split(",") if c.strip()]
     data = load_table(args.file, args.target, id_col=args.id_col, drop=args.drop, one_hot=args.one_hot,
-                      impute=impute or args.impute, sheet=args.sheet, sep=args.sep, target_type=args.target_type)
+                      impute=impute or args.impute, sheet=args.sheet, sep=args.sep, target_type=args.target_type,
+                      covariates=covariates)
     for m in data.messages:
         print_status(f"note: {m}")
     if args.log:
@@ -70,7 +72,7 @@ def describe_target(data):
 
 
 def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselines=True, feature_names=None,
-                     weighter_params=None):
+                     weighter_params=None, covariates=None):
     """The rank table of the methods fitted on all rows (:func:`knnweights.selection.fit_rank_table`),
     with a status line per fit.
 
@@ -98,6 +100,8 @@ def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselin
         The features' names (default: the DataFrame's columns).
     weighter_params : dict, optional
         Parameters set on every weighter that has them.
+    covariates : DataFrame, optional
+        Covariates that adjust the p-values (:func:`knnweights.rank_table`'s ``covariates``).
 
     Returns
     -------
@@ -140,7 +144,7 @@ def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselin
                              target_type="continuous" if continuous else "classes",
                              n_permutations=getattr(args, "permutations", 199), n_jobs=getattr(args, "n_jobs", None),
                              random_state=args.random_state, weighter_params=weighter_params, on_error="skip",
-                             record_warnings=True, progress=progress)
+                             record_warnings=True, progress=progress, covariates=covariates)
     if res.table is None:
         raise UsageError("no method could be fitted (see the lines above).")
     warn = [f"{name}: {text} ({count}x)" if count > 1 else f"{name}: {text}"

@@ -8,7 +8,7 @@ from ..evaluation.distributed import scheduler_address
 from ..exceptions import UsageError
 from ..io import read_plink
 from ._console import print_status, print_warnings
-from ._options import WEIGHTERS, Command, add_data_arguments, add_scheduler_argument, parse_methods
+from ._options import WEIGHTERS, Command, add_data_arguments, add_scheduler_argument, build_weighter, parse_methods
 from ._tables import (
     baseline_names,
     describe_target,
@@ -31,6 +31,9 @@ def _add_arguments(p):
     p.add_argument("--pvalues", action="store_true",
                    help="a p-value and a Benjamini-Hochberg q-value per feature and method: the Relief family's "
                         "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
+    p.add_argument("--covariates", metavar="COLS", default=None,
+                   help="comma-separated covariate columns: not features; with --pvalues, the Relief family's "
+                        "p-values are adjusted for them (NPDR's pair regression; the weights do not change)")
     p.add_argument("--permutations", type=int, default=199, metavar="B",
                    help="permutations for the methods without their own p-values (default: 199)")
     p.add_argument("--pheno", metavar="FILE", default=None,
@@ -53,11 +56,18 @@ def _run(args):
         raise UsageError("--pheno / --pheno-col are for a PLINK .bed file; a table takes --target COL.")
     if args.permutations < 1:
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
+    if args.covariates and not args.pvalues:
+        raise UsageError("--covariates adjusts the p-values: add --pvalues.")
     data = load_user_table(args)
     names = parse_methods(args.methods, continuous=data.continuous)
     X, y = data.X, data.y
+    if data.covariates is not None:
+        own = [m for m in names if "pvalues" not in build_weighter(m, 0, data.continuous).get_params()]
+        if own:
+            raise UsageError(f"--covariates: {', '.join(own)} test(s) by permuting the target freely, which no "
+                             "covariate adjusts; use Relief-family methods (--methods ReliefF,MultiSURF).")
     print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {describe_target(data)}")
-    table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous)
+    table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous, covariates=data.covariates)
     out = args.out or f"{data.name}_ranks.csv"
     write_table(table, out)
     print_warnings(warn)
@@ -76,7 +86,8 @@ def _run_plink(args):
         ok = sorted(n for n, c in WEIGHTERS.items() if getattr(c, "_byte_input", False))
         raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
     address = scheduler_address(args.scheduler)
-    given = [flag for flag, on in (("--pvalues", args.pvalues), ("--log", args.log), ("--target", args.target),
+    given = [flag for flag, on in (("--pvalues", args.pvalues), ("--covariates", args.covariates), ("--log", args.log),
+                                   ("--target", args.target),
                                    ("--target-type", args.target_type not in (None, "auto"))) if on]
     if given:
         raise UsageError(f"{', '.join(given)}: not for a PLINK .bed file (its phenotype comes from the .fam file or "

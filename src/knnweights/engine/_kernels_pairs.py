@@ -11,7 +11,8 @@ otherwise), for the features of one block.  The matrix whose sums are taken is, 
 (``m`` the pair indicators, ``abar_f`` the feature's mean difference over the pairs): symmetric,
 zero on the diagonal.  Every kernel writes only its own row's outputs, so the results do not
 depend on the number of threads; the triangle sampler draws from a counter-based generator
-seeded by the row.  :class:`knnweights.significance.PairMoments` is the caller;
+seeded by the row.  :class:`knnweights.significance.PairMoments` is the caller (and
+:func:`pair_diffs`, the listed pairs' differences, serves the covariate-adjusted p-values);
 ``tests/test_significance.py`` checks the moments built from these sums against the enumeration
 of all permutations.
 """
@@ -204,3 +205,14 @@ pair_sums = size_dispatch(pair_sums, _work)
 c_powers = size_dispatch(c_powers, _work)
 c_matvec = size_dispatch(c_matvec, _work)
 c_triangles = size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def pair_diffs(E, ecol, plain, src, dst, out):  # pragma: no cover - compiled
+    """``out[p, f] = a_f(src[p], dst[p])``: each listed pair's difference in every feature of the block."""
+    nf = out.shape[1]
+    for p in prange(src.shape[0]):
+        buf = np.empty(nf)
+        _diff_into(E, ecol, plain, src[p], dst[p], buf)
+        out[p] = buf
+pair_diffs = size_dispatch(pair_diffs, lambda E, ecol, plain, src, *a: max(1, src.shape[0]) * max(1, E.shape[1]))

@@ -146,7 +146,7 @@ def sort_by_mean_rank(table, methods):
 
 def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=True, sort_by=None,
                scale=None, target_type="auto", n_permutations=199, n_jobs=None, random_state=None,
-               weighter_params=None, verbose=0, progress=None):
+               weighter_params=None, verbose=0, progress=None, covariates=None):
     """A table of every feature with each method's weight, signed score and rank (and p, q, baselines).
 
     Every column is computed in the column order of ``X`` and the rows are sorted once, at
@@ -205,6 +205,11 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         ``"fit"`` (``shape``), ``"fitted"`` (``seconds``), ``"pvalues"`` (``source``:
         ``"pvalues_"`` or the number of permutations; ``qvalues``), so that a caller can
         report each step; with it the permutation refits show a progress bar too.
+    covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+        Adjust the methods' p-values for these (needs ``pvalues=True``): passed to the fits as
+        ``fit(X, y, covariates=...)`` (the Relief family's NPDR pair regression; the weights do
+        not change).  A method without its own ``pvalues_`` (whose permutation test would permute
+        ``y`` freely) is refused; the univariate baselines are not adjusted.
 
     Returns
     -------
@@ -233,18 +238,19 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
     return fit_rank_table(weighters, X, y, feature_names, pvalues=pvalues, baselines=baselines, sort_by=sort_by,
                           scale=scale, target_type=target_type, n_permutations=n_permutations, n_jobs=n_jobs,
                           random_state=random_state, weighter_params=weighter_params, verbose=verbose,
-                          progress=progress).table
+                          progress=progress, covariates=covariates).table
 
 
 def fit_rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=True, sort_by=None,
                    scale=None, target_type="auto", n_permutations=199, n_jobs=None, random_state=None,
-                   weighter_params=None, on_error="raise", record_warnings=False, verbose=0, progress=None):
+                   weighter_params=None, on_error="raise", record_warnings=False, verbose=0, progress=None,
+                   covariates=None):
     """:func:`rank_table` with what the fits left: the fitted weighters, their warnings and times.
 
     Parameters
     ----------
     weighters, X, y, feature_names, pvalues, baselines, sort_by, scale, target_type, \
-n_permutations, n_jobs, random_state, weighter_params, verbose : see :func:`rank_table`
+n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see :func:`rank_table`
         As for :func:`rank_table`.
     on_error : {"raise", "skip"}, default="raise"
         ``"skip"``: a weighter whose fit raises is left out of the table (the exception
@@ -270,6 +276,16 @@ n_permutations, n_jobs, random_state, weighter_params, verbose : see :func:`rank
         raise ValueError(f"target_type must be 'auto', 'classes' or 'continuous'; got {target_type!r}.")
     items = _resolve_weighters(weighters)
     labels = [label for label, _ in items]
+    fit_kw = {}
+    if covariates is not None:
+        if not pvalues:
+            raise ValueError("covariates adjust the p-values: pass pvalues=True (the weights do not depend on them).")
+        for label, w in items:
+            if _is_fitted(w) or "pvalues" not in w.get_params():
+                raise ValueError(f"covariates: {label} has no covariate-adjusted p-values of its own (a fitted "
+                                 "weighter, or one tested by permuting y freely); use the Relief family "
+                                 "(ReliefF, MultiSURF, ...) unfitted, or leave covariates out.")
+        fit_kw["covariates"] = covariates
     if sort_by is not None and sort_by != MEAN_RANK and sort_by not in labels:
         raise ValueError(f"sort_by={sort_by!r} is not a method of the table; methods: {', '.join(labels)} "
                          f"(or {MEAN_RANK!r}).")
@@ -317,9 +333,9 @@ n_permutations, n_jobs, random_state, weighter_params, verbose : see :func:`rank
                     if record_warnings:
                         with warnings.catch_warnings(record=True) as record, np.errstate(all="ignore"):
                             warnings.simplefilter("always")
-                            w.fit(A, y)
+                            w.fit(A, y, **fit_kw)
                     else:
-                        w.fit(A, y)
+                        w.fit(A, y, **fit_kw)
                 except Exception as exc:  # noqa: BLE001 - on_error="skip": one method failing must not hide the others
                     if on_error == "raise":
                         raise

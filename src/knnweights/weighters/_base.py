@@ -332,7 +332,7 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                               stacklevel=5)
 
     # -- fit -------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Learn the feature weights.
 
         Parameters
@@ -341,12 +341,18 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Training samples.
         y : array-like of shape (n_samples,)
             Class labels of any type.
+        covariates : None
+            Only the Relief family's p-values are adjusted for covariates; anything else raises.
 
         Returns
         -------
         self : BaseWeighter
             The fitted weighter.
         """
+        if covariates is not None:
+            from ._relief_covariates import refuse_covariates
+
+            raise refuse_covariates(self)
         validate_params(self)
         X, codes = self._validate_fit_data(X, y)
         # point a warning at the user's call, also through a subclass's fit that wraps this one (EFW)

@@ -68,7 +68,7 @@ class ReliefBase(BaseWeighter):
     #: takes a uint8 / int8 genotype matrix without a float copy (:mod:`knnweights.engine.genotypes`)
     _byte_input = True
 
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Learn the feature weights (see :meth:`BaseWeighter.fit`).
 
         ``X`` may also be a ``uint8`` / ``int8`` genotype matrix (values ``0..15``; unknown:
@@ -82,6 +82,8 @@ class ReliefBase(BaseWeighter):
             Training samples.
         y : array-like of shape (n_samples,)
             Class labels.
+        covariates : None
+            Refused here (no p-values); see the Relief classes with ``pvalues``.
 
         Returns
         -------
@@ -92,8 +94,12 @@ class ReliefBase(BaseWeighter):
             if getattr(self, "diff", "linear") == "ramp":
                 raise ValueError(f"{type(self).__name__}(diff='ramp') applies to numeric features; genotype "
                                  "codes (0/1/2) are discrete: use diff='linear'.")
+            if covariates is not None:
+                from ._relief_covariates import refuse_covariates
+
+                raise refuse_covariates(self)
             return fit_relief_bytes(self, X, y)
-        return super().fit(X, y)
+        return super().fit(X, y, covariates)
 
     @property
     def _allow_nan(self):

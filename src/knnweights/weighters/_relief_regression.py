@@ -25,6 +25,7 @@ from ..engine.genotypes import is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
+from ._relief_covariates import check_covariates, covariate_pvalues, refuse_covariates
 from ._relief_margins import (
     RADIUS_BLOCK_ARRAYS,
     RampDiff,
@@ -247,27 +248,43 @@ def radius_regression_scores(data, y, rule, thresholds=None):
     return z / n, T
 
 
-def _pair_moments(est, data, outcome, kind, method):
+def _covariate_search_data(est, X, codes, covariates):
+    """The ``diff`` data of ``X`` with the covariates as further columns (categorical ones discrete), on
+    which ``neighbors_with_covariates=True`` finds the p-values' pairs."""
+    values, categorical = covariates[0], covariates[1]
+    Xa = np.hstack([np.asarray(X, dtype=np.float64), values])
+    disc = np.concatenate([np.asarray(getattr(est, "discrete_features_", np.zeros(X.shape[1], bool)), bool),
+                           categorical])
+    M = _kernels_mixed.build_mixed(Xa, codes, int(codes.max()) + 1, disc, est.normalize, dtype=np.float64)
+    return _kernels_mixed.DiffData(M)
+
+
+def _pair_moments(est, data, outcome, kind, method, search=None):
     """The neighbour pairs of ``est``'s p-values (``PVALUES_DOC``) in a
-    :class:`~knnweights.significance.PairMoments`."""
+    :class:`~knnweights.significance.PairMoments`; found on ``search`` (default: ``data``)."""
     moments = PairMoments(data)
     moments.set_outcome(outcome, kind)
     _refuse_sampled_radius(est, "pvalues=True")
     if est._pair_kind == "radius":  # the radius: found without the outcome
-        T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
-        for s, e, D in data.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS):
+        if search is None:
+            search = data
+            T = np.full(data.n, est.threshold_) if hasattr(est, "threshold_") else est.thresholds_
+        else:  # the radius rule on the distances with the covariates
+            T = _radius_thresholds(search, est._rule)
+        for s, e, D in search.distance_chunks(n_arrays=RADIUS_BLOCK_ARRAYS):
             moments.add_dense(np.arange(s, e), in_radius(D, T[s:e], s))
         return moments
+    search = data if search is None else search
     n = data.n
     k = 1 if est._pair_kind == "relief" else min(int(est.n_neighbors), n - 1)
     rows = _scored_rows(est, n)
     rows = None if rows is None else np.unique(rows)  # each pair once: an instance sampled twice counts once
     zeros = np.zeros(n, np.int64)
     if kind == "classes" and method == "pseudo-t":  # STIR's: the fit's hits and misses, chosen by the labels
-        rows, idx = _nearest(data, outcome, k, rows, per_class=est._pair_kind == "relieff")
+        rows, idx = _nearest(search, outcome, k, rows, per_class=est._pair_kind == "relieff")
     else:  # as many nearest instances as the fit has hits and misses, found without the labels
         per = 1 if kind == "continuous" else (int(outcome.max()) + 1 if est._pair_kind == "relieff" else 2)
-        rows, idx = _nearest(data, zeros, min(k * per, n - 1), rows, per_class=False)
+        rows, idx = _nearest(search, zeros, min(k * per, n - 1), rows, per_class=False)
         idx = idx[:, 0]
     moments.add_index(rows, idx)
     return moments
@@ -295,7 +312,7 @@ class ReliefTargetMixin:
     continuous target runs ``_continuous_scores``.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None, neighbors_with_covariates=False):
         """Learn the feature weights for class labels or a continuous target.
 
         Parameters
@@ -304,6 +321,21 @@ class ReliefTargetMixin:
             Training samples (or a byte genotype matrix, for class labels).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
+        covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+            Adjust ``pvalues_`` (and ``qvalues_``) for these (needs ``pvalues``): NPDR's
+            regression of each feature's neighbour-pair differences on the outcome's and the
+            covariates' pair differences (a numeric covariate ``|c_i - c_j|``, a categorical one
+            -- pandas category, object, string or bool -- ``[c_i != c_j]``), the outcome's
+            coefficient tested against outcomes redrawn given the covariates (see
+            :mod:`knnweights.weighters._relief_covariates`).  The neighbours are found on ``X``
+            alone and the weights do not change.  One row per sample, in ``X``'s order, no
+            missing values.
+        neighbors_with_covariates : bool, default=False
+            Find the p-values' neighbour pairs on ``X`` and the covariates together (each covariate
+            one more column of the ``diff`` distance: range-normalised with ``normalize``, a 0/1
+            mismatch when categorical), so that pairs are also close in the covariates; the
+            weights still use ``X`` alone.  The pairs are found without the outcome either way,
+            which keeps the reference exact.
 
         Returns
         -------
@@ -313,6 +345,21 @@ class ReliefTargetMixin:
         validate_params(self)
         for attr in ("pvalues_", "qvalues_", "target_type_"):
             self.__dict__.pop(attr, None)
+        self._fit_covariates = None
+        if neighbors_with_covariates and covariates is None:
+            raise ValueError(f"{type(self).__name__}.fit: neighbors_with_covariates=True needs covariates=C.")
+        if covariates is not None:
+            if not getattr(self, "pvalues", False):
+                raise refuse_covariates(self)
+            n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+            self._fit_covariates = check_covariates(covariates, n_rows, type(self).__name__, X) + (
+                bool(neighbors_with_covariates),)
+        try:
+            return self._fit_target(X, y)
+        finally:
+            del self._fit_covariates
+
+    def _fit_target(self, X, y):
         if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
             super().fit(X, y)
             self.target_type_ = "classes"
@@ -331,9 +378,19 @@ class ReliefTargetMixin:
                 f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
 
-    def _set_pvalues(self, data, outcome, kind):
+    def _set_pvalues(self, data, outcome, kind, X=None):
         method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
-        self.pvalues_ = _pair_moments(self, data, outcome, kind, method).pvalues(method)
+        covariates = getattr(self, "_fit_covariates", None)
+        search = None
+        if covariates is not None and covariates[3]:
+            codes = outcome if kind == "classes" else np.zeros(data.n, np.int64)
+            search = _covariate_search_data(self, X, codes, covariates)
+        moments = _pair_moments(self, data, outcome, kind, method, search)
+        if covariates is None:
+            self.pvalues_ = moments.pvalues(method)
+        else:
+            self.pvalues_ = covariate_pvalues(moments, outcome, kind, covariates, method,
+                                              getattr(self, "random_state", None))
         self.qvalues_ = adjust_pvalues(self.pvalues_, getattr(self, "padj", "bh"))
 
     def _fit_classes(self, X, codes):
@@ -341,7 +398,7 @@ class ReliefTargetMixin:
         if getattr(self, "pvalues", False):
             data = _diff_data(self, X, codes)
             self._check_pvalue_data(data)
-            self._set_pvalues(data, codes, "classes")
+            self._set_pvalues(data, codes, "classes", X)
         return w
 
     def _continuous_scores(self, X, y):
@@ -373,6 +430,6 @@ class ReliefTargetMixin:
             rows = _scored_rows(self, X.shape[0])
             scores = rrelieff_scores(data, y, k, rows, getattr(self, "rank_sigma", None))
         if self.pvalues:
-            self._set_pvalues(data, y, "continuous")
+            self._set_pvalues(data, y, "continuous", X)
         self.scores_ = scores
         return scores
