@@ -207,12 +207,16 @@ c_matvec = size_dispatch(c_matvec, _work)
 c_triangles = size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def pair_diffs(E, ecol, plain, src, dst, out):  # pragma: no cover - compiled
+@njit(cache=True, nogil=True)
+def pair_diffs(E, ecol, plain, src, dst, out, part, parts):  # pragma: no cover - compiled
     """``out[p, f] = a_f(src[p], dst[p])``: each listed pair's difference in every feature of the block."""
     nf = out.shape[1]
-    for p in prange(src.shape[0]):
-        buf = np.empty(nf)
+    buf = np.empty(nf, np.float64)
+    for p in task_range(src.shape[0], part, parts):
         _diff_into(E, ecol, plain, src[p], dst[p], buf)
-        out[p] = buf
+        for f in range(nf):
+            out[p, f] = buf[f]
+    return out
+
+
 pair_diffs = size_dispatch(pair_diffs, lambda E, ecol, plain, src, *a: max(1, src.shape[0]) * max(1, E.shape[1]))
