@@ -56,7 +56,7 @@ def test_pairwise_kernel_across_tile_edges(phi, dtype, na, nb, d):
     rng = np.random.default_rng(na + nb + d)
     A, B = rng.normal(size=(na, d)).astype(dtype), rng.normal(size=(nb, d)).astype(dtype)
     out = np.full((na, nb), np.nan, dtype)
-    _kernels.pairwise_phi.threaded(A, B, phi, out)  # the parallel path, whatever the size
+    _kernels.pairwise_phi_t.threaded(A, np.ascontiguousarray(B.T), phi, out)  # the parallel path, whatever the size
     ref = ref_distances(A.astype(float), B.astype(float), np.ones(d), ["manhattan", "sqeuclidean"][phi])
     tol = 1e-4 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(out, ref, rtol=tol, atol=tol * d)
@@ -68,10 +68,10 @@ def test_pairwise_kernel_bits_do_not_depend_on_blocking(phi):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(70, 530))
     full = np.empty((70, 70))
-    _kernels.pairwise_phi.threaded(X, X, phi, full)
+    _kernels.pairwise_phi_t.threaded(X, np.ascontiguousarray(X.T), phi, full)
     for start, stop in [(0, 1), (5, 6), (3, 22), (13, 70)]:
         part = np.empty((stop - start, 70))
-        _kernels.pairwise_phi.threaded(X[start:stop], X, phi, part)
+        _kernels.pairwise_phi_t.threaded(X[start:stop], np.ascontiguousarray(X.T), phi, part)
         assert np.array_equal(part, full[start:stop])
 
 
@@ -82,10 +82,9 @@ def test_symmetric_kernel_is_bit_identical_to_rectangular(phi, dtype, n, d):
     """Computing each pair once and mirroring changes no bit: chunked and whole-matrix callers agree exactly."""
     X = np.random.default_rng(n * d).normal(size=(n, d)).astype(dtype)
     full = np.empty((n, n), dtype)
-    _kernels.pairwise_phi.threaded(X, X, phi, full)
+    _kernels.pairwise_phi_t.threaded(X, np.ascontiguousarray(X.T), phi, full)
     sym = np.full((n, n), np.nan, dtype)
-    _kernels.upper_phi.threaded(X, phi, sym)
-    _kernels.mirror_lower.threaded(sym)
+    _kernels.upper_phi.threaded(X, np.ascontiguousarray(X.T), phi, sym)
     assert np.array_equal(sym, full)
     one_thread = np.full((n, n), np.nan, dtype)
     assert np.array_equal(_kernels.pairwise_phi_sym(X, phi, one_thread), full)

@@ -153,12 +153,12 @@ def tile_box(t, n_tj, na, nb, tile_i, tile_j):  # pragma: no cover - compiled
     return i0, min(i0 + tile_i, na), j0, min(j0 + tile_j, nb)
 
 
-@njit(cache=True, nogil=True)
-def pairwise_phi(A, B, phi, out, part, parts):  # pragma: no cover - compiled
-    """out[i, j] = sum_k phi(A[i, k] - B[j, k]) for row blocks A (na, d), B (nb, d)."""
+@njit(tasks=True, cache=True, nogil=True)
+def pairwise_phi_t(A, BT, phi, out, part, parts):  # pragma: no cover - compiled
+    """out[i, j] = sum_k phi(A[i, k] - BT[k, j]) for a row block A (na, d) and a transposed block
+    BT (d, nb), C-contiguous (made once per call by :func:`pairwise_phi`, not once per part)."""
     na, d = A.shape
-    nb = B.shape[0]
-    BT = np.ascontiguousarray(B.T)
+    nb = BT.shape[1]
     n_tj = (nb + _TILE_J - 1) // _TILE_J
     for t in task_range(((na + _TILE_I - 1) // _TILE_I) * n_tj, part, parts):
         i0, i1, j0, j1 = tile_box(t, n_tj, na, nb, _TILE_I, _TILE_J)
@@ -192,12 +192,12 @@ def upper_tiles(n, tile_i, tile_j):  # pragma: no cover - compiled
     return tiles
 
 
-@njit(cache=True, nogil=True)
-def upper_phi(A, phi, out, part, parts):  # pragma: no cover - compiled
-    """The output tiles of ``pairwise_phi(A, A)`` that touch the upper triangle, above the diagonal
-    and on it (then :func:`mirror_lower`)."""
+@njit(tasks=True, cache=True, nogil=True)
+def upper_phi(A, AT, phi, out, part, parts):  # pragma: no cover - compiled
+    """``out = pairwise_phi(A, A)`` from the output tiles that touch the upper triangle: each value
+    above the diagonal (and on it) is computed once and written to both of its places (the tile's
+    task owns both, so no part waits for another); ``AT`` is ``A.T``, C-contiguous."""
     n, d = A.shape
-    AT = np.ascontiguousarray(A.T)
     tiles = upper_tiles(n, _TILE_I, _TILE_J)
     for t in task_range(tiles.shape[0], part, parts):  # active tiles all cost the same: equal parts stay balanced
         i0 = tiles[t, 0] * _TILE_I
@@ -209,10 +209,13 @@ def upper_phi(A, phi, out, part, parts):  # pragma: no cover - compiled
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
                 out[i, j] = acc[i - i0, j - j0]
+        for j in range(j0, j1):  # the mirror, row by row of out
+            for i in range(i0, min(i1, j + 1)):
+                out[j, i] = acc[i - i0, j - j0]
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(tasks=True, cache=True, nogil=True)
 def mirror_lower(out, part, parts):  # pragma: no cover - compiled
     """``out[i, j] = out[j, i]`` below the diagonal of a square ``out``."""
     n = out.shape[0]
@@ -299,7 +302,7 @@ def _coef_slab(a, B, p, cols, k0, k1, phi, o):  # pragma: no cover - compiled
     return o
 
 
-@njit(cache=True, nogil=True)
+@njit(tasks=True, cache=True, nogil=True)
 def coef_phi_rows(A, B, P, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
@@ -317,7 +320,7 @@ def coef_phi_rows(A, B, P, phi, out, part, parts):  # pragma: no cover - compile
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(tasks=True, cache=True, nogil=True)
 def index_phi_rows(A, B, idx, coef, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, :] = sum_t coef[i, t] * phi(A[i] - B[idx[i, t]]); negative idx skipped."""
     na, d = A.shape
@@ -342,7 +345,7 @@ def index_phi_rows(A, B, idx, coef, phi, out, part, parts):  # pragma: no cover 
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(tasks=True, cache=True, nogil=True)
 def index_phi_dot(A, B, idx, v, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
 
@@ -368,17 +371,21 @@ def index_phi_dot(A, B, idx, v, phi, out, part, parts):  # pragma: no cover - co
 
 
 # -- serial / threaded choice per call (see knnweights.engine.jit.size_dispatch) ---------------------------------
-pairwise_phi = size_dispatch(pairwise_phi, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
+pairwise_phi_t = size_dispatch(pairwise_phi_t, lambda A, BT, *a: A.shape[0] * BT.shape[1] * max(1, A.shape[1]))
 upper_phi = size_dispatch(upper_phi, lambda A, *a: A.shape[0] * A.shape[0] * max(1, A.shape[1]) // 2)
 mirror_lower = size_dispatch(mirror_lower, lambda out, *a: out.size)
+
+
+def pairwise_phi(A, B, phi, out):
+    """``out[i, j] = sum_k phi(A[i, k] - B[j, k])`` for row blocks ``A`` (na, d), ``B`` (nb, d)."""
+    return pairwise_phi_t(A, np.ascontiguousarray(B.T), phi, out)
 
 
 def pairwise_phi_sym(A, phi, out):
     """``out = pairwise_phi(A, A)``: only the output tiles touching the upper triangle are computed,
     the rest mirrored (``|a - b| = |b - a|`` and each sum runs in the same order, so the result is
     bit-identical to :func:`pairwise_phi`)."""
-    upper_phi(A, phi, out)
-    return mirror_lower(out)
+    return upper_phi(A, np.ascontiguousarray(A.T), phi, out)
 coef_phi_rows = size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
 index_phi_rows = size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
 index_phi_dot = size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))

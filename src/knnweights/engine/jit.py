@@ -22,6 +22,13 @@ compilation again on every first fit that was large enough to use it.  Every tas
 writes its own output elements, in a fixed order, and no value is reduced across tasks except
 integer counts (summed by ``combine``), so the parts give the bits of the one-part call.
 
+These kernels compile with ``tasks=True``: through numba's parallel pipeline with every
+transformation switched off (:data:`TASK_PIPELINE`), which makes no parfor of them (they have no
+``prange``) and costs no more compilation than the plain pipeline, but whose lowering gives loops
+with data-dependent branches and writes through array arguments (the neighbour lists' insertion,
+say) code several times faster than the plain pipeline's, for the same arithmetic in the same
+order.
+
 Allocation.  numba compiles ``np.empty`` once for every combination of shape and dtype argument
 types it meets (``n`` or ``(n,)``, ``np.float64`` or an omitted dtype or ``X.dtype``), and
 ``np.zeros`` / ``np.full`` / ``np.ones`` each add their own compilations on top.  Kernels therefore
@@ -33,13 +40,16 @@ instead of one per spelling.
 
 import os
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.errors import NumbaPerformanceWarning
 
-__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", "PARTS_PER_THREAD", "task_range",
+__all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", "PARTS_PER_THREAD", "TASK_PIPELINE",
+           "task_range",
            "full_1d", "full_2d"]
 
 #: calls of a :class:`SizedKernel` counted below this many element operations run on the calling
@@ -48,6 +58,16 @@ SERIAL_WORK = 4_000_000
 
 #: a large call's parts per thread: rows of unequal cost (pruned searches, sorted scans) even out
 PARTS_PER_THREAD = 4
+
+#: numba's ``parallel`` options of the kernels of :func:`size_dispatch`: its parallel pipeline with
+#: no transformation (the kernels hold no ``prange`` and no array expression is rewritten, so no
+#: parfor is made and the arithmetic is the source's, in its order)
+TASK_PIPELINE = {"prange": True, "comprehension": False, "reduction": False, "inplace_binop": False,
+                 "setitem": False, "numpy": False, "stencil": False, "fusion": False}
+
+# numba says that such a kernel made no parfor, which is the intent
+warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
+                        message=r"(?s).*'parallel=True' was specified but no transformation.*knnweights")
 
 
 def _plain_type(t):
@@ -59,13 +79,16 @@ def _plain(args, kws):
     return tuple(_plain_type(a) for a in args), {k: _plain_type(v) for k, v in kws.items()}
 
 
-def njit(func=None, **options):
+def njit(func=None, tasks=False, **options):
     """``numba.njit(**options)`` whose calls from other compiled functions use non-literal types.
 
     Parameters
     ----------
     func : callable, optional
         The Python function to compile (the decorator used without parentheses).
+    tasks : bool, default=False
+        A kernel of :func:`size_dispatch`: compiled through numba's parallel pipeline with every
+        transformation off (:data:`TASK_PIPELINE`; see the module docstring).
     **options
         Passed to :func:`numba.njit` (``cache``, ``nogil``, ``parallel``, ``inline``...).
 
@@ -74,6 +97,9 @@ def njit(func=None, **options):
     numba.core.registry.CPUDispatcher or callable
         The dispatcher, or a decorator that makes one.
     """
+
+    if tasks:
+        options["parallel"] = TASK_PIPELINE
 
     def wrap(f):
         dispatcher = numba.njit(**options)(f)
