@@ -10,12 +10,15 @@ Besides the weighters, the contract's pieces other packages use: :class:`BaseWei
 :class:`ZeroWeightsWarning`, :func:`feature_ranking` (the total order of ``ranking_``),
 :func:`check_class_neighbors` (a neighbour count against the class sizes) and
 :func:`is_continuous_target` (whether a Relief-family fit takes ``y`` as a continuous target) and
-:data:`CONTINUOUS_TARGET_METHODS` (the names of the weighters that accept one); :data:`WEIGHTERS` and
+:data:`CONTINUOUS_TARGET_METHODS` (the names of the weighters that accept one);
+:func:`is_survival_target` and :func:`make_survival_target` (a censored outcome, a structured array with
+fields ``event`` and ``time``) and :data:`SURVIVAL_METHODS` (the weighters that score one); :data:`WEIGHTERS` and
 :data:`REGRESSION_WEIGHTERS`, name -> class, so tools can loop over them.
 """
 
 from ._base import BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
 from ._validation import CONTINUOUS_TARGET_METHODS, is_continuous_target
+from ._relief_survival import is_survival_target, make_survival_target
 from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
 from .im4e import IM4E
@@ -36,8 +39,12 @@ __all__ = [
     "EFW", "ERelief", "SVMRFE", "IM4E", "LHRelief", "Logo", "MDM", "MLKRDiagonal", "NCADiagonal",
     "SURF", "IRelief", "MulRel", "MultiSURF", "Relief", "ReliefF", "GFlip", "Simba", "SQPFW", "SBMLR",
     "BaseWeighter", "CONTINUOUS_TARGET_METHODS", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking",
-    "is_continuous_target", "WEIGHTERS", "REGRESSION_WEIGHTERS",
+    "is_continuous_target", "WEIGHTERS", "REGRESSION_WEIGHTERS", "SURVIVAL_METHODS", "is_survival_target",
+    "make_survival_target",
 ]
+
+#: the weighters that score a survival outcome (the Relief family, on the null Cox model's martingale residuals)
+SURVIVAL_METHODS = ("Relief", "ReliefF", "SURF", "MultiSURF", "IRelief")
 
 #: name -> class of every weighter, so tools can loop over them
 WEIGHTERS = {

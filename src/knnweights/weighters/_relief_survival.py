@@ -94,7 +94,7 @@ def _event_bool(event, name):
         if not np.all((v == 0) | (v == 1)):
             bad = v[~((v == 0) | (v == 1))][0]
             raise ValueError(f"{name}: the survival outcome's 'event' field must be boolean (or 0 / 1); got "
-                             f"{bad!r}.")
+                             f"{float(bad):g}.")
         return v == 1
     raise ValueError(f"{name}: the survival outcome's 'event' field must be boolean (or 0 / 1); got dtype "
                      f"{event.dtype}.")
