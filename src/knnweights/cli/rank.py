@@ -58,13 +58,13 @@ def _run(args):
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
     if args.covariates and not args.pvalues:
         raise UsageError("--covariates adjusts the p-values: add --pvalues.")
-    data = load_user_table(args)
-    names = parse_methods(args.methods, continuous=data.continuous, survival=data.survival)
-    X, y = data.X, data.y
-    if data.covariates is not None and data.survival:
+    if args.covariates and args.target_type == "survival":
         raise UsageError("--covariates: covariate-adjusted p-values are not implemented for a survival outcome "
                          "(no exact reference for the residuals of a Cox model without covariates); leave out "
                          "--covariates.")
+    data = load_user_table(args)
+    names = parse_methods(args.methods, continuous=data.continuous, survival=data.survival)
+    X, y = data.X, data.y
     if data.covariates is not None:
         own = [m for m in names if "pvalues" not in build_weighter(m, 0, data.continuous).get_params()]
         if own:
