@@ -145,7 +145,7 @@ def test_planted_features_ranked_first(Est):
 @pytest.mark.parametrize("Est", [ReliefF, MultiSURF])
 def test_null_pvalues_uniform(Est):
     """Features unrelated to a censored outcome: p-values uniform (several outcomes, many features each)."""
-    n, d, fits = 120, 200, 5
+    n, d, fits = 120, 400, 5
     ps = []
     for seed in range(fits):
         rng = np.random.default_rng(100 + seed)
