@@ -5,8 +5,9 @@
 * :func:`radius_regression_scores`: SURF / MultiSURF with scikit-rebate's continuous-endpoint
   rule (a neighbour is a "hit" when its target is within one standard deviation).
 * :class:`ReliefTargetMixin`: the ``fit`` of those classes: detects a continuous ``y`` (as
-  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target_type``), runs the
-  regression form, and sets ``pvalues_`` / ``qvalues_`` when ``pvalues=True`` (STIR for
+  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target_type``) or a survival
+  outcome (a structured ``y``, scored as the continuous outcome of its martingale residuals,
+  :mod:`._relief_survival`), runs the regression form, and sets ``pvalues_`` / ``qvalues_`` when ``pvalues=True`` (STIR for
   classes, the NPDR-style regression of pair differences for a continuous target; the
   statistics live in :mod:`knnweights.significance`).
 
