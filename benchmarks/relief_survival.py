@@ -73,7 +73,8 @@ def main():
         cells.append(", ".join(str(int(crank[j])) for j in range(3)))
         lines.append(f"| {r} | {1 - y['event'].mean():.0%} | " + " | ".join(cells) + " |")
     lines += ["", f"## Null calibration (n = {a.null_n}, {a.null_d} null features x {a.null_reps} outcomes)", "",
-              "| method | censored (range) | p-values | frac <= 0.05 | frac <= 0.01 | KS p |", "|---|---|---|---|---|---|"]
+              "| method | censored (range) | p-values | frac <= 0.05 | frac <= 0.01 | KS p |",
+              "|---|---|---|---|---|---|"]
     for name, make in METHODS.items():
         ps, cens = [], []
         for r in range(a.null_reps):

@@ -423,8 +423,9 @@ def _survival_outcome(time, event, path):
         y = make_survival_target(ev, t.to_numpy(dtype=np.float64))
         check_survival_target(y, path)
     except ValueError as exc:
-        msg = str(exc).replace("make_survival_target:", f"{path}:").replace("'event' field", f"event column {event.name!r}").replace(
-            "'time' field", f"time column {time.name!r}")
+        msg = str(exc).replace("make_survival_target:", f"{path}:")
+        msg = msg.replace("'event' field", f"event column {event.name!r}").replace("'time' field",
+                                                                                  f"time column {time.name!r}")
         raise DataError(msg) from None
     return y
 

@@ -3,7 +3,8 @@ builds on :mod:`knnweights.engine` (distances, neighbours, margins), :mod:`knnwe
 and :class:`BaseWeighter` (validation, the transform contract).  What several modules of the
 Relief family share lives in private modules: ``_relief_margins`` (neighbours, radius,
 sampled instances), ``_relief_base`` (the estimator base), ``_relief_regression`` (continuous
-targets and p-values), ``_relief_survival`` (censored outcomes: the null Cox model's martingale residuals), ``_relief_pvalues`` (the pair statistics), ``_relief_bytes`` (genotype
+targets and p-values), ``_relief_survival`` (censored outcomes: the null Cox model's martingale
+residuals), ``_relief_pvalues`` (the pair statistics), ``_relief_bytes`` (genotype
 bytes); ``_validation`` holds the training-data checks the classifiers share.
 
 Besides the weighters, the contract's pieces other packages use: :class:`BaseWeighter`,
@@ -17,8 +18,8 @@ fields ``event`` and ``time``) and :data:`SURVIVAL_METHODS` (the weighters that 
 """
 
 from ._base import BaseWeighter, ZeroWeightsWarning, check_class_neighbors, feature_ranking
-from ._validation import CONTINUOUS_TARGET_METHODS, is_continuous_target
 from ._relief_survival import is_survival_target, make_survival_target
+from ._validation import CONTINUOUS_TARGET_METHODS, is_continuous_target
 from .efw import EFW, ERelief
 from .efw_baselines import SVMRFE
 from .im4e import IM4E

@@ -7,8 +7,8 @@
 * :class:`ReliefTargetMixin`: the ``fit`` of those classes: detects a continuous ``y`` (as
   :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target_type``) or a survival
   outcome (a structured ``y``, scored as the continuous outcome of its martingale residuals,
-  :mod:`._relief_survival`), runs the regression form, and sets ``pvalues_`` / ``qvalues_`` when ``pvalues=True`` (STIR for
-  classes, the NPDR-style regression of pair differences for a continuous target; the
+  :mod:`._relief_survival`), runs the regression form, and sets ``pvalues_`` / ``qvalues_`` when
+  ``pvalues=True`` (STIR for classes, the NPDR-style regression of pair differences for a continuous target; the
   statistics live in :mod:`knnweights.significance`).
 
 Distances, neighbour selection and the pair sums all run on the shared engine
