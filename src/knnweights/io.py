@@ -50,6 +50,9 @@ class UserData:
         What was done to the table (columns dropped, values imputed), one line each.
     continuous : bool, default=False
         ``y`` is a continuous target (float64), not class labels.
+    survival : bool, default=False
+        ``y`` is a survival outcome: a structured array with fields ``event`` (bool) and
+        ``time`` (float64).
     covariates : pandas.DataFrame or None
         The covariate columns (``load_table(covariates=...)``), not features, one row per sample of ``X``.
     """
@@ -61,6 +64,7 @@ class UserData:
     messages: list = field(default_factory=list)
     continuous: bool = False
     covariates: object = None
+    survival: bool = False
 
     @property
     def feature_names(self):
@@ -189,16 +193,16 @@ def fill_median(X):
 
 
 def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="median", min_class_size=2,
-               sheet=None, sep=None, target_type="classes", covariates=()):
+               sheet=None, sep=None, target_type="classes", covariates=(), time=None, event=None):
     """Read a user's file and make it ready for the weighters.
 
     Parameters
     ----------
     path : str or path-like
         A file :func:`read_table` reads.
-    target : str
+    target : str or None
         The label column (any type: strings stay strings).  Rows without a label are
-        dropped (with a message).
+        dropped (with a message).  ``None`` with ``target_type="survival"``.
     id_col : str, optional
         A sample-id column, kept apart (not a feature).
     drop : sequence of str
@@ -222,7 +226,13 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         ``"classes"``: the target holds class labels (non-integer numbers are refused);
         ``"auto"``: a numeric target with non-integer values is continuous (scikit-learn's
         ``type_of_target``), anything else class labels; ``"continuous"``: a numeric
-        target (``UserData.continuous`` is then True and ``y`` float64).
+        target (``UserData.continuous`` is then True and ``y`` float64); ``"survival"``: a
+        censored outcome from the columns ``time`` and ``event`` (``UserData.survival`` is
+        then True and ``y`` a structured array with fields ``event`` and ``time``).
+    time, event : str, optional
+        With ``target_type="survival"``: the column of event or censoring times (numbers,
+        finite, ``>= 0``) and the column saying whether the event was observed (bool, 0 / 1, or
+        the words true / false, yes / no).  Rows missing either are dropped (with a message).
 
     Returns
     -------
@@ -237,22 +247,42 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     if impute not in (*IMPUTE, "keep"):
         raise ValueError(f"impute must be one of {', '.join(IMPUTE)} or 'keep'; got {impute!r}.")
     path = os.fspath(path)
+    if target_type not in ("classes", "auto", "continuous", "survival"):
+        raise ValueError(f"target_type must be 'classes', 'auto', 'continuous' or 'survival'; got {target_type!r}.")
+    survival = target_type == "survival"
+    if survival and (target is not None or time is None or event is None):
+        raise ValueError("target_type='survival' takes the outcome from time=COL and event=COL (and target=None).")
+    if not survival and (time is not None or event is not None):
+        raise ValueError("time= and event= are the columns of a survival outcome: use target_type='survival'.")
     df = read_table(path, sheet=sheet, sep=sep)
     msgs = []
+    outcome_extra = []
+    if survival:
+        time_col, event_col = _column(df, time, "time", path), _column(df, event, "event", path)
+        if time_col == event_col:
+            raise DataError(f"{path}: the time and event columns are both {time_col!r}.")
+        missing = df[[time_col, event_col]].isna().any(axis=1).to_numpy()
+        if missing.all():
+            raise DataError(f"{path}: no row has both a time ({time_col!r}) and an event ({event_col!r}) value.")
+        if missing.any():
+            msgs.append(f"dropped {int(missing.sum())} row(s) with no value in the time or event column")
+            df = df.loc[~missing].reset_index(drop=True)
+        target, outcome_extra = time_col, [event_col]
     target = _column(df, target, "target", path)
     y = df[target]
     ids = None
     if id_col is not None:
         id_col = _column(df, id_col, "id", path)
-        if id_col == target:
-            raise DataError(f"{path}: the id column and the target column are both {target!r}.")
+        if id_col in (target, *outcome_extra):
+            raise DataError(f"{path}: the id column {id_col!r} is also an outcome column.")
         ids = df[id_col]
     dropped = [_column(df, c, "--drop", path) for c in (drop or ())]
-    if target in dropped:
-        raise DataError(f"{path}: --drop names the target column {target!r}.")
+    for c in (target, *outcome_extra):
+        if c in dropped:
+            raise DataError(f"{path}: --drop names the outcome column {c!r}.")
     cov_cols = list(dict.fromkeys(_column(df, c, "covariate", path) for c in (covariates or ())))
-    if target in cov_cols or (id_col is not None and id_col in cov_cols):
-        raise DataError(f"{path}: a covariate column is also the target or id column.")
+    if any(c in cov_cols for c in (target, *outcome_extra)) or (id_col is not None and id_col in cov_cols):
+        raise DataError(f"{path}: a covariate column is also an outcome or id column.")
     missing_y = y.isna().to_numpy()
     if missing_y.all():
         raise DataError(f"{path}: the target column {target!r} has no values.")
@@ -261,7 +291,8 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         df = df.loc[~missing_y].reset_index(drop=True)
         y = df[target]
         ids = None if ids is None else df[id_col]
-    feats = df.drop(columns=[c for c in dict.fromkeys([target, id_col, *dropped, *cov_cols]) if c is not None])
+    feats = df.drop(columns=[c for c in dict.fromkeys([target, *outcome_extra, id_col, *dropped, *cov_cols])
+                             if c is not None])
     cov_frame = df[cov_cols].reset_index(drop=True) if cov_cols else None
     if cov_cols:
         msgs.append(f"covariate column(s) {_names(cov_cols)} kept apart (not features)")
@@ -326,9 +357,14 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
     if const:
         msgs.append(f"{const} constant feature(s) kept (they carry no information and rank last)")
 
+    if survival:
+        y = _survival_outcome(df[target], df[outcome_extra[0]], path)
+        n_ev = int(y["event"].sum())
+        msgs.append(f"survival outcome: time {target!r}, event {outcome_extra[0]!r} ({n_ev} event(s), "
+                    f"{y.size - n_ev} censored)")
+        return UserData(X=X.astype(np.float64), y=y, ids=ids, name=_stem(path), messages=msgs, covariates=cov_frame,
+                        survival=True)
     yv = y.to_numpy()
-    if target_type not in ("classes", "auto", "continuous"):
-        raise ValueError(f"target_type must be 'classes', 'auto' or 'continuous'; got {target_type!r}.")
     continuous = target_type == "continuous" or (
         target_type == "auto" and yv.dtype.kind == "f" and not np.all(yv == np.round(yv)))
     if continuous:
@@ -361,6 +397,37 @@ def load_table(path, target, *, id_col=None, drop=(), one_hot=False, impute="med
         if len(kinds) > 1:
             yv = yv.astype(str)
     return UserData(X=X.astype(np.float64), y=yv, ids=ids, name=_stem(path), messages=msgs, covariates=cov_frame)
+
+
+_EVENT_WORDS = {"true": True, "false": False, "yes": True, "no": False, "1": True, "0": False}
+
+
+def _survival_outcome(time, event, path):
+    """The structured survival outcome of a table's time and event columns, or a :class:`DataError`."""
+    from .weighters._relief_survival import check_survival_target, make_survival_target
+
+    t = pd.to_numeric(time, errors="coerce")
+    if t.isna().any():
+        bad = time[t.isna()].iloc[0]
+        raise DataError(f"{path}: the time column {time.name!r} is not numeric (value {bad!r}).")
+    if pd.api.types.is_bool_dtype(event) or pd.api.types.is_numeric_dtype(event):
+        ev = event.to_numpy()
+    else:
+        words = event.astype(str).str.strip().str.lower()
+        unknown = ~words.isin(list(_EVENT_WORDS))
+        if unknown.any():
+            raise DataError(f"{path}: the event column {event.name!r} must be true / false, yes / no or 1 / 0; "
+                            f"got {event[unknown].iloc[0]!r}.")
+        ev = words.map(_EVENT_WORDS).to_numpy(dtype=bool)
+    try:
+        y = make_survival_target(ev, t.to_numpy(dtype=np.float64))
+        check_survival_target(y, path)
+    except ValueError as exc:
+        msg = str(exc).replace("make_survival_target:", f"{path}:")
+        msg = msg.replace("'event' field", f"event column {event.name!r}").replace("'time' field",
+                                                                                  f"time column {time.name!r}")
+        raise DataError(msg) from None
+    return y
 
 
 def count_like_features(X, skew_limit=1.0, share=0.5):

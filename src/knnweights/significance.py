@@ -127,13 +127,15 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     return Bunch(pvalues=p, qvalues=adjust_pvalues(p, padj), observed=observed, null=null, n_permutations=B)
 
 
-def univariate_tests(X, y, continuous=False):
+def univariate_tests(X, y, continuous=False, survival=False):
     """The univariate baselines beside the neighbour-based weights: one test per feature.
 
     Class labels: Welch's two-sample t-test (two classes, ``"t"``) or the one-way ANOVA F
     test (more, ``"F"``); a continuous target: Pearson's correlation ``"pearson"`` and
-    Spearman's rank correlation ``"spearman"``.  Two-sided p-values; a constant feature
-    gets statistic 0 and ``p = 1``.
+    Spearman's rank correlation ``"spearman"``; a survival outcome: the Cox score (log-rank)
+    test ``"cox"`` (:func:`knnweights.weighters._relief_survival.cox_score_test`, Breslow's
+    ties; the statistic is ``z``, positive when larger values go with a higher hazard).
+    Two-sided p-values; a constant feature gets statistic 0 and ``p = 1``.
 
     Parameters
     ----------
@@ -143,17 +145,27 @@ def univariate_tests(X, y, continuous=False):
         Class labels, or a continuous target with ``continuous=True``.
     continuous : bool, default=False
         Treat ``y`` as a continuous target (correlation tests) instead of classes.
+    survival : bool, default=False
+        ``y`` is a survival outcome (a structured array with fields ``event`` and ``time``).
 
     Returns
     -------
     tests : dict
         Test name -> ``(statistic, pvalues)``, each of shape (n_features,): ``"t"`` or
         ``"F"`` for classes, ``"pearson"`` and ``"spearman"`` (the statistic is the
-        correlation) for a continuous target.
+        correlation) for a continuous target, ``"cox"`` for a survival outcome.
     """
     check_finite_columns(X)
     X = np.asarray(X, dtype=np.float64)
     out = {}
+    if survival:
+        from .weighters._relief_survival import check_survival_target, cox_score_test
+
+        event, time = check_survival_target(np.asarray(y), "univariate_tests")
+        if time.shape[0] != X.shape[0]:
+            raise ValueError(f"univariate_tests: y has {time.shape[0]} samples, X {X.shape[0]}.")
+        out["cox"] = cox_score_test(X, time, event)
+        return out
     varying = np.ptp(X, axis=0) > 0
     with np.errstate(all="ignore"):
         if continuous:

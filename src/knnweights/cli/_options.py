@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..exceptions import UsageError
-from ..weighters import REGRESSION_WEIGHTERS, WEIGHTERS
+from ..weighters import REGRESSION_WEIGHTERS, SURVIVAL_METHODS, WEIGHTERS
 
 #: a fast, varied default: Relief family (k neighbours, radius), iterative Relief, margins, NCA
 DEFAULT_METHODS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal")
 #: the default for a continuous target: RReliefF, MultiSURF's continuous rule, MLKR
 DEFAULT_REGRESSION_METHODS = ("ReliefF", "MultiSURF", "MLKRDiagonal")
+#: the default for a survival outcome: RReliefF and MultiSURF on the null Cox model's martingale residuals
+DEFAULT_SURVIVAL_METHODS = ("ReliefF", "MultiSURF")
 
 #: every weighter by name, for class labels or a continuous target
 _ALL_WEIGHTERS = {**WEIGHTERS, **REGRESSION_WEIGHTERS}
@@ -116,11 +118,13 @@ class PlainFormatter(argparse.HelpFormatter):
         return plain_text(super()._expand_help(action))
 
 
-def parse_methods(text, default=None, continuous=False):
+def parse_methods(text, default=None, continuous=False, survival=False):
     """Weighter names from ``"ReliefF,MultiSURF"`` (case-insensitive; ``all``: every weighter for the target).
 
     With ``continuous`` only the weighters with a continuous-target definition are
-    accepted (:data:`knnweights.REGRESSION_WEIGHTERS`); otherwise those for class labels.
+    accepted (:data:`knnweights.REGRESSION_WEIGHTERS`), with ``survival`` those that score a
+    survival outcome (:data:`knnweights.weighters.SURVIVAL_METHODS`); otherwise those for class
+    labels.
 
     Parameters
     ----------
@@ -131,6 +135,8 @@ def parse_methods(text, default=None, continuous=False):
         :data:`DEFAULT_REGRESSION_METHODS` for a continuous target).
     continuous : bool, default=False
         Whether the target is continuous.
+    survival : bool, default=False
+        Whether the outcome is a survival outcome (default :data:`DEFAULT_SURVIVAL_METHODS`).
 
     Returns
     -------
@@ -142,9 +148,11 @@ def parse_methods(text, default=None, continuous=False):
     UsageError
         An unknown name, or one without a definition for the target.
     """
-    usable = REGRESSION_WEIGHTERS if continuous else WEIGHTERS
+    usable = ({n: WEIGHTERS[n] for n in SURVIVAL_METHODS} if survival
+              else REGRESSION_WEIGHTERS if continuous else WEIGHTERS)
     if default is None:
-        default = DEFAULT_REGRESSION_METHODS if continuous else DEFAULT_METHODS
+        default = (DEFAULT_SURVIVAL_METHODS if survival else DEFAULT_REGRESSION_METHODS if continuous
+                   else DEFAULT_METHODS)
     if text is None or not str(text).strip():
         names = list(default)
     else:
@@ -159,7 +167,7 @@ def parse_methods(text, default=None, continuous=False):
             raise UsageError(f"--methods: unknown method {n!r}; choose from {', '.join(sorted(usable))} or all.")
         name = lookup[n.lower()]
         if name not in usable:
-            kind = "a continuous target" if continuous else "class labels"
+            kind = "a survival outcome" if survival else "a continuous target" if continuous else "class labels"
             raise UsageError(f"--methods: {name} has no definition for {kind}; choose from "
                              f"{', '.join(sorted(usable))} or all.")
         out.append(name)
@@ -217,13 +225,15 @@ def parse_cv(text):
     return k, r
 
 
-def add_data_arguments(parser):
+def add_data_arguments(parser, survival=False):
     """Add the arguments that read a user's table and choose the weighters (``rank``, ``evaluate``).
 
     Parameters
     ----------
     parser : argparse.ArgumentParser
         The command's parser.
+    survival : bool, default=False
+        Offer ``--target-type survival`` with ``--time COL --event COL`` (``rank``).
     """
     p = parser
     p.add_argument("file", help="CSV, TSV, Parquet or Excel file, one row per sample")
@@ -243,8 +253,16 @@ def add_data_arguments(parser):
     p.add_argument("--sep", default=None, help="delimiter of a text file (default: by extension, else guessed)")
     p.add_argument("--sheet", default=None, help="Excel sheet name (default: the first)")
     p.add_argument("--random-state", type=int, default=0, help="seed of every random choice (default: 0)")
-    p.add_argument("--target-type", choices=["auto", "classes", "continuous"], default="auto",
-                   help="auto (default): a target with non-integer numbers is continuous, else class labels")
+    p.add_argument("--target-type", choices=["auto", "classes", "continuous"] + (["survival"] if survival else []),
+                   default="auto",
+                   help="auto (default): a target with non-integer numbers is continuous, else class labels"
+                        + ("; survival: a censored outcome from --time and --event (no --target)" if survival else ""))
+    if survival:
+        p.add_argument("--time", metavar="COL", default=None,
+                       help="with --target-type survival: the column of event or censoring times (>= 0)")
+        p.add_argument("--event", metavar="COL", default=None,
+                       help="with --target-type survival: the column saying whether the event was observed "
+                            "(true/false, yes/no or 1/0)")
     p.add_argument("--log", action="store_true",
                    help="log2(x + 1) of every feature before scaling (expression counts; needs x >= 0)")
 

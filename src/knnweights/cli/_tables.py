@@ -30,12 +30,21 @@ def load_user_table(args, impute=None):
     -------
     knnweights.io.UserData
     """
-    if args.target is None:
+    time, event = getattr(args, "time", None), getattr(args, "event", None)
+    if args.target_type == "survival":
+        if args.target is not None:
+            raise UsageError("--target-type survival takes the outcome from --time COL and --event COL; leave out "
+                             "--target.")
+        if time is None or event is None:
+            raise UsageError("--target-type survival needs --time COL and --event COL.")
+    elif time is not None or event is not None:
+        raise UsageError("--time / --event give a survival outcome: add --target-type survival.")
+    elif args.target is None:
         raise UsageError("--target COL is required: the label column of the table.")
     covariates = [c.strip() for c in (getattr(args, "covariates", None) or "").split(",") if c.strip()]
     data = load_table(args.file, args.target, id_col=args.id_col, drop=args.drop, one_hot=args.one_hot,
                       impute=impute or args.impute, sheet=args.sheet, sep=args.sep, target_type=args.target_type,
-                      covariates=covariates)
+                      covariates=covariates, time=time, event=event)
     for m in data.messages:
         print_status(f"note: {m}")
     if args.log:
@@ -66,13 +75,16 @@ def describe_target(data):
     -------
     str
     """
+    if getattr(data, "survival", False):
+        n_ev = int(data.y["event"].sum())
+        return f"a survival outcome ({n_ev} events, {data.y.size - n_ev} censored)"
     if data.continuous:
         return f"a continuous target ({data.y.min():.4g} to {data.y.max():.4g})"
     return f"{len(np.unique(data.y.astype(str)))} classes"
 
 
 def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselines=True, feature_names=None,
-                     weighter_params=None, covariates=None):
+                     weighter_params=None, covariates=None, survival=False):
     """The rank table of the methods fitted on all rows (:func:`knnweights.selection.fit_rank_table`),
     with a status line per fit.
 
@@ -102,6 +114,8 @@ def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselin
         Parameters set on every weighter that has them.
     covariates : DataFrame, optional
         Covariates that adjust the p-values (:func:`knnweights.rank_table`'s ``covariates``).
+    survival : bool, default=False
+        ``y`` is a survival outcome (a structured array with fields ``event`` and ``time``).
 
     Returns
     -------
@@ -141,7 +155,7 @@ def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselin
     with ticker:
         res = fit_rank_table(names, X, np.asarray(y), feature_names, pvalues=bool(getattr(args, "pvalues", False)),
                              baselines=baselines, sort_by="mean_rank", scale=args.scale if scale is None else scale,
-                             target_type="continuous" if continuous else "classes",
+                             target_type="survival" if survival else "continuous" if continuous else "classes",
                              n_permutations=getattr(args, "permutations", 199), n_jobs=getattr(args, "n_jobs", None),
                              random_state=args.random_state, weighter_params=weighter_params, on_error="skip",
                              record_warnings=True, progress=progress, covariates=covariates)

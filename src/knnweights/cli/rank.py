@@ -24,7 +24,7 @@ PLINK_METHODS = ("MultiSURF", "ReliefF")
 
 def _add_arguments(p):
     """Add the arguments of ``rank``."""
-    add_data_arguments(p)
+    add_data_arguments(p, survival=True)
     p.add_argument("--out", metavar="FILE", default=None,
                    help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
     p.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
@@ -58,8 +58,12 @@ def _run(args):
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
     if args.covariates and not args.pvalues:
         raise UsageError("--covariates adjusts the p-values: add --pvalues.")
+    if args.covariates and args.target_type == "survival":
+        raise UsageError("--covariates: covariate-adjusted p-values are not implemented for a survival outcome "
+                         "(no exact reference for the residuals of a Cox model without covariates); leave out "
+                         "--covariates.")
     data = load_user_table(args)
-    names = parse_methods(args.methods, continuous=data.continuous)
+    names = parse_methods(args.methods, continuous=data.continuous, survival=data.survival)
     X, y = data.X, data.y
     if data.covariates is not None:
         own = [m for m in names if "pvalues" not in build_weighter(m, 0, data.continuous).get_params()]
@@ -67,7 +71,8 @@ def _run(args):
             raise UsageError(f"--covariates: {', '.join(own)} test(s) by permuting the target freely, which no "
                              "covariate adjusts; use Relief-family methods (--methods ReliefF,MultiSURF).")
     print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {describe_target(data)}")
-    table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous, covariates=data.covariates)
+    table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous, covariates=data.covariates,
+                                            survival=data.survival)
     out = args.out or f"{data.name}_ranks.csv"
     write_table(table, out)
     print_warnings(warn)
@@ -87,7 +92,7 @@ def _run_plink(args):
         raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
     address = scheduler_address(args.scheduler)
     given = [flag for flag, on in (("--pvalues", args.pvalues), ("--covariates", args.covariates), ("--log", args.log),
-                                   ("--target", args.target),
+                                   ("--target", args.target), ("--time", args.time), ("--event", args.event),
                                    ("--target-type", args.target_type not in (None, "auto"))) if on]
     if given:
         raise UsageError(f"{', '.join(given)}: not for a PLINK .bed file (its phenotype comes from the .fam file or "
@@ -120,7 +125,8 @@ COMMAND = Command(
     description="Fit each weighter on all rows of FILE and write one table: the feature, then per method its "
                 "weight, signed score and rank (1 = best, no ties), then a univariate baseline (Welch t or "
                 "ANOVA F for classes, Pearson and Spearman for a continuous target). Prints the top features. "
-                "A target with non-integer numbers is continuous (--target-type to choose).\n\n"
+                "A target with non-integer numbers is continuous (--target-type to choose); a censored survival "
+                "outcome is --target-type survival --time COL --event COL (baseline: the Cox score test).\n\n"
                 "example: knnweights rank genes.csv --target diagnosis --id-col sample --drop batch --top 30 "
                 "--pvalues\n\n"
                 "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "

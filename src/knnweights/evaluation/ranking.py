@@ -18,7 +18,7 @@ from ..engine.genotypes import is_byte_input
 from ..selection import fitted_ranking, fitted_weights
 from ..significance import bh_qvalues, permutation_pvalues, univariate_tests
 from ..utils import progress_bar
-from ..weighters import REGRESSION_WEIGHTERS, WEIGHTERS, is_continuous_target
+from ..weighters import REGRESSION_WEIGHTERS, SURVIVAL_METHODS, WEIGHTERS, is_continuous_target, is_survival_target
 from .compare import collect_warnings
 from .preprocessing import make_scaler
 
@@ -60,7 +60,7 @@ def _resolve_weighters(weighters):
 
 
 #: the univariate baselines: test of :func:`knnweights.significance.univariate_tests` -> column prefix
-BASELINES = {"t": "t_test", "F": "anova", "pearson": "pearson", "spearman": "spearman"}
+BASELINES = {"t": "t_test", "F": "anova", "pearson": "pearson", "spearman": "spearman", "cox": "cox_score"}
 
 #: ``sort_by`` value that orders the rows by the methods' mean rank
 MEAN_RANK = "mean_rank"
@@ -99,11 +99,11 @@ def _name_order(w, names, label):
     return np.array([pos[f] for f in names])
 
 
-def _baseline_columns(A, y, continuous):
+def _baseline_columns(A, y, continuous, survival=False):
     """``{column: values}`` of the univariate baselines: ``<b>_stat``, ``<b>_p``, ``<b>_q`` and
     ``<b>_rank`` (1 = smallest p; ties by larger ``|statistic|``, then column order)."""
     out = {}
-    for key, (stat, p) in univariate_tests(A, np.asarray(y), continuous=continuous).items():
+    for key, (stat, p) in univariate_tests(A, np.asarray(y), continuous=continuous, survival=survival).items():
         b = BASELINES[key]
         order = np.lexsort((np.arange(p.size), -np.abs(stat), p))
         rank = np.empty(p.size, np.int64)
@@ -163,7 +163,8 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
     X : array-like or DataFrame of shape (n_samples, n_features)
         The data; a DataFrame's column names become the feature names.
     y : array-like of shape (n_samples,), optional
-        Class labels or a continuous target; needed unless every weighter is fitted.
+        Class labels, a continuous target, or a survival outcome (a structured array with
+        fields ``event`` and ``time``); needed unless every weighter is fitted.
     feature_names : list of str, optional
         Feature names (default: ``X``'s columns, else the fitted weighter's
         ``feature_names_in_``, else ``x0, x1, ...``).
@@ -174,7 +175,8 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         ``n_permutations`` refits on the same (scaled) data.
     baselines : bool, default=True
         Add the univariate baselines of :func:`knnweights.significance.univariate_tests`
-        (Welch t or ANOVA F for classes, Pearson and Spearman for a continuous target):
+        (Welch t or ANOVA F for classes, Pearson and Spearman for a continuous target, the
+        Cox score test ``cox_score`` for a survival outcome):
         ``<b>_stat``, ``<b>_p``, ``<b>_q`` and ``<b>_rank`` (1 = smallest p).  Needs ``y``
         and finite values.
     sort_by : str, optional
@@ -185,9 +187,11 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         Scale the features before the fits, the permutation refits and the baselines
         (:func:`knnweights.evaluation.preprocessing.make_scaler`); the weights are those of the
         scaled features.
-    target_type : {"auto", "classes", "continuous"}, default="auto"
+    target_type : {"auto", "classes", "continuous", "survival"}, default="auto"
         Set on the weighters built here that have the parameter (``"auto"`` leaves theirs);
-        the baselines test classes or a continuous target by the same rule.
+        the baselines test classes, a continuous target or a survival outcome by the same
+        rule (``"auto"``: a structured ``y`` is a survival outcome).  A survival outcome is
+        scored by the Relief family only (``knnweights.weighters.SURVIVAL_METHODS``).
     n_permutations : int, default=199
         Permutations for the methods without their own p-values.
     n_jobs : int, optional
@@ -272,10 +276,17 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip'; got {on_error!r}.")
-    if target_type not in ("auto", "classes", "continuous"):
-        raise ValueError(f"target_type must be 'auto', 'classes' or 'continuous'; got {target_type!r}.")
+    if target_type not in ("auto", "classes", "continuous", "survival"):
+        raise ValueError(f"target_type must be 'auto', 'classes', 'continuous' or 'survival'; got {target_type!r}.")
     items = _resolve_weighters(weighters)
     labels = [label for label, _ in items]
+    survival = target_type == "survival" or (target_type == "auto" and y is not None and is_survival_target(y))
+    if survival:
+        other = [label for label, w in items if type(w).__name__ not in SURVIVAL_METHODS and not _is_fitted(w)]
+        if other:
+            raise ValueError(f"a survival outcome is scored by {', '.join(SURVIVAL_METHODS)} only; "
+                             f"{', '.join(other)} cannot fit one (nor be tested by permuting it).")
+        target_type = "survival"
     fit_kw = {}
     if covariates is not None:
         if not pvalues:
@@ -398,7 +409,8 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
     if sort_by == MEAN_RANK and len(done) > 1:
         put(MEAN_RANK, _mean_rank(cols, done))  # here, before the baselines; the sort below sets the same
     if baselines:
-        for column, values in _baseline_columns(A, y_arr, is_continuous_target(y_arr, target_type)).items():
+        continuous = not survival and is_continuous_target(y_arr, target_type)
+        for column, values in _baseline_columns(A, y_arr, continuous, survival).items():
             put(column, values)
     table = pd.DataFrame({"feature": names, **cols})  # every column in X's column order, then one sort
     if sort_by == MEAN_RANK:

@@ -188,6 +188,6 @@ def fill_relief_docstring(estimator_class):
     return estimator_class
 
 
-TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous"})],
+TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous", "survival"})],
                        "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})],
                        "padj": [StrOptions({"bh", "bonferroni", "holm", "by"})]}

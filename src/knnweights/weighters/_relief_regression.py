@@ -5,9 +5,10 @@
 * :func:`radius_regression_scores`: SURF / MultiSURF with scikit-rebate's continuous-endpoint
   rule (a neighbour is a "hit" when its target is within one standard deviation).
 * :class:`ReliefTargetMixin`: the ``fit`` of those classes: detects a continuous ``y`` (as
-  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target_type``), runs the
-  regression form, and sets ``pvalues_`` / ``qvalues_`` when ``pvalues=True`` (STIR for
-  classes, the NPDR-style regression of pair differences for a continuous target; the
+  :func:`sklearn.utils.multiclass.type_of_target`, overridable by ``target_type``) or a survival
+  outcome (a structured ``y``, scored as the continuous outcome of its martingale residuals,
+  :mod:`._relief_survival`), runs the regression form, and sets ``pvalues_`` / ``qvalues_`` when
+  ``pvalues=True`` (STIR for classes, the NPDR-style regression of pair differences for a continuous target; the
   statistics live in :mod:`knnweights.significance`).
 
 Distances, neighbour selection and the pair sums all run on the shared engine
@@ -36,15 +37,20 @@ from ._relief_margins import (
     select_block,
 )
 from ._relief_pvalues import PairMoments, adjust_pvalues
+from ._relief_survival import check_survival_target, is_survival_target, martingale_residuals
 from ._validation import is_continuous_target, validate_continuous_fit_data
 
 __all__ = ["ReliefTargetMixin", "rrelieff_scores", "radius_regression_scores", "TARGET_DOC", "PVALUES_DOC"]
 
-TARGET_DOC = """target_type : {"auto", "classes", "continuous"}, default="auto"
-        ``"auto"``: ``y`` is a continuous target when scikit-learn's ``type_of_target``
-        says ``"continuous"`` (floats that are not all integers), class labels
-        otherwise; ``"continuous"`` forces the regression form (e.g. integer counts),
-        ``"classes"`` refuses a continuous ``y``."""
+TARGET_DOC = """target_type : {"auto", "classes", "continuous", "survival"}, default="auto"
+        ``"auto"``: ``y`` is a survival outcome when it is a structured array with the
+        fields ``event`` and ``time``, a continuous target when scikit-learn's
+        ``type_of_target`` says ``"continuous"`` (floats that are not all integers), class
+        labels otherwise; ``"continuous"`` forces the regression form (e.g. integer counts),
+        ``"classes"`` refuses a continuous ``y``, ``"survival"`` requires a survival
+        outcome.  A survival outcome is scored as the continuous outcome of its martingale
+        residuals under a Cox model without covariates (``martingale_residuals_``; see
+        :mod:`knnweights.weighters._relief_survival`)."""
 
 PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         Also compute ``pvalues_`` (one-sided, "the feature's neighbour differences are
@@ -360,6 +366,12 @@ class ReliefTargetMixin:
             del self._fit_covariates
 
     def _fit_target(self, X, y):
+        self.__dict__.pop("martingale_residuals_", None)
+        if self.target_type == "survival" or (self.target_type == "auto" and is_survival_target(y)):
+            return self._fit_survival(X, y)
+        if is_survival_target(y):
+            raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
+                             f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
         if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
             super().fit(X, y)
             self.target_type_ = "classes"
@@ -371,6 +383,28 @@ class ReliefTargetMixin:
         X, codes = self._validate_fit_data(X, y)
         self.target_type_ = "classes"
         return self._fit_weights(X, codes, self._fit_classes, stacklevel=3)
+
+    def _fit_survival(self, X, y):
+        """A survival outcome: the continuous form on the martingale residuals of the null Cox model."""
+        name = type(self).__name__
+        event, time = check_survival_target(y, f"{name}.fit")
+        if is_byte_input(X):
+            raise NotImplementedError(f"{name} on genotype bytes scores class labels; for a survival outcome give "
+                                      "X as floats.")
+        if getattr(self, "_fit_covariates", None) is not None:
+            raise NotImplementedError(
+                f"{name}.fit: covariate-adjusted p-values are not implemented for a survival outcome: the residuals "
+                "of a Cox model without covariates, redrawn by a linear model on the covariates, are not a model "
+                "of the censored times given the covariates, so the reference would not be exact. Fit without "
+                "covariates, or adjust by stratifying the samples.")
+        M = martingale_residuals(time, event)
+        if not np.ptp(M) > 0:
+            raise ValueError(f"{name}.fit: the survival outcome's martingale residuals are all equal (every sample "
+                             "has the event at the same time); nothing to relate the features to.")
+        X, yv = validate_continuous_fit_data(self, X, M)
+        self.target_type_ = "survival"
+        self.martingale_residuals_ = yv
+        return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=4)
 
     def _check_pvalue_data(self, data):
         if self.pvalues and isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing:

@@ -112,9 +112,20 @@ class Relief(ReliefTargetMixin, ReliefBase):
         The features scored as discrete.
     metric_ : str
         ``"manhattan"``.
+    target_type_ : {"classes", "continuous", "survival"}
+        How ``y`` was scored.
+    martingale_residuals_ : ndarray of shape (n_samples,)
+        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
+        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
+        continuous outcome.
 
     Notes
     -----
+    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
+    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
+    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
+    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
+    unchanged (see :mod:`knnweights.weighters._relief_survival`).
     A continuous target: RReliefF with the one nearest neighbour
     (:func:`~knnweights.weighters._relief_regression.rrelieff_scores` with ``k = 1``).
 
@@ -229,10 +240,20 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         With ``pvalues=True``: one-sided p-values (STIR for classes, NPDR-style for a
         continuous target) and their adjusted p-values (``padj``; Benjamini-Hochberg q-values by
         default).
-    target_type_ : {"classes", "continuous"}
+    target_type_ : {"classes", "continuous", "survival"}
+        How ``y`` was scored.
+    martingale_residuals_ : ndarray of shape (n_samples,)
+        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
+        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
+        continuous outcome.
 
     Notes
     -----
+    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
+    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
+    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
+    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
+    unchanged (see :mod:`knnweights.weighters._relief_survival`).
     A continuous target is scored by RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3,
     the RReliefF pseudo code): the probabilities of a different prediction, a different feature value and
     both, estimated over the ``k`` nearest neighbours (see

@@ -274,6 +274,12 @@ class SURF(_RadiusReliefBase):
         ``T``.
     metric_ : str
         ``"manhattan"``.
+    target_type_ : {"classes", "continuous", "survival"}
+        How ``y`` was scored.
+    martingale_residuals_ : ndarray of shape (n_samples,)
+        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
+        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
+        continuous outcome.
 
     See Also
     --------
@@ -282,6 +288,11 @@ class SURF(_RadiusReliefBase):
 
     Notes
     -----
+    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
+    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
+    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
+    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
+    unchanged (see :mod:`knnweights.weighters._relief_survival`).
     A continuous target: the same neighbourhoods, scikit-rebate's continuous-endpoint
     rule (a neighbour with ``|y_i - y_j|`` below the standard deviation of ``y`` is a hit,
     else a miss; see
@@ -354,9 +365,20 @@ class MultiSURF(_RadiusReliefBase):
         The rows scored (all samples, or the ``n_instances`` drawn).
     metric_ : str
         ``"manhattan"``.
+    target_type_ : {"classes", "continuous", "survival"}
+        How ``y`` was scored.
+    martingale_residuals_ : ndarray of shape (n_samples,)
+        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
+        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
+        continuous outcome.
 
     Notes
     -----
+    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
+    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
+    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
+    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
+    unchanged (see :mod:`knnweights.weighters._relief_survival`).
     A continuous target: as :class:`SURF` (scikit-rebate's continuous-endpoint rule).
 
     References
