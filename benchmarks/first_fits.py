@@ -54,11 +54,13 @@ def data(name):
     return X, (X[:, 0] + X[:, 1] > 0).astype(int)
 
 PARAMS = {("IM4E", "synth"): {"max_iter": 3}}
-stats = {"compilations": 0, "ir": 0}
+stats = {"compilations": 0, "ir": 0, "parfors": 0}
 
 class Count(event.Listener):
     def on_start(self, ev):
         stats["compilations"] += 1
+        if ev.data["dispatcher"].py_func.__module__.startswith("numba.parfors"):
+            stats["parfors"] += 1  # a parfor made of a kernel (an array expression or reduction in it)
     def on_end(self, ev):
         pass
 
@@ -85,6 +87,7 @@ with event.install_listener("numba:compile", Count()):
             if fit == "first":
                 row["compilations"] = stats["compilations"] - before["compilations"]
                 row["ir"] = stats["ir"] - before["ir"]
+                row["parfors"] = stats["parfors"] - before["parfors"]
 print("RESULT " + json.dumps(out))
 """
 
@@ -148,7 +151,8 @@ def budget():
         out = child("budget", "sonar", weighters(), cache, timeout=None)
     if out is None:
         raise SystemExit("the budget run failed")
-    return {name: {"compilations": row["compilations"], "ir_bytes": row["ir"]} for name, row in out["fits"].items()}
+    return {name: {"compilations": row["compilations"], "ir_bytes": row["ir"], "parfor_helpers": row["parfors"]}
+            for name, row in out["fits"].items()}
 
 
 def together(methods, datasets):

@@ -58,5 +58,7 @@ def test_first_fits_compile_within_budget():
     measured = json.loads(out.stdout)
     budget = json.loads(BUDGET.read_text())
     assert set(measured) == set(budget), "weighters and budgets differ: rerun first_fits.py --budget"
+    parfors = {name: row.pop("parfor_helpers") for name, row in measured.items()}
+    assert not any(parfors.values()), f"a kernel was made a parfor (an array expression or reduction in it): {parfors}"
     problems = over_budget(measured, budget)
     assert not problems, "first fits compile more than their budget:\n" + "\n".join(problems)

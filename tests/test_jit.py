@@ -214,3 +214,22 @@ def test_a_forked_child_runs_large_calls_on_pools_of_its_own(monkeypatch):
 
 def _threaded_row_sums(A):
     return _toy().threaded(A, np.empty(A.shape[0]), threads=2)
+
+
+def test_no_kernel_in_parts_is_made_a_parfor():
+    """The task pipeline leaves a kernel's arithmetic as written: numba made no parfor (a threaded
+    reduction, whose order would change the bits) of any kernel these fits compiled."""
+    _fits()
+    checked = 0
+    for m in _library_modules():
+        for name, obj in vars(m).items():
+            if not isinstance(obj, jit.SizedKernel):
+                continue
+            for cres in obj.kernel.overloads.values():
+                diagnostics = cres.metadata.get("parfor_diagnostics") if cres.metadata else None
+                if diagnostics is None:  # loaded from numba's cache: nothing recorded
+                    continue
+                checked += 1
+                assert not diagnostics.initial_parfors, f"{m.__name__}.{name} holds a parfor"
+    if not checked:
+        pytest.skip("every kernel came from numba's cache")

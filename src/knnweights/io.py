@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from .exceptions import DataError
-from .utils import format_label
+from .utils import check_survival_target, format_label, make_survival_target
 
 __all__ = ["DataError", "UserData", "PlinkData", "BedSource", "read_table", "load_table", "fill_median",
            "count_like_features", "read_plink", "IMPUTE"]
@@ -404,8 +404,6 @@ _EVENT_WORDS = {"true": True, "false": False, "yes": True, "no": False, "1": Tru
 
 def _survival_outcome(time, event, path):
     """The structured survival outcome of a table's time and event columns, or a :class:`DataError`."""
-    from .weighters._relief_survival import check_survival_target, make_survival_target
-
     t = pd.to_numeric(time, errors="coerce")
     if t.isna().any():
         bad = time[t.isna()].iloc[0]

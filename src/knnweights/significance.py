@@ -22,7 +22,7 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from .utils import check_finite_columns, progress_bar
+from .utils import check_finite_columns, check_survival_target, progress_bar
 from .weighters._relief_pvalues import (
     PADJ_METHODS,
     PairMoments,
@@ -32,6 +32,7 @@ from .weighters._relief_pvalues import (
     mantel_moments,
     quadratic_sf,
 )
+from .weighters._relief_survival import cox_score_test
 
 __all__ = ["PairMoments", "adjust_pvalues", "bh_qvalues", "difference_sums", "mantel_moments", "permutation_pvalues",
            "quadratic_sf", "univariate_tests"]
@@ -159,8 +160,6 @@ def univariate_tests(X, y, continuous=False, survival=False):
     X = np.asarray(X, dtype=np.float64)
     out = {}
     if survival:
-        from .weighters._relief_survival import check_survival_target, cox_score_test
-
         event, time = check_survival_target(np.asarray(y), "univariate_tests")
         if time.shape[0] != X.shape[0]:
             raise ValueError(f"univariate_tests: y has {time.shape[0]} samples, X {X.shape[0]}.")

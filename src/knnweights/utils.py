@@ -21,7 +21,8 @@ from tqdm import tqdm
 
 from .exceptions import InvalidParameterError
 
-__all__ = ["check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_label",
+__all__ = ["SURVIVAL_FIELDS", "is_survival_target", "make_survival_target", "check_survival_target",
+           "check_finite_columns", "check_numeric_columns", "check_target", "progress_bar", "format_label",
            "column_label", "column_names", "InvalidParameterError", "Interval", "StrOptions", "HasMethods",
            "validate_params", "fill_docstring"]
 
@@ -476,3 +477,129 @@ def progress_bar(total, label="", initial=0, unit="it", enabled=True, file=None)
     return tqdm(total=int(total), desc=label or None, initial=int(initial), unit=unit, file=stream,
                 disable=disable or int(total) <= 0, mininterval=0.2 if tty else 30.0, dynamic_ncols=tty,
                 ascii=not tty, leave=True)
+
+
+# -- survival outcomes: the structured (event, time) array, scikit-survival's convention --------------------
+
+#: the fields of a survival outcome, in scikit-survival's order
+SURVIVAL_FIELDS = ("event", "time")
+
+
+def _fields_text():
+    return "a structured array with fields 'event' (bool) and 'time' (float), e.g. " \
+           "knnweights.weighters.make_survival_target(event, time) or sksurv.util.Surv.from_arrays(event, time)"
+
+
+def is_survival_target(y):
+    """Whether ``y`` is a structured array (a survival outcome, or a malformed one).
+
+    Parameters
+    ----------
+    y : object
+        The outcome given to ``fit``.
+
+    Returns
+    -------
+    bool
+        ``True`` when ``y`` is a NumPy structured array (its fields checked by
+        :func:`check_survival_target`).
+    """
+    dtype = getattr(y, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.names is not None
+
+
+def make_survival_target(event, time):
+    """A survival outcome from its two columns: a structured array with fields ``event`` and ``time``.
+
+    Parameters
+    ----------
+    event : array-like of shape (n_samples,)
+        Whether the event was observed (bool, or 0 / 1).
+    time : array-like of shape (n_samples,)
+        The time of the event, or of censoring.
+
+    Returns
+    -------
+    y : ndarray of shape (n_samples,)
+        dtype ``[("event", bool), ("time", float64)]``.
+    """
+    event = np.asarray(event)
+    time = np.asarray(time, dtype=np.float64)
+    if event.shape != time.shape or event.ndim != 1:
+        raise ValueError(f"event and time must be 1-D of the same length; got shapes {event.shape} and {time.shape}.")
+    ev = _event_bool(event, "make_survival_target")
+    y = np.empty(time.shape[0], dtype=[("event", bool), ("time", np.float64)])
+    y["event"] = ev
+    y["time"] = time
+    return y
+
+
+def _event_bool(event, name):
+    if event.dtype == bool:
+        return event
+    if event.dtype.kind in "iuf":
+        with np.errstate(invalid="ignore"):
+            v = event.astype(np.float64)
+        if np.isnan(v).any():
+            raise ValueError(f"{name}: the survival outcome's 'event' field has missing values (NaN); each sample "
+                             "needs event True / False.")
+        if not np.all((v == 0) | (v == 1)):
+            bad = v[~((v == 0) | (v == 1))][0]
+            raise ValueError(f"{name}: the survival outcome's 'event' field must be boolean (or 0 / 1); got "
+                             f"{float(bad):g}.")
+        return v == 1
+    raise ValueError(f"{name}: the survival outcome's 'event' field must be boolean (or 0 / 1); got dtype "
+                     f"{event.dtype}.")
+
+
+def check_survival_target(y, name="fit"):
+    """Validate a survival outcome: ``(event, time)`` as a bool and a float64 array.
+
+    The checks: a 1-D structured array with the fields ``event`` and ``time``; ``event``
+    boolean (or 0 / 1) without missing values; ``time`` finite and ``>= 0`` (a time of 0 is an
+    event or censoring at the origin, which the Nelson-Aalen estimate takes as it is); at least
+    one event.
+
+    Parameters
+    ----------
+    y : ndarray
+        The survival outcome.
+    name : str, default="fit"
+        Who checks, for the messages.
+
+    Returns
+    -------
+    event : ndarray of bool, shape (n_samples,)
+    time : ndarray of float64, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        Naming the expected fields, or the value at fault.
+    """
+    if not is_survival_target(y):
+        raise ValueError(f"{name}: a survival outcome must be {_fields_text()}; got "
+                         f"{type(y).__name__}{' of dtype ' + str(y.dtype) if hasattr(y, 'dtype') else ''}.")
+    names = y.dtype.names
+    if set(SURVIVAL_FIELDS) - set(names):
+        raise ValueError(f"{name}: a survival outcome must be {_fields_text()}; got the fields {list(names)}.")
+    if y.ndim != 1:
+        raise ValueError(f"{name}: a survival outcome must be 1-D (one entry per sample); got shape {y.shape}.")
+    event = _event_bool(np.asarray(y["event"]), name)
+    tv = np.asarray(y["time"])
+    if tv.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: the survival outcome's 'time' field must be numeric; got dtype {tv.dtype}.")
+    time = tv.astype(np.float64)
+    if np.isnan(time).any():
+        raise ValueError(f"{name}: the survival outcome's 'time' field has {int(np.isnan(time).sum())} missing "
+                         "value(s) (NaN); drop those samples or give their times.")
+    if not np.isfinite(time).all():
+        raise ValueError(f"{name}: the survival outcome's 'time' field has infinite values; a censored sample "
+                         "is given by its last follow-up time and event=False.")
+    if (time < 0).any():
+        raise ValueError(f"{name}: the survival outcome's 'time' field has negative values (smallest "
+                         f"{time.min()!r}); times are measured from the origin, >= 0.")
+    if not event.any():
+        raise ValueError(f"{name}: the survival outcome has no event (every sample censored); nothing to "
+                         "relate the features to.")
+    return event, time

@@ -214,7 +214,9 @@ def _continuous_tables(VT, codes, K, tcol, A, T2, part, parts):  # pragma: no co
             m[c] += 1.0
             tot[c] += vals[p]
         m_all = float(nk)
-        tot_all = tot.sum()
+        tot_all = 0.0
+        for c in range(K):
+            tot_all += tot[c]
         lo = full_1d(K, 0.0, np.float64)
         slo = full_1d(K, 0.0, np.float64)
         lo_all = 0.0

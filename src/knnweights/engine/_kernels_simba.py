@@ -122,13 +122,23 @@ def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, u
     steps per row while the lists are fresh.  Returns the pairs visited.
     """
     n = D.shape[0]
-    lo = col.min()
-    hi = col.max()
-    visited = full_1d(n, 0, np.int64)
+    lo, hi = _col_range(col)
+    visited = 0
     for i in task_range(n, part, parts):
-        out[i], visited[i] = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility,
-                                        beta, True)
-    return visited.sum()
+        out[i], c = _gflip_row(i, D, col, lo, hi, sign, codes, order, list_d, sorted_d0, slack, utility, beta, True)
+        visited += c
+    return visited
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _col_range(col):  # pragma: no cover - compiled
+    """``(min, max)`` of a feature's values, as a loop (no array reduction in a kernel in parts)."""
+    lo = col[0]
+    hi = col[0]
+    for v in col:
+        lo = min(lo, v)
+        hi = max(hi, v)
+    return lo, hi
 
 
 @njit(cache=True, nogil=True)
@@ -203,8 +213,7 @@ def gflip_scan_candidates(D, cols, perm, start, F, current, codes, order, list_d
         j = perm[q]
         col = cols[j]
         sign = -1.0 if F[j] else 1.0
-        lo = col.min()
-        hi = col.max()
+        lo, hi = _col_range(col)
         total = 0.0
         cand_work = 0
         for i in range(n):
@@ -231,8 +240,7 @@ def gflip_flip(D, col, sign, slack, order, list_d, part, parts):  # pragma: no c
     (``sign < 0``) adds ``max_j (col_i - col_j)**2`` to ``slack[i]`` (the bound of
     :func:`gflip_sorted_margins`)."""
     n = D.shape[0]
-    lo = col.min()
-    hi = col.max()
+    lo, hi = _col_range(col)
     for i in task_range(n, part, parts):
         ci = col[i]
         for j in range(n):

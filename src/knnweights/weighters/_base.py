@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.neighbors import hard_margin_vectors, nearest_hits_misses
 from ..exceptions import ZeroWeightsWarning
 from ..utils import format_label, validate_params
+from ._relief_covariates import refuse_covariates
 from ._validation import encode_classes, validate_query_data, validate_training_data
 
 __all__ = ["BaseWeighter", "ZeroWeightsWarning", "check_class_neighbors", "feature_ranking", "margin_gain",
@@ -350,8 +351,6 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             The fitted weighter.
         """
         if covariates is not None:
-            from ._relief_covariates import refuse_covariates
-
             raise refuse_covariates(self)
         validate_params(self)
         X, codes = self._validate_fit_data(X, y)

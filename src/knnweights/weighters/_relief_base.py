@@ -9,6 +9,7 @@ from ..engine.genotypes import GenotypeMatrix, is_byte_input
 from ..utils import Interval, StrOptions
 from ._base import BaseWeighter
 from ._relief_bytes import fit_relief_bytes
+from ._relief_covariates import refuse_covariates
 from ._relief_margins import range_normalize
 from ._relief_regression import PVALUES_DOC, TARGET_DOC
 
@@ -95,8 +96,6 @@ class ReliefBase(BaseWeighter):
                 raise ValueError(f"{type(self).__name__}(diff='ramp') applies to numeric features; genotype "
                                  "codes (0/1/2) are discrete: use diff='linear'.")
             if covariates is not None:
-                from ._relief_covariates import refuse_covariates
-
                 raise refuse_covariates(self)
             return fit_relief_bytes(self, X, y)
         return super().fit(X, y, covariates)

@@ -44,6 +44,7 @@ import numbers
 import warnings
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
@@ -91,8 +92,6 @@ def check_covariates(covariates, n, name, X=None):
     names : list of str
         The column names (``c0, c1, ...`` for an array).
     """
-    import pandas as pd
-
     if isinstance(covariates, pd.Series):
         covariates = covariates.to_frame()
     if isinstance(covariates, pd.DataFrame):

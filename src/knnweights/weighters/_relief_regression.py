@@ -360,29 +360,27 @@ class ReliefTargetMixin:
             n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
             self._fit_covariates = check_covariates(covariates, n_rows, type(self).__name__, X) + (
                 bool(neighbors_with_covariates),)
+        # the body stays in fit (no helper frame), so warnings' stacklevels point at the user's call
         try:
-            return self._fit_target(X, y)
+            self.__dict__.pop("martingale_residuals_", None)
+            if self.target_type == "survival" or (self.target_type == "auto" and is_survival_target(y)):
+                return self._fit_survival(X, y)
+            if is_survival_target(y):
+                raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
+                                 f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
+            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
+                super().fit(X, y)
+                self.target_type_ = "classes"
+                return self
+            if is_continuous_target(y, self.target_type):
+                X, yv = validate_continuous_fit_data(self, X, y)
+                self.target_type_ = "continuous"
+                return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=3)
+            X, codes = self._validate_fit_data(X, y)
+            self.target_type_ = "classes"
+            return self._fit_weights(X, codes, self._fit_classes, stacklevel=3)
         finally:
             del self._fit_covariates
-
-    def _fit_target(self, X, y):
-        self.__dict__.pop("martingale_residuals_", None)
-        if self.target_type == "survival" or (self.target_type == "auto" and is_survival_target(y)):
-            return self._fit_survival(X, y)
-        if is_survival_target(y):
-            raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
-                             f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
-        if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
-            super().fit(X, y)
-            self.target_type_ = "classes"
-            return self
-        if is_continuous_target(y, self.target_type):
-            X, yv = validate_continuous_fit_data(self, X, y)
-            self.target_type_ = "continuous"
-            return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=3)
-        X, codes = self._validate_fit_data(X, y)
-        self.target_type_ = "classes"
-        return self._fit_weights(X, codes, self._fit_classes, stacklevel=3)
 
     def _fit_survival(self, X, y):
         """A survival outcome: the continuous form on the martingale residuals of the null Cox model."""
