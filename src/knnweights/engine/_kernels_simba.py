@@ -9,7 +9,7 @@ compiler reassociate a sum (no ``fastmath``), and give the same bits serially or
 import numpy as np
 
 from ._kernels import TIE_ULPS
-from .jit import full_1d, njit, size_dispatch, task_range
+from .jit import njit, size_dispatch, task_range
 
 
 @njit(cache=True, nogil=True)
