@@ -20,7 +20,8 @@ counts what the first fit compiled, two numbers that do not depend on the machin
 user's first session: the five of issue 57's first-session target, say).  ``--budget`` fits every
 weighter on Sonar in one process with an empty cache, in the fixed order of ``knnweights.WEIGHTERS``,
 and prints what each fit added (a later method reuses what an earlier one compiled), and how many
-of numba's parfor helpers it compiled (0: no kernel was made a parfor).  ``tests/test_compile_budget.py`` compares that with ``benchmarks/compile_budget.json``.
+of numba's parfor helpers it compiled (0: no kernel was made a parfor).
+``tests/test_compile_budget.py`` compares that with ``benchmarks/compile_budget.json``.
 
 Data: ``sonar`` (208 x 60, as loaded), ``colon`` (Colon, 62 x 2000, standardised), ``synth`` (standard
 normal (2000, 500), ``y = x0 + x1 > 0``).  Parameters are the defaults, except those in ``PARAMS``
