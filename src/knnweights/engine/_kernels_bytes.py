@@ -338,12 +338,15 @@ def coef_margin(U, m, S, rows, P, n_groups, out, part, parts):  # pragma: no cov
         acc_hi = np.empty(_MK, np.float64)
         for k0 in range(0, SW, _MK):
             K = min(SW, k0 + _MK) - k0
-            cnt8[:] = 0
-            lo32[:] = 0
-            hi32[:] = 0
-            fill[:] = 0
-            acc_lo[:] = 0.0
-            acc_hi[:] = 0.0
+            for rg in range(R * G):  # zeroed as loops: a slice assignment would be made a parfor
+                fill[rg] = 0
+                for k in range(_MK):
+                    cnt8[rg, k] = 0
+                    lo32[rg, k] = 0
+                    hi32[rg, k] = 0
+            for k in range(_MK):
+                acc_lo[k] = 0.0
+                acc_hi[k] = 0.0
             for j in range(n):
                 u = U[j, k0:k0 + K]
                 for r in range(R):
