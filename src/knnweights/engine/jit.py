@@ -27,7 +27,9 @@ transformation switched off (:data:`TASK_PIPELINE`), which makes no parfor of th
 ``prange``) and costs no more compilation than the plain pipeline, but whose lowering gives loops
 with data-dependent branches and writes through array arguments (the neighbour lists' insertion,
 say) code several times faster than the plain pipeline's, for the same arithmetic in the same
-order.
+order.  That pipeline still makes a parfor (a threaded loop, whose reductions change the order of
+a sum) of an array reduction (``a.sum()``, ``a.min()``) or a slice assignment (``a[:] = 0``), so
+the kernels write those as loops (``tests/test_jit.py`` checks every compiled kernel).
 
 Allocation.  numba compiles ``np.empty`` once for every combination of shape and dtype argument
 types it meets (``n`` or ``(n,)``, ``np.float64`` or an omitted dtype or ``X.dtype``), and
