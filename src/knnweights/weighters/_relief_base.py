@@ -164,9 +164,18 @@ DIFF_CONSTRAINTS = {
 RAMP_CONSTRAINTS = {"diff": [StrOptions({"linear", "ramp"})], "ramp": [tuple, list, "array-like"]}
 
 
+_TARGET_ATTRIBUTES_DOC = """target_type_ : {"classes", "continuous", "survival"}
+        How ``y`` was scored.
+    martingale_residuals_ : ndarray of shape (n_samples,)
+        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
+        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
+        continuous outcome."""
+
+
 def fill_relief_docstring(estimator_class):
     """Class decorator: the shared parameter docs in place of ``{diff_params}``, ``{target_params}``,
-    ``{n_instances}``, ``{ramp_params}`` and ``{target_type}`` in the docstring of ``estimator_class``.
+    ``{n_instances}``, ``{ramp_params}`` and ``{target_type}``, and the attributes of ``{target_attributes}``,
+    in the docstring of ``estimator_class``.
 
     Parameters
     ----------
@@ -183,7 +192,8 @@ def fill_relief_docstring(estimator_class):
     estimator_class.__doc__ = estimator_class.__doc__.replace("    {diff_params}", "    " + _DIFF_PARAMS_DOC).replace(
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
         "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC).replace(
-        "    {ramp_params}", "    " + _RAMP_PARAMS_DOC)
+        "    {ramp_params}", "    " + _RAMP_PARAMS_DOC).replace(
+        "    {target_attributes}", "    " + _TARGET_ATTRIBUTES_DOC)
     return estimator_class
 
 

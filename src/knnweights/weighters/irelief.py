@@ -101,12 +101,7 @@ class IRelief(ReliefTargetMixin, ReliefBase):
         ``||w_t+1 - w_t||_2`` per iteration (I-RELIEF has no explicit objective).
     discrete_features_ : ndarray of bool
     metric_ : ``"manhattan"``
-    target_type_ : {"classes", "continuous", "survival"}
-        How ``y`` was scored.
-    martingale_residuals_ : ndarray of shape (n_samples,)
-        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
-        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
-        continuous outcome.
+    {target_attributes}
 
     References
     ----------

@@ -112,12 +112,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
         The features scored as discrete.
     metric_ : str
         ``"manhattan"``.
-    target_type_ : {"classes", "continuous", "survival"}
-        How ``y`` was scored.
-    martingale_residuals_ : ndarray of shape (n_samples,)
-        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
-        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
-        continuous outcome.
+    {target_attributes}
 
     Notes
     -----
@@ -240,12 +235,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         With ``pvalues=True``: one-sided p-values (STIR for classes, NPDR-style for a
         continuous target) and their adjusted p-values (``padj``; Benjamini-Hochberg q-values by
         default).
-    target_type_ : {"classes", "continuous", "survival"}
-        How ``y`` was scored.
-    martingale_residuals_ : ndarray of shape (n_samples,)
-        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
-        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
-        continuous outcome.
+    {target_attributes}
 
     Notes
     -----

@@ -274,12 +274,7 @@ class SURF(_RadiusReliefBase):
         ``T``.
     metric_ : str
         ``"manhattan"``.
-    target_type_ : {"classes", "continuous", "survival"}
-        How ``y`` was scored.
-    martingale_residuals_ : ndarray of shape (n_samples,)
-        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
-        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
-        continuous outcome.
+    {target_attributes}
 
     See Also
     --------
@@ -365,12 +360,7 @@ class MultiSURF(_RadiusReliefBase):
         The rows scored (all samples, or the ``n_instances`` drawn).
     metric_ : str
         ``"manhattan"``.
-    target_type_ : {"classes", "continuous", "survival"}
-        How ``y`` was scored.
-    martingale_residuals_ : ndarray of shape (n_samples,)
-        Survival outcome only: ``event - H0(time)``, the martingale residuals of a Cox model
-        without covariates (``H0`` the Nelson-Aalen cumulative hazard), scored as the
-        continuous outcome.
+    {target_attributes}
 
     Notes
     -----
