@@ -6,6 +6,7 @@ import os
 import pkgutil
 import subprocess
 import sys
+import warnings
 
 import numba
 import numpy as np
@@ -233,3 +234,21 @@ def test_no_kernel_in_parts_is_made_a_parfor():
                 assert not diagnostics.initial_parfors, f"{m.__name__}.{name} holds a parfor"
     if not checked:
         pytest.skip("every kernel came from numba's cache")
+
+
+def test_compiling_a_kernel_in_parts_warns_nothing():
+    """numba warns that ``parallel=True`` made no parfor; for a task kernel that is the intent, and a
+    caller recording warnings (the command line's reports) must not see it on a cold cache."""
+    @jit.njit(tasks=True, nogil=True)
+    def scaled(a, out, part, parts):
+        for i in jit.task_range(a.shape[0], part, parts):
+            out[i] = 2.0 * a[i]
+        return out
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = scaled(np.arange(5.0), np.empty(5), 0, 1)
+    np.testing.assert_array_equal(out, 2.0 * np.arange(5.0))
+    assert not [str(w.message) for w in record]
+    (cres,) = scaled.overloads.values()
+    assert not cres.metadata["parfor_diagnostics"].initial_parfors  # still the parallel pipeline, no parfor

@@ -42,13 +42,14 @@ instead of one per spelling.
 
 import os
 import threading
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from numba.core import types
-from numba.core.errors import NumbaPerformanceWarning
+from numba.core import config, types
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import register_pass
+from numba.core.typed_passes import ParforPass
 
 __all__ = ["njit", "size_dispatch", "array_work", "SizedKernel", "SERIAL_WORK", "PARTS_PER_THREAD", "TASK_PIPELINE",
            "task_range",
@@ -67,9 +68,34 @@ PARTS_PER_THREAD = 4
 TASK_PIPELINE = {"prange": True, "comprehension": False, "reduction": False, "inplace_binop": False,
                  "setitem": False, "numpy": False, "stencil": False, "fusion": False}
 
-# numba says that such a kernel made no parfor, which is the intent
-warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
-                        message=r"(?s).*'parallel=True' was specified but no transformation.*knnweights")
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _TaskParforPass(ParforPass):
+    """numba's parfor pass without its warning that no parfor was made: for a kernel of
+    :data:`TASK_PIPELINE` that is the intent.  A filter in :mod:`warnings` would not do: callers
+    that record warnings (``simplefilter("always")``) would see it on every compilation, so what
+    they report would depend on the state of the cache."""
+
+    _name = "knnweights_task_parfor_pass"
+
+    def run_pass(self, state):
+        quiet = config.DISABLE_PERFORMANCE_WARNINGS  # read while compiling, under numba's compiler lock
+        config.DISABLE_PERFORMANCE_WARNINGS = True
+        try:
+            return super().run_pass(state)
+        finally:
+            config.DISABLE_PERFORMANCE_WARNINGS = quiet
+
+
+class _TaskCompiler(CompilerBase):
+    """numba's nopython pipeline with :class:`_TaskParforPass` in place of its parfor pass."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.passes = [(_TaskParforPass if cls is ParforPass else cls, desc) for cls, desc in pm.passes]
+        pm.finalize()
+        return [pm]
 
 
 def _plain_type(t):
@@ -102,6 +128,7 @@ def njit(func=None, tasks=False, **options):
 
     if tasks:
         options["parallel"] = TASK_PIPELINE
+        options["pipeline_class"] = _TaskCompiler
 
     def wrap(f):
         dispatcher = numba.njit(**options)(f)

@@ -298,7 +298,6 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         self.diff = diff
         self.ramp = ramp
         self.padj = padj
-        self.padj = padj
 
     def _fit(self, X, y):
         ramp = self._check_ramp(X)
