@@ -51,7 +51,9 @@ def _run(args):
     progress = False if args.no_progress else None
     model = selection_pipeline([*names, None], log=args.log, scale=args.scale, cv=args.inner,
                                random_state=args.random_state, progress=progress)
-    with use_scheduler(args.scheduler):
+    with use_scheduler(args.scheduler) as client:
+        if client is not None:
+            print_status(f"running the outer folds on the dask scheduler at {client.scheduler.address}")
         try:
             res = nested_evaluate(model, X, y, cv=(k, r), consensus=args.consensus, random_state=args.random_state,
                                   n_jobs=args.n_jobs, progress=progress, store=os.path.join(out, "store.jsonl"),
