@@ -125,8 +125,9 @@ def test_select_covariates_are_adjusted_for_not_features(study, tmp_path, capsys
     assert sorted(saved.feature_names_in_) == sorted(genes)
     assert saved.named_steps["choose"].best_estimator_.n_features_in_ == len(genes)
     frame[["sample", *genes]].to_csv(tmp_path / "new.csv", index=False)
-    assert main(["predict", str(out / "model.joblib"), str(tmp_path / "new.csv"), "--out", str(tmp_path / "p.csv")]) == 0
-    np.testing.assert_array_equal(pd.read_csv(tmp_path / "p.csv")["prediction"], saved.predict(frame[genes]))
+    pred = tmp_path / "p.csv"
+    assert main(["predict", str(out / "model.joblib"), str(tmp_path / "new.csv"), "--out", str(pred)]) == 0
+    np.testing.assert_array_equal(pd.read_csv(pred)["prediction"], saved.predict(frame[genes]))
     capsys.readouterr()
     # bad covariates: one line and exit status 2 each
     bad = [(["--covariates", "weight"], "weight"), (["--covariates", "status"], "also an outcome"),
