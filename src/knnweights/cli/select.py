@@ -89,8 +89,6 @@ COMMAND = Command(
                 "chosen by inner CV) on FILE, beside plain kNN and L1 logistic regression; writes report.html, "
                 "features.csv (selection frequency, mean rank, consensus), summary.csv, choices.csv and "
                 "model.joblib (the choice refitted on all rows, for knnweights predict); each finished outer split is "
-                "kept in store.jsonl, so a killed run given the same --out resumes. --covariates COLS adjusts the "
-                "q-value selection of the Relief-family candidates for those columns; they are not features, and "
-                "the model does not use them.\n\n"
+                "kept in store.jsonl, so a killed run given the same --out resumes.\n\n"
                 "example: knnweights select genes.csv --target diagnosis --id-col sample --cv 5x5 --inner 5",
     run=_run, add_arguments=_add_arguments)
