@@ -181,3 +181,96 @@ def test_shared_search_scores_equal_a_grid_search_refitting_every_point(planted)
     assert mine.keys() == theirs.keys()
     for key, score in theirs.items():
         assert mine[key] == pytest.approx(score, abs=1e-12), key
+
+
+# -- covariates: adjusted for in the q-value selection, never features of the model ----------------------------------
+def _confounded(n, seed):
+    """A covariate ``c`` drives ``y`` and the three features 0-2 (its shadows); feature 23 drives ``y`` beside it;
+    20 noise features between."""
+    rng = np.random.default_rng(seed)
+    c, x_sig = rng.normal(size=n), rng.normal(size=n)
+    lin = 1.5 * c + 1.0 * x_sig + rng.normal(size=n)
+    X = np.hstack([c[:, None] + 0.5 * rng.normal(size=(n, 3)), rng.normal(size=(n, 20)), x_sig[:, None]])
+    return X, (lin > np.median(lin)).astype(int), pd.DataFrame({"c": c})
+
+
+class RowCheckingReliefF(ReliefF):
+    """ReliefF that records whether each fit got covariates, and checks that they are the rows of its ``X`` (the
+    covariate of the tests is ``2 * X[:, 24] + 1``)."""
+
+    fits = []
+
+    def fit(self, X, y, covariates=None, **kwargs):
+        if covariates is not None:
+            np.testing.assert_allclose(np.asarray(covariates)[:, 0], 2 * np.asarray(X)[:, 24] + 1)
+        type(self).fits.append(covariates is not None)
+        return super().fit(X, y, covariates=covariates, **kwargs)
+
+
+class QRecordingReliefF(ReliefF):
+    """ReliefF that records the features of ``q <= 0.05`` of each fit: the q-value configuration's selection."""
+
+    selections = []
+
+    def fit(self, X, y, covariates=None, **kwargs):
+        super().fit(X, y, covariates=covariates, **kwargs)
+        type(self).selections.append(set(np.flatnonzero(self.qvalues_ <= 0.05).tolist()))
+        return self
+
+
+def test_covariates_adjust_the_q_selection_and_drop_the_confounded_features():
+    X, y, C = _confounded(160, 2)
+    kw = dict(weighters=[QRecordingReliefF()], n_features=[X.shape[1]], n_neighbors=[5], cv=3, random_state=0)
+    found = {}
+    for adjust in (False, True):
+        QRecordingReliefF.selections = []
+        found[adjust] = AutoWeightedKNN(**kw).fit(X, y, covariates=C if adjust else None)
+        sel = QRecordingReliefF.selections
+        assert len(sel) == 3 + (found[adjust].best_params_["weighter"] == "QRecordingReliefF")
+        confounded = sum(len(s & {0, 1, 2}) for s in sel)  # the covariate's shadows selected, over the fits
+        if adjust:  # adjusted for the covariate, its shadows are null features; the real effect stays
+            assert confounded <= 1 and all(23 in s for s in sel)
+        else:  # unadjusted, they are "significant" in every fit
+            assert confounded >= len(sel) and all(s & {0, 1, 2} for s in sel)
+    adjusted = found[True]
+    seed = adjusted.weighters_["QRecordingReliefF"].random_state
+    q = ReliefF(pvalues=True, random_state=seed).fit(X, y, covariates=C).qvalues_
+    np.testing.assert_allclose(adjusted.best_estimator_.weighter_.weighter_.qvalues_, q)  # the refit is adjusted too
+    # the model uses X alone: it predicts without the covariates
+    assert adjusted.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(adjusted.predict(X), adjusted.best_estimator_.predict(X))
+
+
+def test_covariates_reach_the_relief_candidates_with_each_folds_rows():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 25))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    C = pd.DataFrame({"c": 2 * X[:, 24] + 1}, index=np.arange(100, 160))  # its own index: rows taken by position
+    RowCheckingReliefF.fits = []
+    # MultiSURF without max_qvalue computes no p-values: it gets X alone (its fit would refuse covariates)
+    model = AutoWeightedKNN(weighters=[RowCheckingReliefF(), knnweights.MultiSURF(), None], n_features=[2, 25],
+                            n_neighbors=[3], cv=3, random_state=0).fit(X, y, covariates=C)
+    refit = model.best_params_["weighter"] == "RowCheckingReliefF"
+    assert RowCheckingReliefF.fits == [True] * (3 + refit)
+    with pytest.raises(ValueError, match="none has them"):
+        AutoWeightedKNN(weighters=["Simba", None], n_features=[2], cv=3).fit(X, y, covariates=C)
+    with pytest.raises(ValueError, match="none has them"):  # no q-value selection: ReliefF computes no p-values
+        AutoWeightedKNN(weighters=["ReliefF"], max_qvalue=None, n_features=[2], cv=3).fit(X, y, covariates=C)
+    with pytest.raises(ValueError, match="covariates has 59 rows but X has 60"):
+        AutoWeightedKNN(weighters=["ReliefF"], n_features=[2], cv=3).fit(X, y, covariates=C.iloc[1:])
+
+
+# -- progress ---------------------------------------------------------------------------------------------------------
+def test_progress_bar_on_stderr_only_when_asked_and_the_same_result(planted, capsys):
+    X, y = planted
+    kw = dict(weighters=["ReliefF", None], n_features=[3, 43], n_neighbors=[3, 5], cv=3, random_state=0)
+    capsys.readouterr()
+    quiet = AutoWeightedKNN(progress=False, **kw).fit(X, y)
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+    shown = AutoWeightedKNN(progress=True, **kw).fit(X, y)
+    out = capsys.readouterr()
+    assert out.out == "" and "AutoWeightedKNN" in out.err and "7/7" in out.err  # 3 folds x 2 candidates + the refit
+    assert shown.best_params_ == quiet.best_params_
+    np.testing.assert_array_equal(shown.cv_results_["mean_test_score"], quiet.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(shown.predict(X), quiet.predict(X))

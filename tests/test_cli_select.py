@@ -80,3 +80,60 @@ def test_bad_input_is_one_line_and_status_2(genes, selected, tmp_path, capsys):
     assert len(errors) == 3, errors
     assert "fewer than the 3 outer folds" in errors[-1]
     assert main(["predict", str(tmp_path / "missing.joblib"), str(path)]) == 2
+
+
+# -- --covariates: adjusted for, not features, and not needed by predict ---------------------------------------------
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """A table whose covariates ``age`` (numeric, driving the label and genes g0-g1) and ``site`` (categorical) sit
+    between the genes; the label also depends on g5."""
+    rng = np.random.default_rng(8)
+    n = 72
+    age = rng.normal(50, 10, size=n)
+    X = rng.normal(size=(n, 12))
+    X[:, :2] += (age[:, None] - 50) / 8
+    y = np.where((age - 50) / 10 + X[:, 5] + 0.5 * rng.normal(size=n) > 0, "case", "control")
+    frame = pd.DataFrame(X, columns=[f"g{k}" for k in range(12)])
+    frame.insert(0, "age", age)
+    frame.insert(4, "site", rng.choice(["north", "south"], size=n))
+    frame.insert(0, "sample", [f"s{i}" for i in range(n)])
+    frame["status"] = y
+    path = tmp_path_factory.mktemp("study") / "study.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_select_covariates_are_adjusted_for_not_features(study, tmp_path, capsys):
+    path, frame = study
+    genes = [f"g{k}" for k in range(12)]
+    out = tmp_path / "sel"
+    argv = ["select", str(path), "--target", "status", "--id-col", "sample", *ARGS]
+    assert main([*argv, "--covariates", "age,site", "--out", str(out)]) == 0, capsys.readouterr().err
+    written = pd.read_csv(out / "features.csv").set_index("feature")
+    assert sorted(written.index) == sorted(genes)  # the covariates are not candidate features
+    # the files are the library's result with the covariates, by name
+    data = load_table(path, "status", id_col="sample", covariates=["age", "site"], impute="keep")
+    model = selection_pipeline(["ReliefF", None], cv=3, random_state=0)
+    res = nested_evaluate(model, data.X, data.y, cv=(3, 1), random_state=0, progress=False,
+                          covariates=data.covariates)
+    expected = res.feature_table().set_index("feature")
+    for col in ("selection_frequency", "mean_rank"):
+        np.testing.assert_allclose(written.loc[expected.index, col], expected[col])
+    np.testing.assert_allclose(pd.read_csv(out / "summary.csv", index_col="method")["mean"], res.summary["mean"])
+    # the saved model: the genes only, so a table without the covariate columns is predicted
+    saved = joblib.load(out / "model.joblib")
+    assert sorted(saved.feature_names_in_) == sorted(genes)
+    assert saved.named_steps["choose"].best_estimator_.n_features_in_ == len(genes)
+    frame[["sample", *genes]].to_csv(tmp_path / "new.csv", index=False)
+    pred = tmp_path / "p.csv"
+    assert main(["predict", str(out / "model.joblib"), str(tmp_path / "new.csv"), "--out", str(pred)]) == 0
+    np.testing.assert_array_equal(pd.read_csv(pred)["prediction"], saved.predict(frame[genes]))
+    capsys.readouterr()
+    # bad covariates: one line and exit status 2 each
+    bad = [(["--covariates", "weight"], "weight"), (["--covariates", "status"], "also an outcome"),
+           (["--covariates", "age", "--methods", "Simba"], "none has them")]
+    for extra, match in bad:
+        args = [a for a in argv if a not in ("--methods", "ReliefF")] if "--methods" in extra else argv
+        assert main([*args, *extra, "--out", str(tmp_path / "bad")]) == 2
+        errors = [e for e in capsys.readouterr().err.splitlines() if e.startswith("knnweights select: error:")]
+        assert len(errors) == 1 and match in errors[0], errors

@@ -135,3 +135,29 @@ def test_evaluate_on_scheduler_equals_serial(tmp_path, capsys, monkeypatch, wher
         pd.testing.assert_frame_equal(serial, other)
     assert (pd.read_csv(tmp_path / "serial" / "pairwise.csv")
             .equals(pd.read_csv(tmp_path / "dask" / "pairwise.csv")))
+
+
+def test_select_on_scheduler_equals_local(tmp_path, capsys, write_expression_csv):
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+
+    from knnweights.cli import main
+
+    path = tmp_path / "genes.csv"
+    write_expression_csv(path, n=36, d=16, n_planted=3, n_constant=1)
+    argv = ["select", str(path), "--target", "diagnosis", "--id-col", "sample", "--drop", "batch",
+            "--methods", "ReliefF", "--cv", "3x1", "--inner", "3", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "local")]) == 0
+    capsys.readouterr()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None,
+                                  protocol="tcp", host="127.0.0.1") as cluster:
+        address = cluster.scheduler_address
+        assert main([*argv, "--out", str(tmp_path / "dask"), "--scheduler", address]) == 0
+        assert f"on the dask scheduler at {address}" in capsys.readouterr().err
+        # the outer splits and the inner search's fits ran as the cluster's tasks
+        assert {"_outer_split", "_fold_scores"} <= {p for k in cluster.scheduler.task_prefixes
+                                                     for p in ("_outer_split", "_fold_scores") if p in k}
+    for name in ("choices.csv", "summary.csv", "features.csv"):  # the same choices, estimates and features
+        local = pd.read_csv(tmp_path / "local" / name)
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "dask" / name), local, check_exact=False, rtol=1e-9)
+    assert len(pd.read_csv(tmp_path / "local" / "choices.csv")) == 3

@@ -145,3 +145,56 @@ def test_a_killed_run_resumes_from_its_store_to_the_same_result(tmp_path, monkey
     other = nested_evaluate(model.set_params(n_neighbors=[1, 5]), X, y, store=path, **kw)  # other parameters
     assert len(calls) == 6 and len(path.read_text().splitlines()) == 12
     assert other.choices["n_neighbors"].isin([1, 5]).all()
+
+
+def test_covariates_go_to_the_estimator_with_each_outer_parts_rows(tmp_path, monkeypatch):
+    from knnweights import ReliefF
+    from knnweights.evaluation import nested, selection_pipeline
+
+    class RowCheckingReliefF(ReliefF):
+        fits = 0
+
+        def fit(self, X, y, covariates=None, **kwargs):
+            # the pipeline scaled X: the covariate (feature 0, unscaled) is a line of its rows' feature 0
+            assert np.corrcoef(np.asarray(covariates)[:, 0], np.asarray(X)[:, 0])[0, 1] > 1 - 1e-9
+            type(self).fits += 1
+            return super().fit(X, y, covariates=covariates, **kwargs)
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(48, 10))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    C = pd.DataFrame({"age": X[:, 0]})
+    model = selection_pipeline([RowCheckingReliefF(), None], cv=3, random_state=0)
+    model.set_params(choose__n_features=[2, 10], choose__n_neighbors=[3])
+    kw = dict(cv=(3, 1), random_state=0, progress=False)
+    X = pd.DataFrame(X, columns=[f"g{j}" for j in range(10)])
+    res = nested_evaluate(model, X, y, covariates=C, store=tmp_path / "s.jsonl", **kw)
+    assert RowCheckingReliefF.fits >= 3 * 3  # every outer part's inner folds, all given their rows' covariates
+    assert list(res.selected.columns) == [f"g{j}" for j in range(10)]  # covariates are not features
+    # the store keys on the covariates too: others recompute every split, the same ones none
+    calls = []
+    real = nested._outer_split
+    monkeypatch.setattr(nested, "_outer_split", lambda *a, **k: calls.append(1) or real(*a, **k))
+    nested_evaluate(model, X, y, covariates=C, store=tmp_path / "s.jsonl", **kw)
+    assert calls == []
+    nested_evaluate(model, X, y, covariates=2 * C, store=tmp_path / "s.jsonl", **kw)
+    assert len(calls) == 3
+    with pytest.raises(ValueError, match="takes no covariates"):
+        nested_evaluate(KNNClassifier(), X, y, covariates=C, baselines=False, **kw)
+
+
+def test_progress_bar_of_the_outer_loop_only(capsys):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 6))
+    y = (X[:, 0] > 0).astype(int)
+    model = AutoWeightedKNN(weighters=["ReliefF"], n_features=[2], n_neighbors=[3], cv=2, progress=True)
+    kw = dict(cv=(2, 1), baselines=False, random_state=0)
+    capsys.readouterr()
+    quiet = nested_evaluate(model, X, y, progress=False, **kw)
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""  # the estimator's own bar is off inside the outer loop
+    shown = nested_evaluate(model, X, y, progress=True, **kw)
+    err = capsys.readouterr().err
+    assert "nested CV" in err and "AutoWeightedKNN" not in err
+    pd.testing.assert_frame_equal(shown.scores, quiet.scores)
+    pd.testing.assert_frame_equal(shown.choices, quiet.choices)

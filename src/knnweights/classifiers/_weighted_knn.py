@@ -337,7 +337,7 @@ class _WeightedPlainKNN(BaseEstimator):
     _target_type = None
 
     @method_doc
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Fit the weighter on ``(X, y)``, then the plain kNN on its ``transform``.
 
         For the regression (:class:`WeightedKNNRegressor`) a weighter with a ``target_type``
@@ -347,6 +347,9 @@ class _WeightedPlainKNN(BaseEstimator):
         y : array-like of shape (n_samples,)
             Class labels, or continuous targets for the regression; the weighter learns its
             weights from them too.
+        covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+            Passed to the weighter's ``fit`` (the Relief family adjusts its p-values for them);
+            the kNN's distances use ``X`` alone, so ``predict`` needs no covariates.
 
         {fit_returns}
         """
@@ -354,7 +357,10 @@ class _WeightedPlainKNN(BaseEstimator):
         self.weighter_ = clone(self.weighter)
         if self._target_type is not None and "target_type" in self.weighter_.get_params():
             self.weighter_.set_params(target_type=self._target_type)
-        self.weighter_.fit(X, y)
+        if covariates is None:
+            self.weighter_.fit(X, y)
+        else:
+            self.weighter_.fit(X, y, covariates=covariates)
         self.knn_ = self._plain_knn(_knn_metric(self.weighter_)).fit(self.weighter_.transform(X), y)
         if hasattr(self.knn_, "classes_"):
             self.classes_ = self.knn_.classes_

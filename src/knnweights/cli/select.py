@@ -5,7 +5,7 @@ import os
 
 import joblib
 
-from ..evaluation import nested_evaluate, selection_pipeline
+from ..evaluation import fit_with_covariates, nested_evaluate, selection_pipeline
 from ..evaluation.distributed import use_scheduler
 from ..exceptions import UsageError
 from ._console import print_status
@@ -20,6 +20,11 @@ def _add_arguments(p):
     p.add_argument("--inner", type=int, default=5, help="inner folds of the choice (default: 5)")
     p.add_argument("--consensus", type=float, default=0.5,
                    help="share of the outer folds a consensus feature is selected in (default: 0.5)")
+    p.add_argument("--covariates", metavar="COLS", default=None,
+                   help="comma-separated covariate columns to adjust for: not features, and not used by the saved "
+                        "model (predict needs no covariate columns); the Relief-family candidates' q <= 0.05 "
+                        "selection becomes covariate-adjusted (NPDR's pair regression), the other candidates "
+                        "ignore them")
     add_run_arguments(p, "select", "outer folds")
 
 
@@ -41,14 +46,19 @@ def _run(args):
     os.makedirs(out, exist_ok=True)
     print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features; nested CV, {k}-fold x {r} outer, "
                  f"{args.inner}-fold inner, candidates {', '.join(names)} and no weighting")
+    if data.covariates is not None:
+        print_status(f"adjusting the q-value selection for {', '.join(map(str, data.covariates.columns))}")
+    progress = False if args.no_progress else None
     model = selection_pipeline([*names, None], log=args.log, scale=args.scale, cv=args.inner,
-                               random_state=args.random_state)
-    with use_scheduler(args.scheduler):
+                               random_state=args.random_state, progress=progress)
+    with use_scheduler(args.scheduler) as client:
+        if client is not None:
+            print_status(f"running the outer folds on the dask scheduler at {client.scheduler.address}")
         try:
             res = nested_evaluate(model, X, y, cv=(k, r), consensus=args.consensus, random_state=args.random_state,
-                                  n_jobs=args.n_jobs, progress=False if args.no_progress else None,
-                                  store=os.path.join(out, "store.jsonl"))
-            final = model.fit(X, y)
+                                  n_jobs=args.n_jobs, progress=progress, store=os.path.join(out, "store.jsonl"),
+                                  covariates=data.covariates)
+            final = fit_with_covariates(model, X, y, data.covariates)
         except ValueError as exc:  # too few samples of a class for the folds, a weighter refusing a fold...
             raise UsageError(str(exc)) from None
     features = res.feature_table()

@@ -19,7 +19,7 @@
   baselines, selection frequencies, the stability index, a consensus list).
 """
 
-from .auto import AutoWeightedKNN, feature_count_grid, selection_pipeline
+from .auto import AutoWeightedKNN, feature_count_grid, fit_with_covariates, selection_pipeline
 from .elimination import HalvingElimination, halving_counts
 from .grid import run_grid
 from .nested import NestedResult, StabilityIndex, default_baselines, nested_evaluate, selection_stability
@@ -55,6 +55,6 @@ __all__ = [
     "HalvingElimination", "halving_counts",
     "irrelevant_feature_curve", "stability", "stability_of", "subsample_rankings", "rank_features",
     "spearman_similarity", "top_feature_curve", "feature_order",
-    "AutoWeightedKNN", "feature_count_grid", "selection_pipeline", "nested_evaluate", "NestedResult",
-    "selection_stability", "StabilityIndex", "default_baselines", "corrected_interval",
+    "AutoWeightedKNN", "feature_count_grid", "fit_with_covariates", "selection_pipeline", "nested_evaluate",
+    "NestedResult", "selection_stability", "StabilityIndex", "default_baselines", "corrected_interval",
 ]

@@ -5,11 +5,18 @@ on the rows given to ``fit``, then refits the best configuration on all of them.
 shares work: each candidate weighter is fitted once per inner training fold, its ranking and
 weights serve every number of features kept, and one neighbour search of the ``max(k)``
 nearest serves every ``k`` (the ``k`` nearest are the first ``k`` of that sorted list).
+
+Covariates (``fit(X, y, covariates=C)``) are adjusted for, not predictors: they go to the
+candidates whose fits give p-values (the Relief family), whose ``q <= max_qvalue`` configuration
+then keeps the features significant beyond the covariates; the distances, the weights and the
+fitted model use ``X`` alone.
 """
 
+import inspect
 import numbers
 
 import numpy as np
+import pandas as pd
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.impute import SimpleImputer
@@ -24,15 +31,17 @@ from ..classifiers import KNNClassifier, KNNRegressor, WeightedKNN, WeightedKNNR
 from ..classifiers._weighted_knn import class_votes, majority_class
 from ..engine.neighbors import nearest
 from ..selection import fitted_ranking, fitted_weights
-from ..utils import HasMethods, Interval, format_label, validate_params
+from ..utils import HasMethods, Interval, format_label, progress_bar, validate_params
 from ..weighters import REGRESSION_WEIGHTERS, WEIGHTERS
+from ..weighters._relief_covariates import check_covariates
 from ..weighters._validation import is_continuous_target, validate_query_data, validate_training_data
 from .pipelines import RemoveLowestWeights
 from .preprocessing import make_scaler
 from .protocols import derive_seed, root_seed
 from .tuning import log_grid, set_random_states
 
-__all__ = ["AutoWeightedKNN", "DEFAULT_WEIGHTERS", "DEFAULT_NEIGHBORS", "feature_count_grid", "selection_pipeline"]
+__all__ = ["AutoWeightedKNN", "DEFAULT_WEIGHTERS", "DEFAULT_NEIGHBORS", "feature_count_grid", "fit_with_covariates",
+           "selection_pipeline"]
 
 #: the default candidates: fast, diverse weighters (Relief family, margin, probabilistic) and no weighting
 DEFAULT_WEIGHTERS = ("ReliefF", "MultiSURF", "IRelief", "Simba", "NCADiagonal", None)
@@ -100,7 +109,7 @@ class KeepTopWeights(RemoveLowestWeights):
         self.n_features = n_features
         self.max_qvalue = max_qvalue
 
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Fit the weighter on ``(X, y)`` and choose the features kept.
 
         Parameters
@@ -109,13 +118,16 @@ class KeepTopWeights(RemoveLowestWeights):
             Training samples.
         y : array-like of shape (n_samples,)
             Targets the weighter learns its weights from.
+        covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+            Passed to the weighter's ``fit``: the Relief family's q-values, and so the features
+            of ``max_qvalue``, are then adjusted for them.
 
         Returns
         -------
         self : KeepTopWeights
             The fitted transformer.
         """
-        super().fit(X, y)
+        super().fit(X, y, covariates)
         if self.max_qvalue is not None:
             q = getattr(self.weighter_, "qvalues_", None)
             if q is None:
@@ -188,22 +200,77 @@ def _has_pvalues(weighter):
     return weighter is not None and "pvalues" in weighter.get_params(deep=False)
 
 
+def _takes_covariates(weighter):
+    """Whether ``weighter`` is fitted with the covariates: its fit gives p-values to adjust."""
+    return _has_pvalues(weighter) and weighter.get_params(deep=False)["pvalues"] is not False
+
+
+def _covariate_frame(covariates, X, name):
+    """``covariates`` checked against the rows of ``X`` (a ``ValueError`` naming the fix), as a DataFrame whose
+    rows are taken by position; ``None`` stays ``None``."""
+    if covariates is None:
+        return None
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    names = check_covariates(covariates, n, name, X)[2]
+    if isinstance(covariates, pd.Series):
+        covariates = covariates.to_frame()
+    if isinstance(covariates, pd.DataFrame):
+        return covariates.reset_index(drop=True)
+    return pd.DataFrame(np.asarray(covariates).reshape(n, -1), columns=names)
+
+
+def _rows(covariates, index):
+    """The covariates of the rows ``index`` (``None`` without covariates)."""
+    return None if covariates is None else covariates.iloc[index].reset_index(drop=True)
+
+
+def fit_with_covariates(estimator, X, y, covariates=None):
+    """``estimator.fit(X, y)``, with ``covariates`` routed to the fit of its (last step's) model.
+
+    Parameters
+    ----------
+    estimator : estimator
+        An :class:`AutoWeightedKNN`, or a pipeline ending in one (such as
+        :func:`selection_pipeline`'s); without covariates, any estimator.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Training samples.
+    y : array-like of shape (n_samples,)
+        Targets.
+    covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+        Passed as ``covariates=`` to the last step's ``fit``; ``None``: a plain ``fit``.
+
+    Returns
+    -------
+    estimator : estimator
+        The fitted estimator.
+    """
+    if covariates is None:
+        return estimator.fit(X, y)
+    steps = getattr(estimator, "steps", None)
+    final = steps[-1][1] if steps else estimator
+    if "covariates" not in inspect.signature(final.fit).parameters:
+        raise ValueError(f"covariates: {type(final).__name__}.fit takes no covariates; evaluate an AutoWeightedKNN "
+                         "(or a pipeline ending in one), or leave covariates out.")
+    return estimator.fit(X, y, **{f"{steps[-1][0]}__covariates" if steps else "covariates": covariates})
+
+
 def _q_support(qvalues, ranking, max_qvalue):
     """The features of ``q <= max_qvalue``; the best-ranked one when none is (a kNN needs a feature)."""
     keep = np.asarray(qvalues) <= max_qvalue
     return keep if keep.any() else np.asarray(ranking) == 1
 
 
-def _fold_scores(weighter, X, y, train, test, counts, ks, regression, n_classes, max_qvalue=None):
-    """Scores ``(len(counts), len(ks))`` of one candidate on one split: one weighter fit, one search per count
-    (a ``str`` count: the features of ``q <= max_qvalue``)."""
+def _fold_scores(weighter, X, y, train, test, counts, ks, regression, n_classes, max_qvalue=None, covariates=None):
+    """Scores ``(len(counts), len(ks))`` of one candidate on one split: one weighter fit (given the split's
+    covariates when it takes them), one search per count (a ``str`` count: the features of ``q <= max_qvalue``)."""
     Xtr, Xte, ytr, yte = X[train], X[test], y[train], y[test]
     kmax = max(ks)
     if weighter is None:
         searches = [(slice(None), None, "sqeuclidean")]
     else:
+        kw = {"covariates": _rows(covariates, train)} if covariates is not None and _takes_covariates(weighter) else {}
         try:
-            fitted = clone(weighter).fit(Xtr, ytr)
+            fitted = clone(weighter).fit(Xtr, ytr, **kw)
         except ValueError as exc:
             raise ValueError(f"{type(weighter).__name__} could not be fitted on an inner training fold of "
                              f"{len(train)} samples: {exc} Lower cv (more samples per inner training fold) or "
@@ -246,6 +313,14 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
     refitted on the kept features: that would cost one fit per grid point).  The candidate
     ``None`` is plain kNN on all features, unweighted.
 
+    Covariates given to ``fit`` are adjusted for, not used as predictors: the candidates that
+    compute p-values (the Relief family, fitted with ``pvalues=True`` for ``max_qvalue``) get
+    them, with the rows of each inner training fold, so their ``q <= max_qvalue`` configuration
+    keeps the features significant *given the covariates* (NPDR's covariate-adjusted pair test,
+    ``fit(X, y, covariates=C)`` of :class:`~knnweights.ReliefF`); the other candidates are
+    fitted on ``X`` alone, as without covariates.  The weights, the neighbour distances and the
+    fitted model use ``X`` only, so ``predict`` takes the features alone.
+
     A continuous ``y`` (as :func:`sklearn.utils.multiclass.type_of_target` sees it) is a
     regression: the candidates are the regression-capable weighters
     (``knnweights.REGRESSION_WEIGHTERS``), the model :class:`~knnweights.WeightedKNNRegressor`,
@@ -277,6 +352,9 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         Seeds the inner folds and every candidate weighter whose ``random_state`` is ``None``.
     n_jobs : int, default=None
         Parallel (fold, weighter) fits of the search (joblib).
+    progress : bool or None, default=None
+        Show a progress bar on stderr over the search's (fold, weighter) fits and the refit
+        (``None``: on a terminal only).
 
     Attributes
     ----------
@@ -329,6 +407,13 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
     ('ReliefF', 2)
     >>> model.selected_features_.tolist()
     [0, 1]
+
+    Covariates adjust the q-value configuration; the model predicts from ``X`` alone:
+
+    >>> age = rng.normal(size=(80, 1))
+    >>> adjusted = AutoWeightedKNN(weighters=["ReliefF"], n_features=[2], random_state=0).fit(X, y, covariates=age)
+    >>> adjusted.predict(X[:3]).shape
+    (3,)
     """
 
     _parameter_constraints = {
@@ -339,10 +424,14 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         "cv": [Interval(numbers.Integral, 2, None, closed="left"), HasMethods(["split"])],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
+        "progress": ["boolean", None],
     }
 
+    #: parameters added after stored results (their defaults leave a stored fingerprint as it was)
+    _added_parameters = ("progress",)
+
     def __init__(self, weighters=None, n_features=None, n_neighbors=None, max_qvalue=0.05, cv=5, random_state=None,
-                 n_jobs=None):
+                 n_jobs=None, progress=None):
         self.weighters = weighters
         self.n_features = n_features
         self.max_qvalue = max_qvalue
@@ -350,8 +439,9 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.progress = progress
 
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Choose the configuration by inner CV on ``(X, y)``, then refit it on all rows.
 
         Parameters
@@ -360,6 +450,12 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
             Training samples; a DataFrame's column names become ``feature_names_in_``.
         y : array-like of shape (n_samples,)
             Class labels, or a continuous target (a regression).
+        covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+            Adjust for these (one row per sample, in ``X``'s order; numeric or categorical
+            columns, no missing values): given, with the same rows as ``X`` in every inner
+            fold and the refit, to the candidates that compute p-values, whose
+            ``q <= max_qvalue`` configuration becomes covariate-adjusted.  Not features: the
+            model never uses them.  A ``ValueError`` if no candidate computes p-values.
 
         Returns
         -------
@@ -371,6 +467,7 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         if shape is not None and len(shape) == 2 and shape[1] == 0:
             raise ValueError(f"Found array with 0 feature(s) (shape={tuple(shape)}) while a minimum of 1 is required: "
                              "X has no features; give at least one feature column to choose from.")
+        covariates = _covariate_frame(covariates, X, type(self).__name__)
         X, y = validate_training_data(self, X, y)
         X = np.ascontiguousarray(X, dtype=np.float64)
         self.regression_ = is_continuous_target(y)
@@ -404,14 +501,24 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
             if with_q and est.get_params()["pvalues"] is False:
                 est.set_params(pvalues=True)  # the same fit gives the weights and the q-values
             sizes.append(counts + ([_q_label(self.max_qvalue)] if with_q else []))
+        if covariates is not None and not any(_takes_covariates(est) for _, est in cands):
+            raise ValueError("covariates adjust the q-values of the candidates with p-values (the Relief family: "
+                             "ReliefF, MultiSURF, ...), and none has them here; add such a weighter (with "
+                             "max_qvalue set, or pvalues=True), or leave covariates out.")
         self.weighters_ = dict(cands)
         tasks = [(f, c) for f in range(len(splits)) for c in range(len(cands))]
-        results = Parallel(n_jobs=self.n_jobs)(
+        jobs = Parallel(n_jobs=self.n_jobs, return_as="generator")(
             delayed(_fold_scores)(cands[c][1], X, target, splits[f][0], splits[f][1], sizes[c], ks,
-                                  self.regression_, n_classes, self.max_qvalue)
+                                  self.regression_, n_classes, self.max_qvalue, covariates)
             for f, c in tasks)
-        self._store_results(cands, sizes, ks, dict(zip(tasks, results, strict=True)), len(splits))
-        self._refit(X, y, d)
+        with progress_bar(len(tasks) + 1, type(self).__name__, unit="fits", enabled=self.progress) as bar:
+            results = []
+            for scores in jobs:
+                results.append(scores)
+                bar.update(1)
+            self._store_results(cands, sizes, ks, dict(zip(tasks, results, strict=True)), len(splits))
+            self._refit(X, y, d, covariates)
+            bar.update(1)
         return self
 
     def _check_classes(self, codes):
@@ -466,8 +573,9 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         self.best_params_ = dict(params[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
 
-    def _refit(self, X, y, d):
-        """Fit the chosen configuration on all rows; the kept features and the ranking."""
+    def _refit(self, X, y, d, covariates=None):
+        """Fit the chosen configuration on all rows (its weighter given the covariates when it takes them); the
+        kept features and the ranking."""
         p = self.best_params_
         weighter = self.weighters_[p["weighter"]]
         k = p["n_neighbors"]
@@ -478,7 +586,10 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
             keep = (KeepTopWeights(weighter, max_qvalue=self.max_qvalue) if isinstance(m, str)
                     else KeepTopWeights(weighter, n_features=m))
             model = WeightedKNNRegressor(keep, n_neighbors=k) if self.regression_ else WeightedKNN(keep, n_neighbors=k)
-        self.best_estimator_ = model.fit(X, y)
+        if covariates is not None and _takes_covariates(weighter):
+            self.best_estimator_ = model.fit(X, y, covariates=covariates)
+        else:
+            self.best_estimator_ = model.fit(X, y)
         if weighter is None:
             self.support_ = np.ones(d, dtype=bool)
             self.ranking_ = np.full(d, (d + 1) / 2.0)
@@ -562,12 +673,13 @@ class AutoWeightedKNN(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def selection_pipeline(weighters=None, *, log=False, scale="standard", cv=5, random_state=None):
+def selection_pipeline(weighters=None, *, log=False, scale="standard", cv=5, random_state=None, progress=None):
     """Median imputation, ``log(x + 1)``, scaling and :class:`AutoWeightedKNN`, as one pipeline.
 
     Every step is fitted on the rows it is given, so under :func:`nested_evaluate` the medians and
     scales come from the outer training part only, and ``predict`` applies the same steps to new
-    samples.  This is the model ``knnweights select`` evaluates and saves.
+    samples.  This is the model ``knnweights select`` evaluates and saves.  Covariates reach the
+    last step through :func:`fit_with_covariates` (or ``fit(X, y, choose__covariates=C)``).
 
     Parameters
     ----------
@@ -581,6 +693,8 @@ def selection_pipeline(weighters=None, *, log=False, scale="standard", cv=5, ran
         The inner folds of the choice.
     random_state : int, RandomState instance or None, default=None
         Seed of the inner folds and of the weighters.
+    progress : bool or None, default=None
+        :class:`AutoWeightedKNN`'s progress bar (``None``: on a terminal only).
 
     Returns
     -------
@@ -593,5 +707,6 @@ def selection_pipeline(weighters=None, *, log=False, scale="standard", cv=5, ran
     scaler = make_scaler(scale)
     if scaler is not None:
         steps.append(("scale", scaler))
-    steps.append(("choose", AutoWeightedKNN(weighters=weighters, cv=cv, random_state=random_state)))
+    steps.append(("choose", AutoWeightedKNN(weighters=weighters, cv=cv, random_state=random_state,
+                                            progress=progress)))
     return Pipeline(steps)

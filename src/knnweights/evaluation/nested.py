@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_array
 
 from ..utils import column_names, format_label, progress_bar
 from ..weighters._validation import is_continuous_target, validate_training_data
-from .auto import AutoWeightedKNN
+from .auto import AutoWeightedKNN, _covariate_frame, _rows, fit_with_covariates
 from .grid import _data_key, fingerprint_view
 from .protocols import RepeatedCV, derive_seed, root_seed
 from .stats import corrected_interval, corrected_ttest
@@ -294,11 +294,21 @@ def _final_step(model):
     return steps[-1][1] if steps else model
 
 
-def _outer_split(estimator, baselines, X, y, train, test, seed, regression):
-    """Fit the estimator and the baselines on one outer training part, score them on its test part."""
+def _set_progress(estimator, value):
+    """Set every ``progress`` parameter of ``estimator`` (nested ones included) to ``value``; returns it."""
+    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
+    new = {k: value for k in params if k == "progress" or k.endswith("__progress")}
+    return estimator.set_params(**new) if new else estimator
+
+
+def _outer_split(estimator, baselines, X, y, train, test, seed, regression, covariates=None):
+    """Fit the estimator (given the training part's covariates) and the baselines on one outer training part,
+    score them on its test part; the inner fits show no progress bars (the outer loop has one)."""
     out = {"scores": {}, "rmse": {}}
     for name, est in [("estimator", estimator), *baselines.items()]:
-        model = set_random_states(clone(est), derive_seed(seed, name)).fit(X[train], y[train])
+        model = _set_progress(set_random_states(clone(est), derive_seed(seed, name)), False)
+        given = _rows(covariates, train) if name == "estimator" else None  # the baselines: X alone
+        model = fit_with_covariates(model, X[train], y[train], given)
         out["scores"][name], out["rmse"][name] = _score(model, X[test], y[test], regression)
         if name == "estimator":
             model = _final_step(model)
@@ -329,7 +339,7 @@ def _stored_split(row):
 
 
 def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, confidence=0.95,
-                    random_state=None, n_jobs=None, progress=None, store=None):
+                    random_state=None, n_jobs=None, progress=None, store=None, covariates=None):
     """Nested cross-validation: an outer CV around the estimator's whole inner choice.
 
     Every outer training part gets a fresh clone of ``estimator`` (whose ``fit`` makes its own
@@ -338,6 +348,11 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
     the comparisons are paired.  The interval of each mean score is the corrected resampled t
     (Nadeau & Bengio 2003: variance ``(1/J + n_test/n_train) s^2`` for ``J`` splits, since the
     training parts overlap), :func:`~knnweights.evaluation.corrected_interval`.
+
+    ``covariates`` go to the estimator's fit with the rows of each outer training part (and
+    within it, :class:`AutoWeightedKNN` gives them to its inner folds' Relief fits, the same
+    rows again): they adjust the q-value selection, and are neither features of the estimator
+    nor of the baselines, which are fitted and scored on ``X`` alone.
 
     Parameters
     ----------
@@ -373,6 +388,10 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
         A ``.jsonl`` file that keeps each finished outer split (keyed by the models'
         parameters, the data, the protocol and the split): a run killed part-way resumes
         from it, computing only the splits not stored, to the same result.
+    covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+        Covariates to adjust for (one row per sample of ``X``): passed to the estimator's
+        (last step's) ``fit(..., covariates=)``, the rows of each outer training part; see
+        :class:`AutoWeightedKNN`.
 
     Returns
     -------
@@ -399,6 +418,7 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
     # shapes and labels only (a throwaway validates: the caller's estimator stays unfitted); NaN is for the
     # estimator to refuse or impute (a pipeline)
     Xv, yv = validate_training_data(AutoWeightedKNN(), X, y, allow_nan=True)
+    covariates = _covariate_frame(covariates, X, "nested_evaluate")
     Xv = np.asarray(Xv, dtype=np.float64)
     yv = np.asarray(yv)
     regression = is_continuous_target(yv)
@@ -422,14 +442,15 @@ def nested_evaluate(estimator, X, y, cv=(5, 5), baselines=True, consensus=0.5, c
     keys = [None] * len(splits)
     if store is not None:
         store = ResultStore(store)
-        data_key = _data_key(Xv, yv)
-        keys = [_split_key(estimator, chosen, data_key, protocol, seed, r, f) for r, f, _, _ in splits]
+        data_key = _data_key(Xv, yv) if covariates is None else _data_key((Xv, covariates), yv)
+        quiet = _set_progress(clone(estimator), None)  # the key does not depend on the progress bars
+        keys = [_split_key(quiet, chosen, data_key, protocol, seed, r, f) for r, f, _, _ in splits]
         done = {row.get("key"): row for row in store.read()}
         outs = [_stored_split(done[k]) if k in done else None for k in keys]
     todo = [i for i, o in enumerate(outs) if o is None]
     jobs = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_outer_split)(estimator, chosen, Xv, yv, splits[i][2], splits[i][3],
-                              derive_seed(seed, "outer", splits[i][0], splits[i][1]), regression)
+                              derive_seed(seed, "outer", splits[i][0], splits[i][1]), regression, covariates)
         for i in todo)
     with progress_bar(len(splits), "nested CV", unit="splits", enabled=progress) as bar:
         bar.update(len(splits) - len(todo))

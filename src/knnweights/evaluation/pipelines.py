@@ -78,7 +78,7 @@ def _deterministic(est):
     )
 
 
-def cached_fit(estimator, X, y):
+def cached_fit(estimator, X, y, covariates=None):
     """``clone(estimator).fit(X, y)``, taken from the active :func:`fit_cache` when possible.
 
     Parameters
@@ -90,20 +90,23 @@ def cached_fit(estimator, X, y):
         Training samples.
     y : array-like of shape (n_samples,)
         Training targets.
+    covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+        Passed to ``fit`` as ``covariates=`` (and part of the cache key) when given.
 
     Returns
     -------
     fitted : estimator
         The fitted clone; a cached one is shared, so do not modify it.
     """
+    kw = {} if covariates is None else {"covariates": covariates}
     cache = getattr(_local, "cache", None)
     if cache is None or not _deterministic(estimator):
-        return clone(estimator).fit(X, y)
-    key = joblib.hash((estimator, np.asarray(X), np.asarray(y)))
+        return clone(estimator).fit(X, y, **kw)
+    key = joblib.hash((estimator, np.asarray(X), np.asarray(y), *kw.values()))
     if key in cache:
         cache.move_to_end(key)
         return cache[key]
-    fitted = clone(estimator).fit(X, y)
+    fitted = clone(estimator).fit(X, y, **kw)
     cache[key] = fitted
     while len(cache) > getattr(_local, "maxsize", 8):
         cache.popitem(last=False)
@@ -155,7 +158,7 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         self.weighter = weighter
         self.share = share
 
-    def fit(self, X, y):
+    def fit(self, X, y, covariates=None):
         """Fit the weighter on ``(X, y)`` and choose the features kept.
 
         Parameters
@@ -164,6 +167,8 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
             Training samples (numeric; NaN only if the weighter accepts it).
         y : array-like of shape (n_samples,)
             Targets the weighter learns its weights from.
+        covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+            Passed to the weighter's ``fit`` (the Relief family adjusts its p-values for them).
 
         Returns
         -------
@@ -177,7 +182,7 @@ class RemoveLowestWeights(TransformerMixin, BaseEstimator):
         check_target(y)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32],
                              ensure_all_finite="allow-nan" if allow_nan else True)
-        self.weighter_ = cached_fit(self.weighter, X, y)
+        self.weighter_ = cached_fit(self.weighter, X, y, covariates)
         w = fitted_weights(self.weighter_)
         if w is None:
             raise TypeError(f"{type(self.weighter_).__name__} has neither feature_importances_ nor coef_.")
