@@ -151,8 +151,8 @@ class ReliefBase(BaseWeighter):
         """``(discrete_features, normalize, divisor)`` of the ``diff`` on ``X``: the parameters as given, or
         those ``genotype_diff`` names (``divisor``: allele sharing's fixed 2, else ``None``)."""
         name = getattr(self, "genotype_diff", None)
-        if name is None:
-            return self.discrete_features, self.normalize, None
+        if name is None:  # MulRel (no discrete_features) reads its normalize here too
+            return getattr(self, "discrete_features", None), self.normalize, None
         est = type(self).__name__
         if self.discrete_features is not None or not self.normalize:
             given = "discrete_features" if self.discrete_features is not None else "normalize=False"
