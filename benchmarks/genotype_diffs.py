@@ -1,13 +1,15 @@
 """Which genotype reading finds which penetrance model: the evidence for ``genotype_diff``'s default.
 
-Run:  python benchmarks/genotype_diffs.py [--reps 3] [--sizes 400x1000,1600x1000,400x5000]
-      [--h2 0.1] [--out benchmarks/genotype_diffs.md]
+Run:  python benchmarks/genotype_diffs.py [--reps 8] [--sizes 400x1000,1600x1000,400x5000,1600x5000]
+      [--h2 0.1,0.2] [--out benchmarks/genotype_diffs.md]
 
 GAMETES-style simulation (Urbanowicz et al. 2012), written here from the definition: two
 planted SNPs (features 0 and 1) among null SNPs, every SNP in Hardy-Weinberg proportions at a
 minor allele frequency drawn from U(0.2, 0.5); a penetrance table ``P(case | g1, g2)`` with
 prevalence ``K = 0.5`` and the broad-sense heritability ``h2 = Var_G(P) / (K (1 - K))`` set
-to ``--h2``; balanced case / control samples drawn from the table.  Models:
+by ``--h2`` (the models with marginal effects, then the two interaction models: an additive table
+cannot reach 0.2 at these MAFs, and the interactions are not found at 0.1 by these sizes);
+balanced case / control samples drawn from the table.  Models:
 
 - ``additive``: ``P = K + b (x1 + x2)``, ``x`` the centred allele count;
 - ``dominant``: ``P = K + b (x1 + x2)``, ``x`` the centred carrier indicator ``[g >= 1]``;
@@ -36,8 +38,10 @@ import numpy as np
 from knnweights import MultiSURF, ReliefF
 
 MODELS = ("additive", "dominant", "recessive", "het-xor", "epistasis")
+INTERACTIONS = ("het-xor", "epistasis")
 READINGS = ("additive", "mismatch", "allele-sharing")
-METHODS = {"ReliefF": lambda g: ReliefF(n_neighbors=10, genotype_diff=g), "MultiSURF": lambda g: MultiSURF(genotype_diff=g)}
+METHODS = {"ReliefF": lambda g: ReliefF(n_neighbors=10, genotype_diff=g),
+           "MultiSURF": lambda g: MultiSURF(genotype_diff=g)}
 
 
 def _hwe(maf):
@@ -98,11 +102,17 @@ def _ranks(scores):
 
 
 def run(sizes, reps, h2):
+    """One row per fit: size, model, replicate, method, reading, the planted SNPs' ranks, seconds."""
     rows = []
+    X, y = simulate("additive", 100, 50, 0.1, 0)
+    for make in METHODS.values():  # compile before the timed fits
+        for reading in READINGS:
+            make(reading).fit(X, y)
     for n, d in sizes:
         for model in MODELS:
             for rep in range(reps):
-                X, y = simulate(model, n, d, h2, seed=1000 * rep + 17 * d + n + MODELS.index(model))
+                seed = 1000 * rep + 17 * d + n + MODELS.index(model)
+                X, y = simulate(model, n, d, h2[model in INTERACTIONS], seed)
                 for method, make in METHODS.items():
                     for reading in READINGS:
                         t = time.perf_counter()
@@ -133,7 +143,8 @@ def report(rows, sizes, reps, h2, seconds):
              "`python benchmarks/genotype_diffs.py` (module docstring: the models and the simulation).",
              f"{platform.processor() or platform.machine()}, numba threads {numba.get_num_threads()}, "
              f"{os.cpu_count()} CPUs; sizes (n x null SNPs) {', '.join(f'{n}x{d}' for n, d in sizes)}, "
-             f"{reps} replicates each, h2 = {h2}, MAF U(0.2, 0.5); {seconds:.0f} s in all.", "",
+             f"{reps} replicates each, h2 = {h2[0]} (marginal models) / {h2[1]} (het-xor, epistasis), "
+             f"MAF U(0.2, 0.5); ReliefF k = 10; {seconds:.0f} s in all.", "",
              "Per model and reading: the median rank of the two planted SNPs over all sizes and replicates, "
              "and the share of runs with both in the top 10 / the top 1 % (at least the top 10) of the SNPs.", ""]
     for method in METHODS:
@@ -152,6 +163,13 @@ def report(rows, sizes, reps, h2, seconds):
         for model in MODELS:
             cells = [f"{t[(n, d, model, g)][0]:g} ({t[(n, d, model, g)][1]:.0%})" for g in READINGS]
             lines.append(f"| {n}x{d} | {model} | " + " | ".join(cells) + " |")
+    n, d = max(sizes, key=lambda s: s[0] * s[0] * s[1])
+    lines += ["", f"Seconds per fit at {n}x{d} (median over models and replicates; one neighbour pass each):", "",
+              "| method | " + " | ".join(READINGS) + " |", "| --- | " + " | ".join("---" for _ in READINGS) + " |"]
+    for method in METHODS:
+        sec = [np.median([r["seconds"] for r in rows
+                          if (r["n"], r["d"], r["method"], r["reading"]) == (n, d, method, g)]) for g in READINGS]
+        lines.append(f"| {method} | " + " | ".join(f"{v:.2f}" for v in sec) + " |")
     same = sum(1 for a, b in zip(rows[0::3], rows[2::3], strict=True) if (a["r1"], a["r2"]) == (b["r1"], b["r2"]))
     lines += ["", f"Allele sharing gave the additive reading's ranks in {same} of {len(rows) // 3} fits: with "
               "MAF >= 0.2 and n >= 400 every SNP shows all three genotypes, where |a - b| / 2 is |a - b| / range.",
@@ -161,15 +179,16 @@ def report(rows, sizes, reps, h2, seconds):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--sizes", default="400x1000,1600x1000,400x5000")
-    ap.add_argument("--h2", type=float, default=0.1)
+    ap.add_argument("--reps", type=int, default=8)
+    ap.add_argument("--sizes", default="400x1000,1600x1000,400x5000,1600x5000")
+    ap.add_argument("--h2", default="0.1,0.2", help="heritability of the marginal models, of the interactions")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",")]
+    h2 = tuple(float(v) for v in a.h2.split(","))
     t = time.perf_counter()
-    rows = run(sizes, a.reps, a.h2)
-    text = report(rows, sizes, a.reps, a.h2, time.perf_counter() - t)
+    rows = run(sizes, a.reps, h2)
+    text = report(rows, sizes, a.reps, h2, time.perf_counter() - t)
     print(text)
     if a.out:
         with open(a.out, "w") as fh:
