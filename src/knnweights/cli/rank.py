@@ -40,6 +40,9 @@ def _add_arguments(p):
                    help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
     p.add_argument("--pheno-col", metavar="NAME", default=None,
                    help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
+    p.add_argument("--genotype-diff", choices=("additive", "mismatch", "allele-sharing"), default=None,
+                   help="PLINK .bed input: how two genotypes differ (the weighters' genotype_diff): additive "
+                        "|a - b| / range, mismatch 0 / 1, allele-sharing |a - b| / 2 (default: additive)")
     p.add_argument("--n-jobs", type=int, default=None,
                    help="parallel work: permutation refits (joblib), or the compiled kernels' threads for a "
                         ".bed file (default: all)")
@@ -52,8 +55,9 @@ def _run(args):
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
     if str(args.file).lower().endswith(".bed"):
         return _run_plink(args)
-    if args.pheno or args.pheno_col:
-        raise UsageError("--pheno / --pheno-col are for a PLINK .bed file; a table takes --target COL.")
+    if args.pheno or args.pheno_col or args.genotype_diff:
+        raise UsageError("--pheno / --pheno-col / --genotype-diff are for a PLINK .bed file; a table takes "
+                         "--target COL (and the weighters' discrete_features for its coding).")
     if args.permutations < 1:
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
     if args.covariates and not args.pvalues:
@@ -110,8 +114,9 @@ def _run_plink(args):
                  + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
     with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
         # unknown genotypes (-127): Relief's unknown-value diff
+        params = {"missing": "diff", "genotype_diff": args.genotype_diff}
         table, _, kept, warn = rank_with_status(names, data.X, data.y, args, scale="none", baselines=False,
-                                                feature_names=data.snps, weighter_params={"missing": "diff"})
+                                                feature_names=data.snps, weighter_params=params)
     out = args.out or f"{data.name}_ranks.csv"
     write_table(table, out)
     print_warnings(warn)

@@ -298,7 +298,10 @@ _byte_diff_doc = fill_docstring(byte_diff_params="""codes : ndarray of shape (n_
 disc : ndarray of shape (n_features,), bool
     The discrete features.
 normalize : bool
-    Divide each continuous feature's differences by its range.""", margin_sum="""Returns
+    Divide each continuous feature's differences by its range.
+divisor : int or None, default=None
+    A fixed divisor of every continuous feature's differences instead (allele sharing's 2);
+    ``normalize`` must then be False.""", margin_sum="""Returns
 -------
 ndarray of shape (n_features,)
     Each feature's margin sum.""")
@@ -396,7 +399,7 @@ class GenotypeMatrix:
         return discrete_mask(np.empty((0, d)), discrete_features, discrete_limit)
 
     @_byte_diff_doc
-    def diff_data(self, codes, disc, normalize):
+    def diff_data(self, codes, disc, normalize, divisor=None):
         """Relief's ``diff`` on these bytes.
 
         Parameters
@@ -408,7 +411,7 @@ class GenotypeMatrix:
         ByteDiff
             Distances and margin sums, in feature blocks.
         """
-        return ByteDiff(self, codes, disc, normalize)
+        return ByteDiff(self, codes, disc, normalize, divisor)
 
 
 @_byte_diff_doc
@@ -429,7 +432,7 @@ class ByteDiff:
 
     fold_pairs = False
 
-    def __init__(self, G, codes, disc, normalize):
+    def __init__(self, G, codes, disc, normalize, divisor=None):
         self.G = G
         self.n, self.d = G.shape
         self.codes = np.ascontiguousarray(codes, dtype=np.int64)
@@ -441,7 +444,10 @@ class ByteDiff:
         r = np.where(known, st["vmax"].astype(np.int64) - vmin, 0)
         cont = ~disc
         ranges = np.unique(r[cont & (r > 0)])
-        base = 1
+        if normalize and divisor is not None:
+            raise ValueError("ByteDiff: a fixed divisor replaces the range normalisation; pass normalize=False.")
+        div = 1 if divisor is None else int(divisor)
+        base = div
         if normalize:
             for v in ranges:
                 base = math.lcm(base, int(v))
@@ -450,10 +456,10 @@ class ByteDiff:
             mult = np.where(r > 0, S // np.maximum(r, 1), 0)
             scale = np.where(r > 0, 1.0 / np.maximum(r, 1), 1.0)
             cmax = np.where(r > 0, S, 0)
-        else:
-            mult = np.full(self.d, S)
-            scale = np.ones(self.d)
-            cmax = r * S
+        else:  # |a - b| / div: the multiplier S / div, a whole number as S is a multiple of div
+            mult = np.full(self.d, S // div)
+            scale = np.full(self.d, 1.0 / div)
+            cmax = r * (S // div)
         planes = int(max(1, S if disc.any() else 0, cmax[cont].max(initial=0)))
         if planes > _MAX_PLANES:
             raise BytePathTooWide(planes)
@@ -461,8 +467,8 @@ class ByteDiff:
         ncols = np.ones(self.d, np.int64)
         ncols[disc] = np.maximum(1, (L[disc] + 1) // 2)
         self.discrete = disc
-        # the largest diff of each feature (discrete: 1; continuous: 1 range-normalised, else the range)
-        self._top = np.where(disc, 1.0, np.where(r > 0, 1.0, 0.0) if normalize else r.astype(np.float64))
+        # the largest diff of each feature (discrete: 1; continuous: 1 range-normalised, else range / div)
+        self._top = np.where(disc, 1.0, np.where(r > 0, 1.0, 0.0) if normalize else r / float(div))
         self.prm = _Params(vmin, mult.astype(np.uint8), disc.astype(np.uint8), ncols, level, scale.astype(np.float64),
                            st["n_missing"] > 0, int(S), planes, normalize)
 

@@ -45,7 +45,20 @@ _DIFF_PARAMS_DOC = """missing : {"error", "diff"}, default="error"
         ``discrete_limit`` distinct known values; else a boolean mask or indices.
     discrete_limit : int, default=10
         The distinct-value threshold of ``discrete_features="auto"`` (``<=`` is discrete:
-        skrebate's ``discrete_threshold=10`` convention)."""
+        skrebate's ``discrete_threshold=10`` convention).
+    genotype_diff : {"additive", "mismatch", "allele-sharing"} or None, default=None
+        How two genotypes (allele counts 0/1/2) differ, on every feature, by name:
+        ``"additive"`` ``|a - b| / range`` (the observed range: the default numeric ``diff``),
+        ``"mismatch"`` 0 for equal genotypes and 1 else (``discrete_features=True``; NPDR's
+        "match-mismatch", Arabnejad et al.'s genotype mismatch GM), ``"allele-sharing"``
+        ``|a - b| / 2`` (NPDR's "allele-sharing", allele mismatch AM: a fixed scale, so it is
+        the additive reading halved on a SNP seen with two adjacent genotypes only and equal to
+        it on one seen with 0 and 2; values must be 0, 1 or 2).  The same on bytes and floats,
+        in the neighbours' distance and the weight update alike, with the unknown-value
+        ``diff`` of ``missing="diff"`` taken under it.  ``None``: ``discrete_features`` and
+        ``normalize`` decide; a name leaves them at their defaults (else a ``ValueError``: one
+        parameter says how a genotype differs).  Which reading finds which model: the user
+        guide's "Genotype differences"."""
 
 
 _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
@@ -109,6 +122,9 @@ class ReliefBase(BaseWeighter):
         """``None`` for ``diff="linear"``, else the validated ``(t_eq, t_diff)`` of ``diff="ramp"``."""
         if getattr(self, "diff", "linear") == "linear":
             return None
+        if getattr(self, "genotype_diff", None) is not None:
+            raise ValueError(f"{type(self).__name__}: diff='ramp' is a numeric feature's diff; genotype_diff="
+                             f"{self.genotype_diff!r} names a genotype reading: choose one.")
         try:
             t_eq, t_diff = (float(t) for t in self.ramp)
         except (TypeError, ValueError):
@@ -131,21 +147,51 @@ class ReliefBase(BaseWeighter):
             raise NotImplementedError(f"{name}(diff='ramp') is not defined with missing values.")
         return ramp
 
+    def _reading(self, X):
+        """``(discrete_features, normalize, divisor)`` of the ``diff`` on ``X``: the parameters as given, or
+        those ``genotype_diff`` names (``divisor``: allele sharing's fixed 2, else ``None``)."""
+        name = getattr(self, "genotype_diff", None)
+        if name is None:  # MulRel (no discrete_features) reads its normalize here too
+            return getattr(self, "discrete_features", None), self.normalize, None
+        est = type(self).__name__
+        if self.discrete_features is not None or not self.normalize:
+            given = "discrete_features" if self.discrete_features is not None else "normalize=False"
+            raise ValueError(f"{est}(genotype_diff={name!r}) sets how every genotype differs; leave {given} out "
+                             "(mismatch is discrete_features=True, additive the default diff).")
+        if name == "mismatch":
+            return True, True, None
+        if name == "additive":
+            return None, True, None
+        if isinstance(X, GenotypeMatrix):
+            bad = bool((X.stats()["vmax"] > 2).any())
+        else:
+            known = X[~np.isnan(X)] if X.dtype.kind == "f" else X
+            bad = not bool(np.isin(known, (0, 1, 2)).all())
+        if bad:
+            raise ValueError(f"{est}(genotype_diff='allele-sharing') scores allele counts: every known value must "
+                             "be 0, 1 or 2 (use 'additive' or 'mismatch' for other codes).")
+        return None, False, 2
+
     def _normalized(self, X):
-        return range_normalize(X) if self.normalize else X
+        _, normalize, divisor = self._reading(X)
+        if divisor is not None:
+            return X / divisor
+        return range_normalize(X) if normalize else X
 
     def _diff_data(self, X, codes, force=False):
         """``None`` on the plain path (continuous, complete, not forced), else the
         :class:`~knnweights.engine._kernels_mixed.DiffData` of ``X``; sets ``discrete_features_``."""
+        discrete, normalize, divisor = self._reading(X)
         if isinstance(X, GenotypeMatrix):  # bytes: always the diff tables, in feature blocks
-            self.discrete_features_ = X.discrete_mask(self.discrete_features, self.discrete_limit)
-            return X.diff_data(codes, self.discrete_features_, self.normalize)
-        disc = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            self.discrete_features_ = X.discrete_mask(discrete, self.discrete_limit)
+            return X.diff_data(codes, self.discrete_features_, normalize, divisor)
+        disc = mixed_kernels.discrete_mask(X, discrete, self.discrete_limit)
         self.discrete_features_ = disc
         has_nan = X.dtype.kind == "f" and bool(np.isnan(X).any())
         if not (disc.any() or has_nan or force):
             return None
-        M = mixed_kernels.build_mixed(X, codes, int(codes.max()) + 1, disc, self.normalize, dtype=X.dtype)
+        Xs = X if divisor is None else X / divisor
+        M = mixed_kernels.build_mixed(Xs, codes, int(codes.max()) + 1, disc, normalize, dtype=X.dtype)
         return mixed_kernels.DiffData(M)
 
     def __sklearn_tags__(self):
@@ -158,6 +204,7 @@ DIFF_CONSTRAINTS = {
     "missing": [StrOptions({"error", "diff"})],
     "discrete_features": [StrOptions({"auto"}), "array-like", "boolean", None],
     "discrete_limit": [Interval(numbers.Integral, 1, None, closed="left")],
+    "genotype_diff": [StrOptions({"additive", "mismatch", "allele-sharing"}), None],
 }
 
 #: the constraints of ``diff`` and ``ramp`` (validated further by ``ReliefBase._ramp_thresholds``)

@@ -33,6 +33,7 @@ from ._relief_margins import (
     in_radius,
     multisurf_thresholds,
     radius_pairs,
+    range_normalize,
     sample_rows,
     select_block,
 )
@@ -258,10 +259,14 @@ def _covariate_search_data(est, X, codes, covariates):
     """The ``diff`` data of ``X`` with the covariates as further columns (categorical ones discrete), on
     which ``neighbors_with_covariates=True`` finds the p-values' pairs."""
     values, categorical = covariates[0], covariates[1]
-    Xa = np.hstack([np.asarray(X, dtype=np.float64), values])
+    X = np.asarray(X, dtype=np.float64)
+    _, normalize, divisor = est._reading(X)
+    if divisor is not None:  # allele sharing's fixed scale on X; the covariates range-normalised as by default
+        X, values, normalize = X / divisor, range_normalize(np.asarray(values, dtype=np.float64)), False
+    Xa = np.hstack([X, values])
     disc = np.concatenate([np.asarray(getattr(est, "discrete_features_", np.zeros(X.shape[1], bool)), bool),
                            categorical])
-    M = _kernels_mixed.build_mixed(Xa, codes, int(codes.max()) + 1, disc, est.normalize, dtype=np.float64)
+    M = _kernels_mixed.build_mixed(Xa, codes, int(codes.max()) + 1, disc, normalize, dtype=np.float64)
     return _kernels_mixed.DiffData(M)
 
 

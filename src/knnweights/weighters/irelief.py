@@ -123,10 +123,10 @@ class IRelief(ReliefTargetMixin, ReliefBase):
         "verbose": ["verbose"],
         "target_type": TARGET_CONSTRAINTS["target_type"],
     }
-    _added_parameters = ('target_type',)
+    _added_parameters = ('target_type', 'genotype_diff')
 
     def __init__(self, sigma="auto", max_iter=50, tol=1e-6, normalize=True, missing="error",
-                 discrete_features=None, discrete_limit=10, verbose=0, target_type="auto"):
+                 discrete_features=None, discrete_limit=10, verbose=0, target_type="auto", genotype_diff=None):
         self.sigma = sigma
         self.max_iter = max_iter
         self.tol = tol
@@ -136,6 +136,7 @@ class IRelief(ReliefTargetMixin, ReliefBase):
         self.discrete_limit = discrete_limit
         self.verbose = verbose
         self.target_type = target_type
+        self.genotype_diff = genotype_diff
 
     @staticmethod
     def _inlier_probability(log_hit_mass, log_miss_mass):

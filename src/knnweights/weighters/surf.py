@@ -175,7 +175,7 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
 class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state', 'padj')
+    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state', 'padj', 'genotype_diff')
     _parameter_constraints = {
         "normalize": ["boolean"],
         "multiclass": [StrOptions({"prior", "rebate"})],
@@ -188,7 +188,7 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
                  discrete_limit=10, target_type="auto", pvalues=False, n_instances=None, random_state=None,
-                 padj="bh"):
+                 padj="bh", genotype_diff=None):
         self.normalize = normalize
         self.multiclass = multiclass
         self.missing = missing
@@ -199,6 +199,7 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
         self.n_instances = n_instances
         self.random_state = random_state
         self.padj = padj
+        self.genotype_diff = genotype_diff
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], None, self.random_state, self.n_instances)
