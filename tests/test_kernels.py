@@ -85,6 +85,9 @@ def test_symmetric_kernel_is_bit_identical_to_rectangular(phi, dtype, n, d):
     _kernels.pairwise_phi_t.threaded(X, np.ascontiguousarray(X.T), phi, full)
     sym = np.full((n, n), np.nan, dtype)
     _kernels.upper_phi.threaded(X, np.ascontiguousarray(X.T), phi, sym)
+    upper = np.triu(np.ones((n, n), bool))
+    assert np.array_equal(sym[upper], full[upper]) and np.isnan(sym[~upper]).all()  # the lower one is the mirror's
+    _kernels.mirror_lower.threaded(sym)
     assert np.array_equal(sym, full)
     one_thread = np.full((n, n), np.nan, dtype)
     assert np.array_equal(_kernels.pairwise_phi_sym(X, phi, one_thread), full)

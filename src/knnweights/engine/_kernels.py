@@ -194,9 +194,10 @@ def upper_tiles(n, tile_i, tile_j):  # pragma: no cover - compiled
 
 @njit(tasks=True, cache=True, nogil=True)
 def upper_phi(A, AT, phi, out, part, parts):  # pragma: no cover - compiled
-    """``out = pairwise_phi(A, A)`` from the output tiles that touch the upper triangle: each value
-    above the diagonal (and on it) is computed once and written to both of its places (the tile's
-    task owns both, so no part waits for another); ``AT`` is ``A.T``, C-contiguous."""
+    """The upper triangle (and diagonal) of ``out = pairwise_phi(A, A)``, from the output tiles that
+    touch it; ``AT`` is ``A.T``, C-contiguous.  The lower triangle is left to :func:`mirror_lower`:
+    written here, tile by tile, its scattered rows slowed the other threads' tiles more than the
+    separate pass costs."""
     n, d = A.shape
     tiles = upper_tiles(n, _TILE_I, _TILE_J)
     for t in task_range(tiles.shape[0], part, parts):  # active tiles all cost the same: equal parts stay balanced
@@ -209,9 +210,6 @@ def upper_phi(A, AT, phi, out, part, parts):  # pragma: no cover - compiled
         for i in range(i0, i1):
             for j in range(max(i, j0), j1):
                 out[i, j] = acc[i - i0, j - j0]
-        for j in range(j0, j1):  # the mirror, row by row of out
-            for i in range(i0, min(i1, j + 1)):
-                out[j, i] = acc[i - i0, j - j0]
     return out
 
 
@@ -385,7 +383,8 @@ def pairwise_phi_sym(A, phi, out):
     """``out = pairwise_phi(A, A)``: only the output tiles touching the upper triangle are computed,
     the rest mirrored (``|a - b| = |b - a|`` and each sum runs in the same order, so the result is
     bit-identical to :func:`pairwise_phi`)."""
-    return upper_phi(A, np.ascontiguousarray(A.T), phi, out)
+    upper_phi(A, np.ascontiguousarray(A.T), phi, out)
+    return mirror_lower(out)
 coef_phi_rows = size_dispatch(coef_phi_rows, lambda A, B, *a: A.shape[0] * B.shape[0] * max(1, A.shape[1]))
 index_phi_rows = size_dispatch(index_phi_rows, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
 index_phi_dot = size_dispatch(index_phi_dot, lambda A, B, idx, *a: idx.size * max(1, A.shape[1]))
