@@ -219,10 +219,17 @@ _TARGET_ATTRIBUTES_DOC = """target_type_ : {"classes", "continuous", "survival"}
         continuous outcome."""
 
 
+_SURVIVAL_NOTE_DOC = """A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
+    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
+    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
+    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
+    unchanged (see :mod:`knnweights.weighters._relief_survival`)."""
+
+
 def fill_relief_docstring(estimator_class):
     """Class decorator: the shared parameter docs in place of ``{diff_params}``, ``{target_params}``,
-    ``{n_instances}``, ``{ramp_params}`` and ``{target_type}``, and the attributes of ``{target_attributes}``,
-    in the docstring of ``estimator_class``.
+    ``{n_instances}``, ``{ramp_params}`` and ``{target_type}``, the attributes of ``{target_attributes}`` and
+    the note ``{survival_note}``, in the docstring of ``estimator_class``.
 
     Parameters
     ----------
@@ -240,7 +247,8 @@ def fill_relief_docstring(estimator_class):
         "    {target_params}", "    " + TARGET_DOC + "\n    " + PVALUES_DOC).replace(
         "    {n_instances}", "    " + _N_INSTANCES_DOC).replace("    {target_type}", "    " + TARGET_DOC).replace(
         "    {ramp_params}", "    " + _RAMP_PARAMS_DOC).replace(
-        "    {target_attributes}", "    " + _TARGET_ATTRIBUTES_DOC)
+        "    {target_attributes}", "    " + _TARGET_ATTRIBUTES_DOC).replace(
+        "    {survival_note}", "    " + _SURVIVAL_NOTE_DOC)
     return estimator_class
 
 

@@ -116,11 +116,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
 
     Notes
     -----
-    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
-    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
-    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
-    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
-    unchanged (see :mod:`knnweights.weighters._relief_survival`).
+    {survival_note}
     A continuous target: RReliefF with the one nearest neighbour
     (:func:`~knnweights.weighters._relief_regression.rrelieff_scores` with ``k = 1``).
 
@@ -240,11 +236,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
 
     Notes
     -----
-    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
-    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
-    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
-    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
-    unchanged (see :mod:`knnweights.weighters._relief_survival`).
+    {survival_note}
     A continuous target is scored by RReliefF (Robnik-Sikonja & Kononenko 2003, Sec. 2.3,
     the RReliefF pseudo code): the probabilities of a different prediction, a different feature value and
     both, estimated over the ``k`` nearest neighbours (see

@@ -284,11 +284,7 @@ class SURF(_RadiusReliefBase):
 
     Notes
     -----
-    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
-    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
-    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
-    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
-    unchanged (see :mod:`knnweights.weighters._relief_survival`).
+    {survival_note}
     A continuous target: the same neighbourhoods, scikit-rebate's continuous-endpoint
     rule (a neighbour with ``|y_i - y_j|`` below the standard deviation of ``y`` is a hit,
     else a miss; see
@@ -365,11 +361,7 @@ class MultiSURF(_RadiusReliefBase):
 
     Notes
     -----
-    A survival outcome (a structured ``y`` with fields ``event`` and ``time``) is scored as the
-    continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
-    "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
-    function of the outcomes only, permuted with them, so the continuous form and its p-values apply
-    unchanged (see :mod:`knnweights.weighters._relief_survival`).
+    {survival_note}
     A continuous target: as :class:`SURF` (scikit-rebate's continuous-endpoint rule).
 
     References
