@@ -272,7 +272,9 @@ def write(args, rows, diag, mixed, versions, r_seconds, total):
         "# knnweights' ReliefF beside CORElearn's ReliefFequalK: the ramp on and off",
         "",
         "`python benchmarks/corelearn_ramp.py` (module docstring: what is run and how).",
-        f"{cpu_model()}, {os.cpu_count()} CPUs; {'; '.join(versions)} (built from the CRAN sources without its plotting import rpart.plot: Debian 12 packages neither CORElearn nor rpart.plot); numpy {np.__version__};"
+        f"{cpu_model()}, {os.cpu_count()} CPUs; {'; '.join(versions)} (built from the CRAN sources without its"
+        " plotting import rpart.plot: Debian 12 packages neither CORElearn nor rpart.plot);"
+        f" numpy {np.__version__};"
         f" k = {args.k}; every instance scored; {total:.0f} s in all ({sum(r_seconds.values()):.1f} s in CORElearn).",
         "",
         f"Ramp on: knnweights `ReliefF(n_neighbors={args.k}, diff=\"ramp\", ramp={RAMP})` against CORElearn's defaults"
