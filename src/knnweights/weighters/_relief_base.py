@@ -67,7 +67,8 @@ _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         Robnik-Sikonja & Kononenko 2003, Sec. 2.7), used in the distance that picks the neighbours and
         in the weight update alike, as CORElearn's ``ReliefFequalK`` does (its ``CAdiff`` returns the
         ramp for both; default thresholds ``ramp=(0.04, 0.1)``; unlike CORElearn, neighbours at
-        distance 0 are kept).  Classes and a continuous target (RReliefF: neighbours and ``diff(A)``
+        distance 0 are kept and neighbours at equal distances go in sample order, where its heap
+        and rounding order them; the user guide's CORElearn comparison measures both).  Classes and a continuous target (RReliefF: neighbours and ``diff(A)``
         by the ramp, ``diff(tau)`` linear); complete float data, ``ties="index"``, no ``pvalues``.
     ramp : tuple of (float, float), default=(0.04, 0.1)
         ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
