@@ -124,7 +124,7 @@ def test_every_threaded_kernel_of_the_library_is_size_dispatched():
                    if isinstance(obj, numba.core.registry.CPUDispatcher)]
     assert not [name for name, obj in dispatchers if obj.targetoptions.get("parallel") not in (None, jit.TASK_PIPELINE)]
     in_parts = [obj for m in _library_modules() for obj in vars(m).values() if isinstance(obj, jit.SizedKernel)]
-    assert all(k.kernel.targetoptions.get("parallel") == jit.TASK_PIPELINE for k in in_parts)
+    assert all(k.kernel.targetoptions.get("parallel") in (None, jit.TASK_PIPELINE) for k in in_parts)
     bare = [name for name, obj in dispatchers if obj is not jit.task_range
             and obj.py_func.__code__.co_varnames[:obj.py_func.__code__.co_argcount][-2:] == ("part", "parts")]
     assert not bare, bare
@@ -224,8 +224,8 @@ def test_no_kernel_in_parts_is_made_a_parfor():
     checked = 0
     for m in _library_modules():
         for name, obj in vars(m).items():
-            if not isinstance(obj, jit.SizedKernel):
-                continue
+            if not isinstance(obj, jit.SizedKernel) or obj.kernel.targetoptions.get("parallel") is None:
+                continue  # the plain pipeline makes no parfor
             for cres in obj.kernel.overloads.values():
                 diagnostics = cres.metadata.get("parfor_diagnostics") if cres.metadata else None
                 if diagnostics is None:  # loaded from numba's cache: nothing recorded
@@ -239,7 +239,7 @@ def test_no_kernel_in_parts_is_made_a_parfor():
 def test_compiling_a_kernel_in_parts_warns_nothing():
     """numba warns that ``parallel=True`` made no parfor; for a task kernel that is the intent, and a
     caller recording warnings (the command line's reports) must not see it on a cold cache."""
-    @jit.njit(tasks=True, nogil=True)
+    @jit.njit(task_pipeline=True, nogil=True)
     def scaled(a, out, part, parts):
         for i in jit.task_range(a.shape[0], part, parts):
             out[i] = 2.0 * a[i]

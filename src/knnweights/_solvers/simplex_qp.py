@@ -329,7 +329,7 @@ def _combination_of_sample(XB, idx, A, P, s):
                 P[s, f] += a * XB[row, f]
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _indexed_gram(X, XB, idx, w, Q, part, parts):
     """``Q[s] = D^T W D`` with ``D[:, i] = XB[idx[s, i]] - X[s % len(X)]``, without an (n, k, d) array
     (samples in parallel on large calls; the same bits either way)."""
@@ -337,7 +337,7 @@ def _indexed_gram(X, XB, idx, w, Q, part, parts):
         _gram_of_sample(X, XB, idx, w, Q, s)
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def indexed_combination(XB, idx, A, P, part, parts):
     """``P[s] = sum_i A[s, i] XB[idx[s, i]]`` (samples in parallel on large calls; the same bits)."""
     for s in task_range(idx.shape[0], part, parts):

@@ -153,7 +153,7 @@ def tile_box(t, n_tj, na, nb, tile_i, tile_j):  # pragma: no cover - compiled
     return i0, min(i0 + tile_i, na), j0, min(j0 + tile_j, nb)
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def pairwise_phi_t(A, BT, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, j] = sum_k phi(A[i, k] - BT[k, j]) for a row block A (na, d) and a transposed block
     BT (d, nb), C-contiguous (made once per call by :func:`pairwise_phi`, not once per part)."""
@@ -192,7 +192,7 @@ def upper_tiles(n, tile_i, tile_j):  # pragma: no cover - compiled
     return tiles
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def upper_phi(A, AT, phi, out, part, parts):  # pragma: no cover - compiled
     """The upper triangle (and diagonal) of ``out = pairwise_phi(A, A)``, from the output tiles that
     touch it; ``AT`` is ``A.T``, C-contiguous.  The lower triangle is left to :func:`mirror_lower`:
@@ -213,7 +213,7 @@ def upper_phi(A, AT, phi, out, part, parts):  # pragma: no cover - compiled
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(task_pipeline=True, cache=True, nogil=True)
 def mirror_lower(out, part, parts):  # pragma: no cover - compiled
     """``out[i, j] = out[j, i]`` below the diagonal of a square ``out``."""
     n = out.shape[0]
@@ -300,7 +300,7 @@ def _coef_slab(a, B, p, cols, k0, k1, phi, o):  # pragma: no cover - compiled
     return o
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def coef_phi_rows(A, B, P, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, :] = sum_j P[i, j] * phi(A[i] - B[j]); zero coefficients are skipped."""
     na, d = A.shape
@@ -318,7 +318,7 @@ def coef_phi_rows(A, B, P, phi, out, part, parts):  # pragma: no cover - compile
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(task_pipeline=True, cache=True, nogil=True)
 def index_phi_rows(A, B, idx, coef, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, :] = sum_t coef[i, t] * phi(A[i] - B[idx[i, t]]); negative idx skipped."""
     na, d = A.shape
@@ -343,7 +343,7 @@ def index_phi_rows(A, B, idx, coef, phi, out, part, parts):  # pragma: no cover 
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def index_phi_dot(A, B, idx, v, phi, out, part, parts):  # pragma: no cover - compiled
     """out[i, t] = sum_k v[k] * phi(A[i, k] - B[idx[i, t], k]) (any real v); 0 where idx < 0.
 

@@ -41,7 +41,7 @@ _MR = 16
 _MK = 4096
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def column_stats(raw, vmin, vmax, present, n_missing, bad, part, parts):  # pragma: no cover - compiled
     """Per column of ``raw``: min / max of the known values, a bit mask of the values present,
     the number of unknown entries and whether a value above ``MAX_VALUE`` occurs."""
@@ -72,7 +72,7 @@ def column_stats(raw, vmin, vmax, present, n_missing, bad, part, parts):  # prag
     return vmin
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def class_histogram(raw, codes, n_classes, H, part, parts):  # pragma: no cover - compiled
     """``H[c, f, v]``: how many samples of class ``c`` have value ``v`` (16: unknown) in column ``f``."""
     n, B = raw.shape
@@ -86,7 +86,7 @@ def class_histogram(raw, codes, n_classes, H, part, parts):  # pragma: no cover 
     return H
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def encode(raw, vmin, mult, disc, col_start, level, h, E, part, parts):  # pragma: no cover - compiled
     """Fill the encoding ``E`` (module docstring) of the block ``raw``.
 
@@ -124,7 +124,7 @@ def _popcount(typingctx, x):
     return sig, codegen
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def pack_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     """Bit planes of the encoding: bit ``k`` of plane ``p`` of row ``i`` is ``E[i, k] > p``.
 
@@ -156,7 +156,7 @@ def _hamming_tile(A, B, i0, i1, j0, j1, acc):  # pragma: no cover - compiled
     return acc
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def hamming_add(A, B, out, part, parts):  # pragma: no cover - compiled
     """``out[i, j] += popcount(A[i] ^ B[j])`` over packed rows (int32, exact)."""
     na = A.shape[0]
@@ -172,7 +172,7 @@ def hamming_add(A, B, out, part, parts):  # pragma: no cover - compiled
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(task_pipeline=True, cache=True, nogil=True)
 def hamming_add_sym(A, out, part, parts):  # pragma: no cover - compiled
     """``hamming_add(A, A, out)`` on the tiles touching the upper triangle only (then :func:`mirror_lower`)."""
     n = A.shape[0]
@@ -190,7 +190,7 @@ def hamming_add_sym(A, out, part, parts):  # pragma: no cover - compiled
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def l1_add_weighted(A, B, wcol, out, part, parts):  # pragma: no cover - compiled
     """``out[i, j] += sum_k wcol[k] |A[i, k] - B[j, k]|`` (float64, in column order, continuing the running
     sum in ``out``: feature blocks in order give the one-pass sum's bits)."""
@@ -205,7 +205,7 @@ def l1_add_weighted(A, B, wcol, out, part, parts):  # pragma: no cover - compile
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def unpack_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     """``out[i, p * m + k] = E[i, k] > p`` (uint8 0/1), the bit planes one byte a bit."""
     n, m = E.shape
@@ -271,7 +271,7 @@ def _row_margin(U, i, js, cs, m, S, cnt8, cnt, gvals, gsize, out):  # pragma: no
                 out[k] += c * (N - v if U[i, q] else v)
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def nibble_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     """Two bit planes a byte: ``out[i, a * m + k]`` holds ``E[i, k] > 2a`` in its low nibble and
     ``E[i, k] > 2a + 1`` in its high one (``ceil(S / 2) * m`` columns)."""
@@ -284,7 +284,7 @@ def nibble_planes(E, S, out, part, parts):  # pragma: no cover - compiled
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def coef_margin(U, m, S, rows, P, n_groups, out, part, parts):  # pragma: no cover - compiled
     """``out[rb, p * m + k] = sum_{r in row block rb} sum_j P[r, j] |u_p(rows[r], k) - u_p(j, k)|``:
     the margin sums of bit plane ``p`` of the encoding ``E`` (n x m) for the rows of each
@@ -400,7 +400,7 @@ def coef_margin(U, m, S, rows, P, n_groups, out, part, parts):  # pragma: no cov
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def index_margin(U, rows, idx, coef, S, n_groups, n_chunks, out, part, parts):  # pragma: no cover - compiled
     """:func:`coef_margin` for listed neighbours ``idx`` (negative skipped) with ``coef``."""
     nr, kk = idx.shape
@@ -449,7 +449,7 @@ def _pair_correction(raw, i, j, ci, cj, mptr, mind, Acorr, T2, wf):  # pragma: n
     return s
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def missing_distance_add(raw, rows, codes, mptr, mind, Acorr, T2, wf, out, part, parts):  # pragma: no cover - compiled
     """``out[r, j] += correction(rows[r], j)`` for every ``j`` but ``rows[r]`` itself."""
     n = raw.shape[0]
@@ -474,7 +474,7 @@ def _add_pair_terms(raw, i, j, ci, cj, c, mptr, mind, Acorr, T2, o):  # pragma: 
             o[f] += c * Acorr[f, cj, v]
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def missing_index_add(raw, rows, codes, mptr, mind, Acorr, T2, idx, coef, n_chunks, out, part,  # pragma: no cover
                       parts):
     """``out[t, f] = sum_{r in chunk t} sum_q coef[r, q] correction_f(rows[r], idx[r, q])``: the

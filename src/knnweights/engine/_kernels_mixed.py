@@ -179,7 +179,7 @@ def build_mixed(X, codes, n_classes, discrete, normalize=True, dtype=np.float64)
                      d, has_missing)
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _continuous_tables(VT, codes, K, tcol, A, T2, part, parts):  # pragma: no cover - compiled
     """Missing-value tables of continuous features, one column of ``VT`` (NaN = unknown) per task.
 
@@ -414,7 +414,7 @@ class PlainDiff:
 # -- compiled corrections (no fastmath: NaN tests must survive) ----------------------------------------------------
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _masked_rowdot(P, r_idx, f_idx, A, out, part, parts):  # pragma: no cover - compiled
     """``out[t] = sum_j P[r_idx[t], j] A[j, f_idx[t]]`` for a list of (row, feature) entries."""
     for t in task_range(r_idx.size, part, parts):
@@ -427,7 +427,7 @@ def _masked_rowdot(P, r_idx, f_idx, A, out, part, parts):  # pragma: no cover - 
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, out, part, parts):  # pragma: no cover
     """``out[r, f] = sum_t coef[r, t] C_f(i, j)``, ``i = rows[r]``, ``j = idx[r, t]`` (negative skipped):
     the true ``diff`` minus E's term, for the features unknown in ``i`` or ``j`` (their CSR lists)."""
@@ -456,7 +456,7 @@ def index_margin_correction(V, mcol, A, T2, codes, mptr, mind, rows, idx, coef, 
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def tie_coefficients(D, self_cols, codes_rows, codes_cols, kth, kth_idx, tol_rows, tol_cols, class_coef, k,
                      hitmiss, P, part, parts):  # pragma: no cover - compiled
     """Neighbour coefficients with the ties at the k-th distance averaged (``ties="include"``).

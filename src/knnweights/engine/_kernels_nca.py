@@ -12,7 +12,7 @@ import numpy as np
 from .jit import njit, size_dispatch, task_range
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def nca_shifted_logits(G, sq_rows, sq_cols, row_offset, part, parts):  # pragma: no cover - compiled
     """In place: ``G[r, c] = a_r . a_c`` becomes ``-D[r, c] + min_c' D[r, c']`` with
     ``D = max(0, sq_rows[r] + sq_cols[c] - 2 G[r, c])``, and ``-inf`` on the sample itself
@@ -38,7 +38,7 @@ def nca_shifted_logits(G, sq_rows, sq_cols, row_offset, part, parts):  # pragma:
     return G
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def nca_coefficients(E, codes_rows, codes_cols, p, part, parts):  # pragma: no cover - compiled
     """In place: ``E`` (unnormalised softmax rows ``e_rc``, ``0`` on the sample itself) becomes
     the gradient coefficients ``C[r, c] = p_rc (p_r - [y_c = y_r])`` with ``p_rc = e_rc / sum_c e_rc``

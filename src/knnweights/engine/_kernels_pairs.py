@@ -58,7 +58,7 @@ def _find(indices, lo, hi, key):  # pragma: no cover - compiled
     return -1
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts, part,  # pragma: no cover
               parts):
     """Over each row's own pairs ``(i, j)`` (bit 1): ``a1[i] = sum a``, ``a2[i] = sum a^2``, ``ga[i] = sum g a``
@@ -99,7 +99,7 @@ def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga,
         counts[i, 2] = c2
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3, part, parts):  # pragma: no cover - compiled
     """Row sums of ``C``, ``C^2`` and ``C^3`` (elementwise powers), per feature."""
     n = indptr.shape[0] - 1
@@ -122,7 +122,7 @@ def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3, part, par
         r3[i] = s3
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out, part, parts):  # pragma: no cover - compiled
     """``out[i, f] = sum_j C_ij u[j, f]`` (each feature its own ``C`` and its own vector)."""
     n = indptr.shape[0] - 1
@@ -147,7 +147,7 @@ def _mix64(z):  # pragma: no cover - compiled
     return z ^ (z >> np.uint64(31))
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_samples, seed,
                 out, part, parts):  # pragma: no cover - compiled
     """``out[i, f] = (C^3)_ii = sum_{j, k} C_ij C_jk C_ki``, so that ``trace C^3 = out.sum(0)``.
@@ -207,7 +207,7 @@ c_matvec = size_dispatch(c_matvec, _work)
 c_triangles = size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def pair_diffs(E, ecol, plain, src, dst, out, part, parts):  # pragma: no cover - compiled
     """``out[p, f] = a_f(src[p], dst[p])``: each listed pair's difference in every feature of the block."""
     nf = out.shape[1]

@@ -11,7 +11,7 @@ import numpy as np
 from .jit import njit, size_dispatch, task_range
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def fold_pairs(P, out, part, parts):  # pragma: no cover - compiled
     """out = P + P^T with each unordered pair given to one of its rows, (n - 1) / 2 pairs a row.
 
@@ -37,7 +37,7 @@ def fold_pairs(P, out, part, parts):  # pragma: no cover - compiled
 # two targets differ by less than s, else 1 ("miss").
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def radius_counts(D, T, self_cols, lab_rows, lab_cols, s, kind, counts, part, parts):  # pragma: no cover - compiled
     """counts[r, g] = the in-radius pairs of row ``r`` in group ``g``."""
     b, n = D.shape
@@ -94,7 +94,7 @@ def _radius_pair(D, T, lab, s, kind, table, symmetric, i, j):  # pragma: no cove
             + _radius_coef(d_ji, T, lab, lab, s, kind, table, j, i))
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def radius_coefficients(D, T, self_cols, lab_rows, lab_cols, s, kind, table, fold, symmetric, P,  # pragma: no cover
                         part, parts):
     """P[r, j] = table[r, g] for an in-radius pair of group ``g``, else 0.

@@ -11,7 +11,7 @@ import numpy as np
 from .jit import njit, size_dispatch, task_range
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(task_pipeline=True, cache=True, nogil=True)
 def select_neighbors(D, self_cols, codes_rows, codes_cols, n_classes, k, tol_rows, tol_cols, idx_out,
                      dist_out, part, parts):  # pragma: no cover - compiled
     """k smallest entries of each row of D, separately for every class of the columns.
@@ -65,7 +65,7 @@ def insert_sorted(idx, dist, r, k, j, v, tr, tol_cols):  # pragma: no cover - co
     dist[r, t] = v
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(task_pipeline=True, cache=True, nogil=True)
 def select_hits_misses(D, self_cols, codes_rows, codes_cols, k, tol_rows, tol_cols,  # pragma: no cover - compiled
                        hit_idx, hit_dist, miss_idx, miss_dist, part, parts):
     """k nearest hits (same class, self excluded) and k nearest misses (any other class), by the

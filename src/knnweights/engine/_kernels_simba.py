@@ -66,7 +66,7 @@ def simba_pass(X, codes, order, w):  # pragma: no cover - compiled
 
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gflip_margins(D, col, sign, codes, utility, beta, out, part, parts):  # pragma: no cover - compiled
     """Leave-one-out hypothesis margins with the feature set ``F +/- {col}`` (G-flip).
 
@@ -104,7 +104,7 @@ def gflip_margins(D, col, sign, codes, utility, beta, out, part, parts):  # prag
     return out
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gflip_sorted_margins(D, col, sign, codes, order, list_d, sorted_d0, slack, utility, beta,  # pragma: no cover
                          out, part, parts):
     """:func:`gflip_margins` with each row scanned in a stale sorted order, stopping early.
@@ -233,7 +233,7 @@ def gflip_scan_candidates(D, cols, perm, start, F, current, codes, order, list_d
     return perm.shape[0], np.nan, work
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gflip_flip(D, col, sign, slack, order, list_d, part, parts):  # pragma: no cover - compiled
     """In place, ``D[i, j] += sign (col_i - col_j)**2`` clamped at 0 (G-flip's flip of one
     feature, no ``n x n`` temporary), and ``list_d[i] = D[i, order[i]]``; a removal
@@ -253,7 +253,7 @@ def gflip_flip(D, col, sign, slack, order, list_d, part, parts):  # pragma: no c
             slack[i] += max((ci - lo) * (ci - lo), (hi - ci) * (hi - ci))
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def gflip_sort_rows(D, order, list_d, sorted_d0, slack, part, parts):  # pragma: no cover - compiled
     """Rebuild :func:`gflip_sorted_margins`'s lists: the ``K = order.shape[1]`` nearest other
     samples of each row by increasing ``D[i]``, equal distances by index (a bounded max-heap

@@ -28,7 +28,7 @@ def _row_logit_max(D, r, codes_cols, own, me, inv_sigma):  # pragma: no cover - 
     return mh, mm
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def soft_coefficients(D, codes_rows, codes_cols, row_offset, inv_sigma, P, lse_h, lse_m, ent_h, ent_m, part, parts):
     """Kernel-soft hit / miss probabilities of a block of distances, fused into margin coefficients.
 

@@ -65,7 +65,7 @@ def _list_bound(X, w, N, i, lst, c, phi):  # pragma: no cover - compiled
     return t
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _bound_parts(Xp, w0, w, g, c, N0, r, N, part, parts):  # pragma: no cover - compiled
     """``N = Xp . w`` and the column part of the lower bound, ``r = g (1 + 2c) a + 2c (N0 + N)``
     with ``a = (1 + c) Xp . max(w0 - w, 0)`` (``>= sum_f max(w0_f - w_f, 0) |x_if|^p``), summed
@@ -120,7 +120,7 @@ def _pruned_hits_misses(X, A, w, D0, r, N, T, codes, prev_h, prev_m, c, k, phi, 
     return _pruned_rows(A, D0, r, T, codes, lim, c, k, phi, hit_idx, hit_dist, miss_idx, miss_dist)
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _pruned_limits(X, w, N, r, prev_h, prev_m, c, phi, lim, part, parts):  # pragma: no cover - compiled
     """Each sample's candidate limits, ``(U_i + r_i)(1 + c)`` of its hit and its miss side."""
     for i in task_range(lim.shape[0], part, parts):
@@ -141,7 +141,7 @@ def _probe(D0, r, codes, lim, c):  # pragma: no cover - compiled
     return probe
 
 
-@njit(tasks=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _pruned_rows(A, D0, r, T, codes, lim, c, k, phi, hit_idx, hit_dist, miss_idx, miss_dist, part,
                  parts):  # pragma: no cover - compiled
     """The lists of the samples of this part from their candidates; returns the candidate pairs."""

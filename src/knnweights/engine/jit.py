@@ -22,13 +22,15 @@ compilation again on every first fit that was large enough to use it.  Every tas
 writes its own output elements, in a fixed order, and no value is reduced across tasks except
 integer counts (summed by ``combine``), so the parts give the bits of the one-part call.
 
-These kernels compile with ``tasks=True``: through numba's parallel pipeline with every
-transformation switched off (:data:`TASK_PIPELINE`), which makes no parfor of them (they have no
-``prange``) and costs no more compilation than the plain pipeline, but whose lowering gives loops
-with data-dependent branches and writes through array arguments (the neighbour lists' insertion,
-say) code several times faster than the plain pipeline's, for the same arithmetic in the same
-order.  That pipeline still makes a parfor (a threaded loop, whose reductions change the order of
-a sum) of an array reduction (``a.sum()``, ``a.min()``) or a slice assignment (``a[:] = 0``), so
+Most kernels compile through numba's plain pipeline.  A few (``task_pipeline=True``) compile
+through its parallel pipeline with every transformation switched off (:data:`TASK_PIPELINE`),
+which makes no parfor of them (they have no ``prange``) but whose lowering gives the loops that
+insert into the neighbour lists through array arguments (:func:`select_hits_misses`) code about
+ten times faster than the plain pipeline's, for the same arithmetic in the same order.  It costs
+compilation (its passes run on every kernel given to it, about 0.2-0.7 s per kernel on a first
+fit), and on the other kernels, measured fit by fit, it bought nothing: they stay on the plain
+one.  That pipeline would make a parfor (a threaded loop, whose reductions change the order of a
+sum) of an array reduction (``a.sum()``, ``a.min()``) or a slice assignment (``a[:] = 0``), so
 the kernels write those as loops (``tests/test_jit.py`` checks every compiled kernel).
 
 Allocation.  numba compiles ``np.empty`` once for every combination of shape and dtype argument
@@ -107,16 +109,17 @@ def _plain(args, kws):
     return tuple(_plain_type(a) for a in args), {k: _plain_type(v) for k, v in kws.items()}
 
 
-def njit(func=None, tasks=False, **options):
+def njit(func=None, task_pipeline=False, **options):
     """``numba.njit(**options)`` whose calls from other compiled functions use non-literal types.
 
     Parameters
     ----------
     func : callable, optional
         The Python function to compile (the decorator used without parentheses).
-    tasks : bool, default=False
-        A kernel of :func:`size_dispatch`: compiled through numba's parallel pipeline with every
-        transformation off (:data:`TASK_PIPELINE`; see the module docstring).
+    task_pipeline : bool, default=False
+        Compile through numba's parallel pipeline with every transformation off
+        (:data:`TASK_PIPELINE`; see the module docstring): for the kernels whose code it
+        makes faster.
     **options
         Passed to :func:`numba.njit` (``cache``, ``nogil``, ``parallel``, ``inline``...).
 
@@ -126,7 +129,7 @@ def njit(func=None, tasks=False, **options):
         The dispatcher, or a decorator that makes one.
     """
 
-    if tasks:
+    if task_pipeline:
         options["parallel"] = TASK_PIPELINE
         options["pipeline_class"] = _TaskCompiler
 
