@@ -104,3 +104,55 @@ def test_padj_fingerprint():
 
     assert fingerprint_view(ReliefF(pvalues=True)) != fingerprint_view(ReliefF(pvalues=True, padj="holm"))
     assert "padj" not in repr(fingerprint_view(ReliefF()))
+
+
+def _q_columns(table):
+    """``{column stem: (p, q)}`` of every method and baseline with a ``_q`` column, indexed by feature."""
+    t = table.set_index("feature")
+    return {c[:-2]: (t[c[:-2] + "_p"], t[c]) for c in t.columns if c.endswith("_q")}
+
+
+@pytest.mark.parametrize("method", ["bh", "holm", "by"])
+def test_rank_table_adjusts_every_q_column_by_padj(data, method):
+    """Methods with their own p-values, permutation p-values and the baselines: each ``_q`` is ``padj``
+    of its own ``_p`` over the table's features; a Relief method built here carries the same ``padj``."""
+    from knnweights import rank_table
+
+    X, y = data
+    t = rank_table(["ReliefF", "Simba"], X, y, pvalues=True, n_permutations=9, random_state=0, padj=method)
+    cols = _q_columns(t)
+    assert set(cols) == {"ReliefF", "Simba", "t_test"}
+    for stem, (p, q) in cols.items():
+        assert_allclose(q, _reference(p.to_numpy(), method), rtol=1e-14, err_msg=stem)
+    own = ReliefF(pvalues=True, random_state=0, padj=method).fit(X, y)
+    by_name = t.set_index("feature").loc[[f"x{j}" for j in range(X.shape[1])]]
+    assert_allclose(by_name["ReliefF_q"], own.qvalues_, rtol=1e-14)
+
+
+def test_rank_table_applies_its_padj_to_a_fitted_weighters_pvalues(data):
+    from knnweights import rank_table
+
+    X, y = data
+    fitted = ReliefF(pvalues=True, padj="by").fit(X, y)
+    t = rank_table([fitted], X, y, pvalues=True, padj="holm", baselines=False)
+    assert_allclose(t["ReliefF_q"], _reference(fitted.pvalues_, "holm"), rtol=1e-14)
+    with pytest.raises(ValueError, match="padj"):
+        rank_table(["ReliefF"], X, y, padj="fdr")
+
+
+def test_rank_command_line_padj(data, tmp_path, capsys):
+    """``rank --pvalues --padj holm``: the file's q columns are Holm's of its p columns, row by feature name."""
+    import pandas as pd
+
+    from knnweights.cli import main
+
+    X, y = data
+    path, out = tmp_path / "t.csv", tmp_path / "ranks.csv"
+    pd.DataFrame(X, columns=[f"g{j}" for j in range(X.shape[1])]).assign(label=y).to_csv(path, index=False)
+    rc = main(["rank", str(path), "--target", "label", "--methods", "ReliefF", "--pvalues", "--padj", "holm",
+               "--out", str(out), "--top", "0"])
+    assert rc == 0, capsys.readouterr().err
+    cols = _q_columns(pd.read_csv(out))
+    assert set(cols) == {"ReliefF", "t_test"}
+    for stem, (p, q) in cols.items():
+        assert_allclose(q, _reference(p.to_numpy(), "holm"), rtol=1e-12, err_msg=stem)

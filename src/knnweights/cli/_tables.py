@@ -157,6 +157,7 @@ def rank_with_status(names, X, y, args, continuous=False, *, scale=None, baselin
                              baselines=baselines, sort_by="mean_rank", scale=args.scale if scale is None else scale,
                              target_type="survival" if survival else "continuous" if continuous else "classes",
                              n_permutations=getattr(args, "permutations", 199), n_jobs=getattr(args, "n_jobs", None),
+                             padj=getattr(args, "padj", "bh"),
                              random_state=args.random_state, weighter_params=weighter_params, on_error="skip",
                              record_warnings=True, progress=progress, covariates=covariates)
     if res.table is None:

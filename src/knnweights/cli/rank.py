@@ -29,8 +29,12 @@ def _add_arguments(p):
                    help="the table (.csv, .tsv, .parquet, .xlsx; default: <file stem>_ranks.csv)")
     p.add_argument("--top", metavar="N", type=int, default=20, help="features printed (default: 20)")
     p.add_argument("--pvalues", action="store_true",
-                   help="a p-value and a Benjamini-Hochberg q-value per feature and method: the Relief family's "
+                   help="a p-value and an adjusted one (q, by --padj) per feature and method: the Relief family's "
                         "pair test, a permutation test for the others (columns <method>_p, <method>_q)")
+    p.add_argument("--padj", choices=("bh", "bonferroni", "holm", "by"), default="bh",
+                   help="the adjustment of every q column, the baselines' and (with --pvalues) the methods' "
+                        "(default: bh, Benjamini-Hochberg; by: Benjamini-Yekutieli; bonferroni, holm: the "
+                        "family-wise error rate)")
     p.add_argument("--covariates", metavar="COLS", default=None,
                    help="comma-separated covariate columns: not features; with --pvalues, the Relief family's "
                         "p-values are adjusted for them (NPDR's pair regression; the weights do not change)")
@@ -97,7 +101,8 @@ def _run_plink(args):
     address = scheduler_address(args.scheduler)
     given = [flag for flag, on in (("--pvalues", args.pvalues), ("--covariates", args.covariates), ("--log", args.log),
                                    ("--target", args.target), ("--time", args.time), ("--event", args.event),
-                                   ("--target-type", args.target_type not in (None, "auto"))) if on]
+                                   ("--target-type", args.target_type not in (None, "auto")),
+                                   ("--padj", args.padj != "bh")) if on]
     if given:
         raise UsageError(f"{', '.join(given)}: not for a PLINK .bed file (its phenotype comes from the .fam file or "
                          "--pheno; its genotypes are scored as bytes).")

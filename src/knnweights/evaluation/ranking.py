@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.genotypes import is_byte_input
 from ..selection import fitted_ranking, fitted_weights
-from ..significance import bh_qvalues, permutation_pvalues, univariate_tests
+from ..significance import PADJ_METHODS, adjust_pvalues, permutation_pvalues, univariate_tests
 from ..utils import progress_bar
 from ..weighters import REGRESSION_WEIGHTERS, SURVIVAL_METHODS, WEIGHTERS, is_continuous_target, is_survival_target
 from .compare import collect_warnings
@@ -66,7 +66,7 @@ BASELINES = {"t": "t_test", "F": "anova", "pearson": "pearson", "spearman": "spe
 MEAN_RANK = "mean_rank"
 
 
-def _configure(w, random_state, pvalues, target_type, params):
+def _configure(w, random_state, pvalues, target_type, params, padj="bh"):
     """Set rank_table's settings on a weighter built here (only the parameters it has)."""
     have = w.get_params()
     new = {k: v for k, v in (params or {}).items() if k in have}
@@ -76,6 +76,8 @@ def _configure(w, random_state, pvalues, target_type, params):
         new["target_type"] = target_type
     if pvalues and "pvalues" in have and not have["pvalues"]:
         new["pvalues"] = True  # the method's own test: one pass instead of B refits
+    if pvalues and "padj" in have and have["padj"] != padj:
+        new["padj"] = padj  # its qvalues_ then equal the table's q column
     return w.set_params(**new) if new else w
 
 
@@ -99,16 +101,17 @@ def _name_order(w, names, label):
     return np.array([pos[f] for f in names])
 
 
-def _baseline_columns(A, y, continuous, survival=False):
-    """``{column: values}`` of the univariate baselines: ``<b>_stat``, ``<b>_p``, ``<b>_q`` and
-    ``<b>_rank`` (1 = smallest p; ties by larger ``|statistic|``, then column order)."""
+def _baseline_columns(A, y, continuous, survival=False, padj="bh"):
+    """``{column: values}`` of the univariate baselines: ``<b>_stat``, ``<b>_p``, ``<b>_q`` (``p``
+    adjusted by ``padj``) and ``<b>_rank`` (1 = smallest p; ties by larger ``|statistic|``, then
+    column order)."""
     out = {}
     for key, (stat, p) in univariate_tests(A, np.asarray(y), continuous=continuous, survival=survival).items():
         b = BASELINES[key]
         order = np.lexsort((np.arange(p.size), -np.abs(stat), p))
         rank = np.empty(p.size, np.int64)
         rank[order] = np.arange(1, p.size + 1)
-        out.update({f"{b}_stat": stat, f"{b}_p": p, f"{b}_q": bh_qvalues(p), f"{b}_rank": rank})
+        out.update({f"{b}_stat": stat, f"{b}_p": p, f"{b}_q": adjust_pvalues(p, padj), f"{b}_rank": rank})
     return out
 
 
@@ -146,7 +149,7 @@ def sort_by_mean_rank(table, methods):
 
 def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=True, sort_by=None,
                scale=None, target_type="auto", n_permutations=199, n_jobs=None, random_state=None,
-               weighter_params=None, verbose=0, progress=None, covariates=None):
+               weighter_params=None, verbose=0, progress=None, covariates=None, padj="bh"):
     """A table of every feature with each method's weight, signed score and rank (and p, q, baselines).
 
     Every column is computed in the column order of ``X`` and the rows are sorted once, at
@@ -169,16 +172,16 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         Feature names (default: ``X``'s columns, else the fitted weighter's
         ``feature_names_in_``, else ``x0, x1, ...``).
     pvalues : bool, default=False
-        Add ``<label>_p`` and ``<label>_q`` (Benjamini-Hochberg) per method: the method's
-        own ``pvalues_`` / ``qvalues_`` where it has them (the Relief family; ``pvalues=True``
-        is set on those built here), else :func:`knnweights.permutation_pvalues` with
+        Add ``<label>_p`` and ``<label>_q`` (``p`` adjusted by ``padj``) per method: the
+        method's own ``pvalues_`` where it has them (the Relief family; ``pvalues=True`` is
+        set on those built here), else :func:`knnweights.permutation_pvalues` with
         ``n_permutations`` refits on the same (scaled) data.
     baselines : bool, default=True
         Add the univariate baselines of :func:`knnweights.significance.univariate_tests`
         (Welch t or ANOVA F for classes, Pearson and Spearman for a continuous target, the
         Cox score test ``cox_score`` for a survival outcome):
-        ``<b>_stat``, ``<b>_p``, ``<b>_q`` and ``<b>_rank`` (1 = smallest p).  Needs ``y``
-        and finite values.
+        ``<b>_stat``, ``<b>_p``, ``<b>_q`` (adjusted by ``padj``) and ``<b>_rank`` (1 =
+        smallest p).  Needs ``y`` and finite values.
     sort_by : str, optional
         A method label: sort the rows by its rank; ``"mean_rank"``: by the methods' mean
         rank (a ``mean_rank`` column with several methods; ties by the first method's
@@ -214,6 +217,11 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         ``fit(X, y, covariates=...)`` (the Relief family's NPDR pair regression; the weights do
         not change).  A method without its own ``pvalues_`` (whose permutation test would permute
         ``y`` freely) is refused; the univariate baselines are not adjusted.
+    padj : {"bh", "bonferroni", "holm", "by"}, default="bh"
+        The multiple-testing adjustment of every ``_q`` column, each over the table's features
+        (:func:`knnweights.significance.adjust_pvalues`: Benjamini-Hochberg or Benjamini-Yekutieli
+        false discovery rate, Bonferroni or Holm family-wise error rate); set on the weighters
+        built here (their ``qvalues_`` agree), and applied to a fitted weighter's ``pvalues_``.
 
     Returns
     -------
@@ -242,19 +250,19 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
     return fit_rank_table(weighters, X, y, feature_names, pvalues=pvalues, baselines=baselines, sort_by=sort_by,
                           scale=scale, target_type=target_type, n_permutations=n_permutations, n_jobs=n_jobs,
                           random_state=random_state, weighter_params=weighter_params, verbose=verbose,
-                          progress=progress, covariates=covariates).table
+                          progress=progress, covariates=covariates, padj=padj).table
 
 
 def fit_rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, baselines=True, sort_by=None,
                    scale=None, target_type="auto", n_permutations=199, n_jobs=None, random_state=None,
                    weighter_params=None, on_error="raise", record_warnings=False, verbose=0, progress=None,
-                   covariates=None):
+                   covariates=None, padj="bh"):
     """:func:`rank_table` with what the fits left: the fitted weighters, their warnings and times.
 
     Parameters
     ----------
     weighters, X, y, feature_names, pvalues, baselines, sort_by, scale, target_type, \
-n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see :func:`rank_table`
+n_permutations, n_jobs, random_state, weighter_params, verbose, covariates, padj : see :func:`rank_table`
         As for :func:`rank_table`.
     on_error : {"raise", "skip"}, default="raise"
         ``"skip"``: a weighter whose fit raises is left out of the table (the exception
@@ -276,6 +284,8 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip'; got {on_error!r}.")
+    if padj not in PADJ_METHODS:
+        raise ValueError(f"padj must be one of {', '.join(PADJ_METHODS)}; got {padj!r}.")
     if target_type not in ("auto", "classes", "continuous", "survival"):
         raise ValueError(f"target_type must be 'auto', 'classes', 'continuous' or 'survival'; got {target_type!r}.")
     items = _resolve_weighters(weighters)
@@ -337,7 +347,7 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
             if not _is_fitted(w):
                 if X is None or y is None:
                     raise ValueError(f"{label} is not fitted: rank_table needs X and y to fit it.")
-                w = _configure(clone(w), random_state, pvalues, target_type, weighter_params)
+                w = _configure(clone(w), random_state, pvalues, target_type, weighter_params, padj)
                 emit("fit", shape=tuple(A.shape), **where)
                 t0 = time.perf_counter()
                 try:
@@ -370,9 +380,7 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
             score = getattr(w, "scores_", None)
             score = weight if score is None else np.asarray(score, dtype=np.float64)
             own_p = getattr(w, "pvalues_", None) if pvalues else None
-            own_q = getattr(w, "qvalues_", None) if own_p is not None else None
-            by_name = [weight, score, rank] + ([np.asarray(own_p, dtype=np.float64),
-                                                 bh_qvalues(own_p) if own_q is None else np.asarray(own_q)]
+            by_name = [weight, score, rank] + ([np.asarray(own_p, dtype=np.float64), adjust_pvalues(own_p, padj)]
                                                 if own_p is not None else [])
             if idx is not None:  # the weighter's own feature order -> the table's
                 by_name = [a[idx] for a in by_name]
@@ -392,7 +400,8 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
                     with warnings.catch_warnings(), np.errstate(all="ignore"):
                         warnings.simplefilter("ignore")  # the refits on permuted labels warn as they please
                         res = permutation_pvalues(null_w, A, y_arr, n_permutations=n_permutations,
-                                                  random_state=random_state, n_jobs=n_jobs, progress=permutation_bar)
+                                                  random_state=random_state, n_jobs=n_jobs, progress=permutation_bar,
+                                                  padj=padj)
                     p, q, source[label] = res.pvalues, res.qvalues, int(n_permutations)
                 put(f"{label}_p", p)
                 put(f"{label}_q", q)
@@ -410,7 +419,7 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates : see
         put(MEAN_RANK, _mean_rank(cols, done))  # here, before the baselines; the sort below sets the same
     if baselines:
         continuous = not survival and is_continuous_target(y_arr, target_type)
-        for column, values in _baseline_columns(A, y_arr, continuous, survival).items():
+        for column, values in _baseline_columns(A, y_arr, continuous, survival, padj).items():
             put(column, values)
     table = pd.DataFrame({"feature": names, **cols})  # every column in X's column order, then one sort
     if sort_by == MEAN_RANK:
