@@ -464,9 +464,9 @@ def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting,
 
 class RampDiff:
     """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the Relief family's paths:
-    ``n``, ``d``, ``tie_tolerance``, ``distance_chunks`` and ``index_sum`` as
-    :class:`knnweights.engine._kernels_mixed.PlainDiff` has them, in numpy by blocks of rows and
-    features (at most ``2**22`` differences at once).
+    ``n``, ``d``, ``tie_tolerance``, ``distance_chunks``, ``index_sum`` (ReliefF's neighbours) and
+    ``coef_sum`` (SURF's radius pairs) as :class:`knnweights.engine._kernels_mixed.DiffData` has them, in
+    numpy by blocks of rows and features (at most ``2**22`` differences at once).
 
     Parameters
     ----------
@@ -509,19 +509,38 @@ class RampDiff:
         scale = max(1.0, 1.0 / (self.t_diff - self.t_eq))
         return np.full(self.n, tie_tolerance(np.full((1, self.d), scale), "manhattan")[0])
 
-    def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
-        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample,
-        summed over blocks of features so that no block holds more than ``2**22`` differences."""
-        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+    def _blocks(self, rows):
+        """``(s, e, f0, f1, diffs)``: the ``(e - s, n, f1 - f0)`` ramp differences of the rows ``s:e`` of ``rows``
+        to every sample on the features ``f0:f1``, blocks of at most ``2**22`` differences, row block by row block."""
         step = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n * self.d, 1))
         width = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n, 1)) if step == 1 else self.d
         for s in range(0, rows.size, step):
             r = rows[s:s + step]
-            D = np.zeros((r.size, self.n))
             for f0 in range(0, self.d, width):
                 f1 = min(f0 + width, self.d)
-                D += self._diffs(self.Z[r, f0:f1][:, None, :], self.Z[None, :, f0:f1], f0, f1).sum(axis=2)
-            yield s, s + r.size, D
+                yield s, s + r.size, f0, f1, self._diffs(self.Z[r, f0:f1][:, None, :], self.Z[None, :, f0:f1], f0, f1)
+
+    def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
+        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample,
+        summed over blocks of features so that no block holds more than ``2**22`` differences."""
+        rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        D = None
+        for s, e, f0, f1, A in self._blocks(rows):
+            if f0 == 0:
+                D = np.zeros((e - s, self.n))
+            D += A.sum(axis=2)
+            if f1 == self.d:
+                yield s, e, D
+
+    def coef_sum(self, rows, P):
+        """``sum_r sum_j P[r, j] diff(rows[r], j)`` (shape ``(d,)``) for a dense coefficient block (SURF's
+        radius pairs), by the blocks of :meth:`distance_chunks`."""
+        rows = np.asarray(rows, dtype=np.int64)
+        P = np.asarray(P, dtype=np.float64)
+        z = np.zeros(self.d)
+        for s, e, f0, f1, A in self._blocks(rows):
+            z[f0:f1] += P[s:e].reshape(-1) @ A.reshape(-1, f1 - f0)
+        return z
 
     def index_sum(self, rows, idx, coef):
         """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out)."""
