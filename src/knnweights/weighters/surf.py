@@ -122,9 +122,10 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
 
     ``data`` is a :class:`knnweights.engine._kernels_mixed.DiffData` (or the ramp ``diff``'s
     :class:`~knnweights.weighters._relief_margins.RampDiff`); distances, thresholds and margin
-    terms all use its ``diff``.  When one distance block holds every row, one distance pass and the pair-folded coefficients (each pair's diff once; not for a
-    ``data`` with ``fold_pairs = False``); otherwise row blocks (SURF: one more distance
-    pass for the mean).  ``rows``: score only these instances (against all samples);
+    terms all use its ``diff``.  When one distance block holds every row, one distance pass
+    and the pair-folded coefficients (each pair's diff once; not for a ``data`` with
+    ``fold_pairs = False``); otherwise row blocks (SURF: one more distance pass for the
+    mean).  ``rows``: score only these instances (against all samples);
     SURF's mean distance is then the mean over their rows of the distance matrix.
 
     {diff_codes}
@@ -301,7 +302,9 @@ class SURF(_RadiusReliefBase):
     :func:`~knnweights.weighters._relief_regression.radius_regression_scores`).
 
     Ties: a neighbourhood is every instance strictly within the threshold, so the
-    result never depends on the row order (no ``ties`` option is needed).
+    result never depends on the row order (no ``ties`` option is needed).  A distance
+    equal to the threshold is left out, linear or ramp: the threshold is a mean of
+    distances, not a neighbour's distance, so no tie tolerance applies to it.
 
     References
     ----------
