@@ -201,3 +201,10 @@ def test_ramp_distances_lie_within_the_tie_rule_of_the_exact_ones():
     finally:
         rm._RAMP_BLOCK_ELEMENTS = old
     np.testing.assert_allclose(Db, D, rtol=0, atol=T.max())
+    old = rm._RAMP_CACHE_ELEMENTS
+    try:
+        rm._RAMP_CACHE_ELEMENTS = 30  # a few samples at a time: the same sums, per distance
+        Dc = np.vstack([blk for _, _, blk in data.distance_chunks()])
+    finally:
+        rm._RAMP_CACHE_ELEMENTS = old
+    np.testing.assert_allclose(Dc, D, rtol=0, atol=T.max())

@@ -66,10 +66,13 @@ _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         0 up to ``t_eq``, 1 from ``t_diff`` of the range, linear between (Hong 1997;
         Robnik-Sikonja & Kononenko 2003, Sec. 2.7), used in the distance that picks the neighbours and
         in the weight update alike, as CORElearn's ``ReliefFequalK`` does (its ``CAdiff`` returns the
-        ramp for both; default thresholds ``ramp=(0.04, 0.1)``; unlike CORElearn, neighbours at
-        distance 0 are kept and neighbours at equal distances go in sample order, where its heap
-        and rounding order them; the user guide's CORElearn comparison measures both).  Classes and a continuous target (RReliefF: neighbours and ``diff(A)``
-        by the ramp, ``diff(tau)`` linear); complete float data, ``ties="index"``, no ``pvalues``.
+        ramp for both; default thresholds ``ramp=(0.04, 0.1)``; for Relief and ReliefF, unlike CORElearn,
+        neighbours at distance 0 are kept and neighbours at equal distances go in sample order, where its heap
+        and rounding order them; the user guide's CORElearn comparison measures both).  SURF and
+        MultiSURF compute their thresholds on the ramp distances, and a neighbour is strictly closer
+        than its threshold, as with the linear ``diff``.  Classes and a continuous target (RReliefF:
+        neighbours and ``diff(A)`` by the ramp, ``diff(tau)`` linear; SURF's continuous-endpoint rule:
+        the radius by the ramp); complete float data, no ``pvalues`` (nor ``ties="include"``).
     ramp : tuple of (float, float), default=(0.04, 0.1)
         ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
 

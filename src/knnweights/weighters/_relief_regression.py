@@ -446,7 +446,7 @@ class ReliefTargetMixin:
         _refuse_sampled_radius(self, "a continuous target")
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
         ramp = self._check_ramp(X) if getattr(self, "diff", "linear") == "ramp" else None
-        if ramp is not None:  # the ramp diff (Relief / ReliefF): neighbours and sums in plain numpy
+        if ramp is not None:  # the ramp diff: neighbours (or the radius) and sums in plain numpy
             self.discrete_features_ = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
             data = RampDiff(X, *ramp, self.discrete_features_)
         else:

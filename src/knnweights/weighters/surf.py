@@ -8,8 +8,8 @@ from ..engine import get_config, mixed_kernels
 from ..engine._docs import data_doc
 from ..engine.neighbors import coef_phi_rows, distance_chunks, on_gpu, weighted_distances
 from ..utils import Interval, StrOptions
-from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
-from ._relief_margins import RADIUS_BLOCK_ARRAYS, multisurf_thresholds, radius_pairs, sample_rows
+from ._relief_base import DIFF_CONSTRAINTS, RAMP_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
+from ._relief_margins import RADIUS_BLOCK_ARRAYS, RampDiff, multisurf_thresholds, radius_pairs, sample_rows
 from ._relief_regression import ReliefTargetMixin
 
 __all__ = ["SURF", "MultiSURF", "mixed_radius_margins", "radius_margins"]
@@ -120,11 +120,12 @@ def radius_margins(Z, codes, rule="mean", multiclass="prior"):
 def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None):
     """:func:`radius_margins` on Relief's ``diff`` for discrete features and missing values.
 
-    ``data`` is a :class:`knnweights.engine._kernels_mixed.DiffData`; distances and margin
-    terms both use its ``diff``.  When the ``n x n`` matrices fit the working memory, one
-    distance pass and the pair-folded coefficients (each pair's diff once; not for a
-    ``data`` with ``fold_pairs = False``); otherwise row blocks (SURF: one more distance
-    pass for the mean).  ``rows``: score only these instances (against all samples);
+    ``data`` is a :class:`knnweights.engine._kernels_mixed.DiffData` (or the ramp ``diff``'s
+    :class:`~knnweights.weighters._relief_margins.RampDiff`); distances, thresholds and margin
+    terms all use its ``diff``.  When one distance block holds every row, one distance pass
+    and the pair-folded coefficients (each pair's diff once; not for a ``data`` with
+    ``fold_pairs = False``); otherwise row blocks (SURF: one more distance pass for the
+    mean).  ``rows``: score only these instances (against all samples);
     SURF's mean distance is then the mean over their rows of the distance matrix.
 
     {diff_codes}
@@ -175,11 +176,13 @@ def mixed_radius_margins(data, codes, rule="mean", multiclass="prior", rows=None
 class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
-    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state', 'padj', 'genotype_diff')
+    _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state', 'padj', 'genotype_diff', 'diff',
+                         'ramp')
     _parameter_constraints = {
         "normalize": ["boolean"],
         "multiclass": [StrOptions({"prior", "rebate"})],
         **DIFF_CONSTRAINTS,
+        **RAMP_CONSTRAINTS,
         **TARGET_CONSTRAINTS,
         "n_instances": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
@@ -188,7 +191,7 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
                  discrete_limit=10, target_type="auto", pvalues=False, n_instances=None, random_state=None,
-                 padj="bh", genotype_diff=None):
+                 padj="bh", genotype_diff=None, diff="linear", ramp=(0.04, 0.1)):
         self.normalize = normalize
         self.multiclass = multiclass
         self.missing = missing
@@ -200,10 +203,17 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
         self.random_state = random_state
         self.padj = padj
         self.genotype_diff = genotype_diff
+        self.diff = diff
+        self.ramp = ramp
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], None, self.random_state, self.n_instances)
-        data = self._diff_data(X, y)
+        ramp = self._check_ramp(X)
+        if ramp is not None:  # the thresholds and the radius on the ramp distances, the margins in its diff
+            self.discrete_features_ = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+            data = RampDiff(X, *ramp, self.discrete_features_)
+        else:
+            data = self._diff_data(X, y)
         if data is None and rows is None:
             self.scores_, thresholds = radius_margins(self._normalized(X), y, self._rule, self.multiclass)
         else:
@@ -259,6 +269,7 @@ class SURF(_RadiusReliefBase):
     multiclass : {"prior", "rebate"}, default="prior"
         Weighting of the miss classes for three or more classes (see above).
     {diff_params}
+    {ramp_params}
     {target_params}
     {n_instances}
         SURF's threshold is then the mean distance over the sampled instances' rows.
@@ -291,7 +302,9 @@ class SURF(_RadiusReliefBase):
     :func:`~knnweights.weighters._relief_regression.radius_regression_scores`).
 
     Ties: a neighbourhood is every instance strictly within the threshold, so the
-    result never depends on the row order (no ``ties`` option is needed).
+    result never depends on the row order (no ``ties`` option is needed).  A distance
+    equal to the threshold is left out, linear or ramp: the threshold is a mean of
+    distances, not a neighbour's distance, so no tie tolerance applies to it.
 
     References
     ----------
@@ -340,6 +353,7 @@ class MultiSURF(_RadiusReliefBase):
     multiclass : {"prior", "rebate"}, default="prior"
         Weighting of the miss classes for three or more classes (see :class:`SURF`).
     {diff_params}
+    {ramp_params}
     {target_params}
     {n_instances}
     random_state : int, RandomState or None
