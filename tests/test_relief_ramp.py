@@ -3,27 +3,15 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from ramp_reference import ramp_diff_function
 
 from knnweights import Relief, ReliefF
-
-
-def _ramp(a, t_eq, t_diff):
-    return min(1.0, max(0.0, (a - t_eq) / (t_diff - t_eq)))
 
 
 def _reference(X, y, k, t_eq, t_diff, per_class=True, disc=()):
     """ReliefF (or Relief) from the definition: explicit loops, ramp diff in distances and update."""
     n, d = X.shape
-    rng = X.max(axis=0) - X.min(axis=0)
-    rng[rng == 0] = 1.0
-
-    def diff(i, j):
-        out = np.empty(d)
-        for f in range(d):
-            a = abs(X[i, f] - X[j, f]) / rng[f]
-            out[f] = float(a != 0) if f in disc else _ramp(a, t_eq, t_diff)
-        return out
-
+    diff = ramp_diff_function(X, t_eq, t_diff, disc)
     classes = np.unique(y)
     prior = {c: np.mean(y == c) for c in classes}
     W = np.zeros(d)
@@ -131,11 +119,8 @@ def test_ramp_changes_fingerprint():
 def _rrelieff_reference(X, y, k, t_eq, t_diff):
     """RReliefF from the pseudo code (Robnik-Sikonja & Kononenko 2003), ramp diff for the features."""
     n, d = X.shape
-    rng = X.max(axis=0) - X.min(axis=0)
     span = y.max() - y.min()
-
-    def diff(i, j):
-        return np.array([_ramp(abs(X[i, f] - X[j, f]) / rng[f], t_eq, t_diff) for f in range(d)])
+    diff = ramp_diff_function(X, t_eq, t_diff)
 
     n_dc, n_da, n_dcda = 0.0, np.zeros(d), np.zeros(d)
     for i in range(n):

@@ -3,36 +3,17 @@
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from ramp_reference import ramp_diff_function
 
 from knnweights import SURF, MultiSURF
 from knnweights.weighters import _relief_margins as rm
-
-
-def _ramp(a, t_eq, t_diff):
-    return min(1.0, max(0.0, (a - t_eq) / (t_diff - t_eq)))
-
-
-def _diff_fn(X, t_eq, t_diff, disc):
-    """``diff(i, j)``: the ramp of the range-normalised difference per feature, a 0/1 mismatch on ``disc``."""
-    n, d = X.shape
-    rng = X.max(axis=0) - X.min(axis=0)
-    rng[rng == 0] = 1.0
-
-    def diff(i, j):
-        out = np.empty(d)
-        for f in range(d):
-            a = abs(X[i, f] - X[j, f]) / rng[f]
-            out[f] = float(a != 0) if f in disc else _ramp(a, t_eq, t_diff)
-        return out
-
-    return diff
 
 
 def _neighbourhoods(X, rule, t_eq, t_diff, disc, rows):
     """``{i: [j, ...]}`` of the scored ``rows``: SURF's ``d_ij < T`` with ``T`` the mean of the rows' distances
     to every sample (self included), MultiSURF's ``d_ij < mean_i - std_i / 2`` over the ``n - 1`` others."""
     n = X.shape[0]
-    diff = _diff_fn(X, t_eq, t_diff, disc)
+    diff = ramp_diff_function(X, t_eq, t_diff, disc)
     dist = {i: [float(diff(i, j).sum()) for j in range(n)] for i in rows}
     if rule == "mean":
         T = {i: sum(sum(dist[r]) for r in rows) / (len(rows) * n) for i in rows}

@@ -26,11 +26,19 @@ long without an event a strongly negative residual.
 import numpy as np
 from scipy import stats
 
-from ..utils import SURVIVAL_FIELDS, check_survival_target, is_survival_target, make_survival_target
+from ..utils import SURVIVAL_FIELDS, check_survival_target, fill_docstring, is_survival_target, make_survival_target
 
 __all__ = ["SURVIVAL_FIELDS", "is_survival_target", "check_survival_target", "make_survival_target",
            "nelson_aalen", "martingale_residuals", "cox_score_test"]
 
+#: ``{time_event}``: the outcome's two arrays, as every function here takes them
+_outcome_doc = fill_docstring(time_event="""time : ndarray of float64, shape (n_samples,)
+    Event or censoring times.
+event : ndarray of bool, shape (n_samples,)
+    Whether the event was observed.""")
+
+
+@_outcome_doc
 def nelson_aalen(time, event):
     """The Nelson-Aalen cumulative hazard ``H0`` at each sample's own time.
 
@@ -42,10 +50,7 @@ def nelson_aalen(time, event):
 
     Parameters
     ----------
-    time : ndarray of float64, shape (n_samples,)
-        Event or censoring times.
-    event : ndarray of bool, shape (n_samples,)
-        Whether the event was observed.
+    {time_event}
 
     Returns
     -------
@@ -69,6 +74,7 @@ def nelson_aalen(time, event):
     return H[inverse]
 
 
+@_outcome_doc
 def martingale_residuals(time, event):
     """Martingale residuals of a Cox model without covariates: ``M_i = event_i - H0(time_i)``.
 
@@ -78,10 +84,7 @@ def martingale_residuals(time, event):
 
     Parameters
     ----------
-    time : ndarray of float64, shape (n_samples,)
-        Event or censoring times.
-    event : ndarray of bool, shape (n_samples,)
-        Whether the event was observed.
+    {time_event}
 
     Returns
     -------
@@ -96,6 +99,7 @@ def martingale_residuals(time, event):
     return np.asarray(event, dtype=np.float64) - nelson_aalen(time, event)
 
 
+@_outcome_doc
 def cox_score_test(X, time, event):
     """The univariate Cox score (log-rank) test of every feature, Breslow's ties.
 
@@ -115,10 +119,7 @@ def cox_score_test(X, time, event):
     ----------
     X : array-like of shape (n_samples, n_features)
         Finite feature values.
-    time : ndarray of float64, shape (n_samples,)
-        Event or censoring times.
-    event : ndarray of bool, shape (n_samples,)
-        Whether the event was observed.
+    {time_event}
 
     Returns
     -------
