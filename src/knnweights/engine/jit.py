@@ -25,13 +25,13 @@ integer counts (summed by ``combine``), so the parts give the bits of the one-pa
 Most kernels compile through numba's plain pipeline.  A few (``task_pipeline=True``) compile
 through its parallel pipeline with every transformation switched off (:data:`TASK_PIPELINE`),
 which makes no parfor of them (they have no ``prange``) but whose lowering gives the loops that
-insert into the neighbour lists through array arguments (:func:`select_hits_misses`) code about
-ten times faster than the plain pipeline's, for the same arithmetic in the same order.  It costs
-compilation (its passes run on every kernel given to it, about 0.2-0.7 s per kernel on a first
-fit), and on the other kernels, measured fit by fit, it bought nothing: they stay on the plain
-one.  That pipeline would make a parfor (a threaded loop, whose reductions change the order of a
-sum) of an array reduction (``a.sum()``, ``a.min()``) or a slice assignment (``a[:] = 0``), so
-the kernels write those as loops (``tests/test_jit.py`` checks every compiled kernel).
+insert into the neighbour lists through array arguments (:func:`select_hits_misses`) much faster
+code than the plain pipeline's, for the same arithmetic in the same order.  Its passes cost
+compilation on every kernel given to it, so only the kernels it speeds up take it (the per-kernel
+comparison is in ``benchmarks/first_fits.md``).  That pipeline would make a parfor (a threaded
+loop, whose reductions change the order of a sum) of an array reduction (``a.sum()``,
+``a.min()``) or a slice assignment (``a[:] = 0``), so those kernels write them as loops
+(``tests/test_jit.py`` checks every compiled kernel).
 
 Allocation.  numba compiles ``np.empty`` once for every combination of shape and dtype argument
 types it meets (``n`` or ``(n,)``, ``np.float64`` or an omitted dtype or ``X.dtype``), and

@@ -518,8 +518,7 @@ class RampDiff:
         """``(s, e, j0, j1, f0, f1, diffs)``: the ``(e - s, j1 - j0, f1 - f0)`` ramp differences of the rows
         ``s:e`` of ``rows`` to the samples ``j0:j1`` on the features ``f0:f1``.  Row blocks of at most ``2**22``
         differences, taken by feature blocks (their sums are a distance's order) and computed by column blocks
-        of at most ``2**16`` (a block that stays in cache instead of freshly allocated memory: several times
-        faster, and each distance's sum is the same)."""
+        of at most ``2**16`` (a block that stays in cache; each distance's sum is the same)."""
         step = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n * self.d, 1))
         width = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n, 1)) if step == 1 else self.d
         for s in range(0, rows.size, step):
