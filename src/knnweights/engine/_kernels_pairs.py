@@ -4,7 +4,12 @@ The pairs are a symmetric adjacency in CSR form: row ``i`` lists (sorted) every 
 ``(i, j)`` or ``(j, i)`` is a pair, and ``flags`` says which: bit 1 for ``(i, j)``, bit 2 for
 ``(j, i)``.  A feature's pair difference is ``a_ij = sum_{c: ecol[c] = f} |E[i, c] - E[j, c]|`` (one
 column per feature for plain data, ``plain=True``; the expanded columns of :mod:`._kernels_mixed`
-otherwise), for the features of one block.  The matrix whose sums are taken is, per feature,
+otherwise), for the features of one block; with the ramp ``diff`` (``ramp_lo`` / ``ramp_width`` not
+empty: each column's ``t_eq`` and ``t_diff - t_eq``) each term is its ramp, the ``diff`` of
+:class:`knnweights.weighters._relief_margins.RampDiff` (a discrete feature's expanded columns take
+``(0, 1)``, under which each of their terms, 0, 1/2 or 1, is unchanged).  The ramp is not the L1
+difference of any encoding of the values (it is 0 on each of two steps below ``t_eq`` whose sum is
+above it: no triangle inequality), so it is computed here, per pair.  The matrix whose sums are taken is, per feature,
 
     C_ij = (m_ij + m_ji) / 2 (a_ij - abar_f)
 
@@ -23,22 +28,36 @@ from .jit import full_1d, njit, size_dispatch, task_range
 
 
 @njit(inline="always")
-def _diff_into(E, ecol, plain, i, j, buf):  # pragma: no cover - compiled
+def _diff_into(E, ecol, plain, ramp_lo, ramp_width, i, j, buf):  # pragma: no cover - compiled
+    """``buf[f] = a_f(i, j)``: the sum of ``|E[i, c] - E[j, c]|`` over the feature's columns, each term the
+    ramp ``min(1, max(0, (|.| - ramp_lo[c]) / ramp_width[c]))`` when ``ramp_lo`` is not empty (the arithmetic of
+    :func:`knnweights.weighters._relief_margins.ramp_diff`, in its order)."""
+    ramp = ramp_lo.shape[0] > 0
     if plain:
-        for f in range(buf.shape[0]):
-            buf[f] = abs(E[i, f] - E[j, f])
+        if ramp:
+            for f in range(buf.shape[0]):
+                x = (abs(E[i, f] - E[j, f]) - ramp_lo[f]) / ramp_width[f]
+                buf[f] = min(max(x, 0.0), 1.0)
+        else:
+            for f in range(buf.shape[0]):
+                buf[f] = abs(E[i, f] - E[j, f])
     else:
         for f in range(buf.shape[0]):
             buf[f] = 0.0
-        for c in range(E.shape[1]):
-            buf[ecol[c]] += abs(E[i, c] - E[j, c])
+        if ramp:
+            for c in range(E.shape[1]):
+                x = (abs(E[i, c] - E[j, c]) - ramp_lo[c]) / ramp_width[c]
+                buf[ecol[c]] += min(max(x, 0.0), 1.0)
+        else:
+            for c in range(E.shape[1]):
+                buf[ecol[c]] += abs(E[i, c] - E[j, c])
 
 
 @njit(inline="always")
-def _c_into(E, ecol, plain, i, j, flag, abar, out):  # pragma: no cover - compiled
+def _c_into(E, ecol, plain, ramp_lo, ramp_width, i, j, flag, abar, out):  # pragma: no cover - compiled
     """``out[f] = C_ij`` for every feature of the block."""
     m = (0.5 if flag & 1 else 0.0) + (0.5 if flag & 2 else 0.0)
-    _diff_into(E, ecol, plain, i, j, out)
+    _diff_into(E, ecol, plain, ramp_lo, ramp_width, i, j, out)
     for f in range(out.shape[0]):
         out[f] = m * (out[f] - abar[f])
 
@@ -59,8 +78,8 @@ def _find(indices, lo, hi, key):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts, part,  # pragma: no cover
-              parts):
+def pair_sums(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, v, continuous, a1, a2,  # pragma: no cover
+              ga, counts, part, parts):
     """Over each row's own pairs ``(i, j)`` (bit 1): ``a1[i] = sum a``, ``a2[i] = sum a^2``, ``ga[i] = sum g a``
     per feature and ``counts[i] = (#pairs, sum g, sum g^2)``, ``g`` the outcome difference of the pair
     (``|v_i - v_j|``, or ``[v_i != v_j]`` for classes)."""
@@ -85,7 +104,7 @@ def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga,
             c0 += 1.0
             c1 += g
             c2 += g * g
-            _diff_into(E, ecol, plain, i, j, buf)
+            _diff_into(E, ecol, plain, ramp_lo, ramp_width, i, j, buf)
             for f in range(nf):
                 x = buf[f]
                 s1[f] += x
@@ -100,7 +119,8 @@ def pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga,
 
 
 @njit(cache=True, nogil=True)
-def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3, part, parts):  # pragma: no cover - compiled
+def c_powers(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, abar, r1, r2, r3, part,  # pragma: no cover
+             parts):
     """Row sums of ``C``, ``C^2`` and ``C^3`` (elementwise powers), per feature."""
     n = indptr.shape[0] - 1
     nf = r1.shape[1]
@@ -110,7 +130,7 @@ def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3, part, par
         s2 = full_1d(nf, 0.0, np.float64)
         s3 = full_1d(nf, 0.0, np.float64)
         for p in range(indptr[i], indptr[i + 1]):
-            _c_into(E, ecol, plain, i, indices[p], flags[p], abar, c)
+            _c_into(E, ecol, plain, ramp_lo, ramp_width, i, indices[p], flags[p], abar, c)
             for f in range(nf):
                 cf = c[f]
                 q = cf * cf
@@ -123,7 +143,8 @@ def c_powers(E, ecol, plain, indptr, indices, flags, abar, r1, r2, r3, part, par
 
 
 @njit(cache=True, nogil=True)
-def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out, part, parts):  # pragma: no cover - compiled
+def c_matvec(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, abar, u, out, part,  # pragma: no cover
+             parts):
     """``out[i, f] = sum_j C_ij u[j, f]`` (each feature its own ``C`` and its own vector)."""
     n = indptr.shape[0] - 1
     nf = out.shape[1]
@@ -132,7 +153,7 @@ def c_matvec(E, ecol, plain, indptr, indices, flags, abar, u, out, part, parts):
         acc = full_1d(nf, 0.0, np.float64)
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
-            _c_into(E, ecol, plain, i, j, flags[p], abar, c)
+            _c_into(E, ecol, plain, ramp_lo, ramp_width, i, j, flags[p], abar, c)
             uj = u[j]
             for f in range(nf):
                 acc[f] += c[f] * uj[f]
@@ -148,7 +169,7 @@ def _mix64(z):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_samples, seed,
+def c_triangles(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, abar, exact_pairs, n_samples, seed,
                 out, part, parts):  # pragma: no cover - compiled
     """``out[i, f] = (C^3)_ii = sum_{j, k} C_ij C_jk C_ki``, so that ``trace C^3 = out.sum(0)``.
 
@@ -189,34 +210,35 @@ def c_triangles(E, ecol, plain, indptr, indices, flags, abar, exact_pairs, n_sam
             q = _find(indices, indptr[j], indptr[j + 1], k)
             if q < 0:
                 continue
-            _c_into(E, ecol, plain, i, j, flags[a], abar, cij)
-            _c_into(E, ecol, plain, i, k, flags[b], abar, cik)
-            _c_into(E, ecol, plain, j, k, flags[q], abar, cjk)
+            _c_into(E, ecol, plain, ramp_lo, ramp_width, i, j, flags[a], abar, cij)
+            _c_into(E, ecol, plain, ramp_lo, ramp_width, i, k, flags[b], abar, cik)
+            _c_into(E, ecol, plain, ramp_lo, ramp_width, j, k, flags[q], abar, cjk)
             for f in range(nf):
                 acc[f] += w * cij[f] * cjk[f] * cik[f]
         out[i] = acc
 
 
-def _work(E, ecol, plain, indptr, *args):
+def _work(E, ecol, plain, ramp_lo, ramp_width, indptr, *args):
     return max(1, int(indptr[-1])) * max(1, E.shape[1])
 
 
 pair_sums = size_dispatch(pair_sums, _work)
 c_powers = size_dispatch(c_powers, _work)
 c_matvec = size_dispatch(c_matvec, _work)
-c_triangles = size_dispatch(c_triangles, lambda E, ecol, plain, indptr, *a: 64 * _work(E, ecol, plain, indptr))
+c_triangles = size_dispatch(c_triangles, lambda E, *a: 64 * _work(E, *a))
 
 
 @njit(cache=True, nogil=True)
-def pair_diffs(E, ecol, plain, src, dst, out, part, parts):  # pragma: no cover - compiled
+def pair_diffs(E, ecol, plain, ramp_lo, ramp_width, src, dst, out, part, parts):  # pragma: no cover - compiled
     """``out[p, f] = a_f(src[p], dst[p])``: each listed pair's difference in every feature of the block."""
     nf = out.shape[1]
     buf = np.empty(nf, np.float64)
     for p in task_range(src.shape[0], part, parts):
-        _diff_into(E, ecol, plain, src[p], dst[p], buf)
+        _diff_into(E, ecol, plain, ramp_lo, ramp_width, src[p], dst[p], buf)
         for f in range(nf):
             out[p, f] = buf[f]
     return out
 
 
-pair_diffs = size_dispatch(pair_diffs, lambda E, ecol, plain, src, *a: max(1, src.shape[0]) * max(1, E.shape[1]))
+pair_diffs = size_dispatch(pair_diffs, lambda E, ecol, plain, ramp_lo, ramp_width, src, *a: max(1, src.shape[0]) *
+                           max(1, E.shape[1]))

@@ -10,7 +10,7 @@ from ..utils import Interval, StrOptions
 from ._base import BaseWeighter
 from ._relief_bytes import fit_relief_bytes
 from ._relief_covariates import refuse_covariates
-from ._relief_margins import range_normalize
+from ._relief_margins import RampDiff, range_normalize
 from ._relief_regression import PVALUES_DOC, TARGET_DOC
 
 __all__ = ["DIFF_CONSTRAINTS", "RAMP_CONSTRAINTS", "TARGET_CONSTRAINTS", "ReliefBase", "fill_relief_docstring"]
@@ -145,11 +145,18 @@ class ReliefBase(BaseWeighter):
         name = type(self).__name__
         if getattr(self, "ties", "index") != "index":
             raise NotImplementedError(f"{name}(diff='ramp') needs ties='index'.")
-        if getattr(self, "pvalues", False):
-            raise NotImplementedError(f"{name}(diff='ramp') has no pvalues; use knnweights.permutation_pvalues.")
         if X.dtype.kind == "f" and bool(np.isnan(X).any()):
             raise NotImplementedError(f"{name}(diff='ramp') is not defined with missing values.")
         return ramp
+
+    def _ramp_data(self, X):
+        """``None`` for ``diff="linear"``, else the :class:`~._relief_margins.RampDiff` of ``X`` (complete floats)
+        on which the ramp's distances, margins and pair differences are computed; sets ``discrete_features_``."""
+        ramp = self._check_ramp(X)
+        if ramp is None:
+            return None
+        self.discrete_features_ = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
+        return RampDiff(X, *ramp, self.discrete_features_)
 
     def _reading(self, X):
         """``(discrete_features, normalize, divisor)`` of the ``diff`` on ``X``: the parameters as given, or

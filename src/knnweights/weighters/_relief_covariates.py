@@ -318,9 +318,9 @@ def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", rando
                 feats, R, thr, count = feats[~stopped], R[:, ~stopped], thr[~stopped], count[~stopped]
             pvalues[feats] = (1.0 + count) / (B + 1.0)
 
-    for f0, f1, E, ecol in _feature_blocks(moments, width):
+    for f0, f1, cols in _feature_blocks(moments, width):
         A = np.empty((P, f1 - f0))
-        _kernels_pairs.pair_diffs(E, ecol, moments._plain, src, dst, A)
+        _kernels_pairs.pair_diffs(*cols, src, dst, A)
         R = A - U @ (U.T @ A)  # r_a: each feature's residual on [1, z]
         rss = np.einsum("pf,pf->f", R, R)
         ok = g_ok & (rss > 1e-12 * np.maximum(np.einsum("pf,pf->f", A, A), 1e-300))
@@ -347,7 +347,7 @@ def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", rando
 
 
 def _feature_blocks(moments, width):
-    """``(f0, f1, E, ecol)`` over blocks of ``width`` features, as :meth:`PairMoments._blocks`."""
+    """``(f0, f1, cols)`` over blocks of ``width`` features, as :meth:`PairMoments._blocks`."""
     saved = moments.feature_block
     moments.feature_block = width
     try:

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ..engine import kernels
+from ..engine import mixed_kernels as _kernels_mixed
 from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses, tie_tolerance
 from ..utils import fill_docstring
 
@@ -470,7 +471,8 @@ class RampDiff:
     """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the Relief family's paths:
     ``n``, ``d``, ``tie_tolerance``, ``distance_chunks``, ``index_sum`` (ReliefF's neighbours) and
     ``coef_sum`` (SURF's radius pairs) as :class:`knnweights.engine._kernels_mixed.DiffData` has them, in
-    numpy by blocks of rows and features (at most ``2**22`` differences at once).
+    numpy by blocks of rows and features (at most ``2**22`` differences at once); ``pair_columns`` gives
+    the same differences to the p-values' pair kernels.
 
     Parameters
     ----------
@@ -552,6 +554,38 @@ class RampDiff:
         for s, e, j0, j1, f0, f1, A in self._blocks(rows):
             z[f0:f1] += P[s:e, j0:j1].reshape(-1) @ A.reshape(-1, f1 - f0)
         return z
+
+    def pair_columns(self):
+        """The pair kernels' form of this ``diff`` (:mod:`knnweights.engine._kernels_pairs`): ``(E, ecol, plain,
+        ramp_lo, ramp_width)``, each feature's pair difference the sum over its columns ``c`` of
+        ``min(1, max(0, (|E[i, c] - E[j, c]| - ramp_lo[c]) / ramp_width[c]))``.
+
+        Continuous features are the range-normalised columns of the distances and margins, with ``(t_eq,
+        t_diff - t_eq)``; a discrete feature is its levels' expanded columns (:func:`~knnweights.engine.
+        _kernels_mixed.build_mixed` of those same columns), with ``(0, 1)``, under which their terms keep the
+        0/1 mismatch.
+
+        Returns
+        -------
+        E : ndarray of shape (n_samples, n_columns)
+            The columns.
+        ecol : ndarray of int64, shape (n_columns,)
+            The feature of each column.
+        plain : bool
+            One column per feature (``ecol`` the identity).
+        ramp_lo, ramp_width : ndarray of shape (n_columns,)
+            Each column's ``t_eq`` and ``t_diff - t_eq``.
+        """
+        if self.disc.any():
+            M = _kernels_mixed.build_mixed(self.Z, np.zeros(self.n, np.int64), 1, self.disc, normalize=False)
+            E, ecol, plain = M.E, M.ecol, False
+            cont = ~self.disc[ecol]
+        else:
+            E, ecol, plain = self.Z, np.arange(self.d, dtype=np.int64), True
+            cont = np.ones(self.d, bool)
+        lo = np.where(cont, self.t_eq, 0.0)
+        width = np.where(cont, self.t_diff - self.t_eq, 1.0)
+        return np.ascontiguousarray(E, dtype=np.float64), np.ascontiguousarray(ecol, dtype=np.int64), plain, lo, width
 
     def index_sum(self, rows, idx, coef):
         """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out)."""

@@ -23,6 +23,7 @@ from sklearn.utils import Bunch
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine import pair_kernels as _kernels_pairs
 from ..utils import fill_docstring
+from ._relief_margins import RampDiff
 
 __all__ = ["PADJ_METHODS", "PairMoments", "adjust_pvalues", "bh_qvalues", "difference_sums", "mantel_moments",
            "quadratic_sf"]
@@ -432,9 +433,10 @@ class PairMoments:
 
     Parameters
     ----------
-    data : PlainDiff or DiffData
-        The ``diff`` data of the fit (:mod:`knnweights.engine._kernels_mixed`), without
-        missing values.
+    data : PlainDiff, DiffData or RampDiff
+        The ``diff`` data of the fit (:mod:`knnweights.engine._kernels_mixed`, or the ramp ``diff``'s
+        :class:`~knnweights.weighters._relief_margins.RampDiff`: then ``a`` is each pair's ramp
+        difference, as in the weights), without missing values.
     triangle_work : float, default=3e8
         The budget of the triangle sums, above.
     feature_block : int, default=128
@@ -451,9 +453,12 @@ class PairMoments:
         self._src, self._dst = [], []
         self._outcome = None
         self._cache = {}
+        self._ramp_lo = self._ramp_width = np.empty(0)  # empty: the linear diff
         if isinstance(data, _kernels_mixed.PlainDiff):
             self._E = np.ascontiguousarray(data.Z, dtype=np.float64)
             self._ecol, self._plain = np.arange(data.d, dtype=np.int64), True
+        elif isinstance(data, RampDiff):
+            self._E, self._ecol, self._plain, self._ramp_lo, self._ramp_width = data.pair_columns()
         else:
             M = data.M
             self._E = np.ascontiguousarray(M.E, dtype=np.float64)
@@ -530,15 +535,21 @@ class PairMoments:
         return self._cache["graph"]
 
     def _blocks(self):
-        """``(f0, f1, E, ecol)``: blocks of features and their columns of ``E`` (local feature numbers)."""
+        """``(f0, f1, cols)``: blocks of features and the pair kernels' first five arguments for them, their
+        columns of ``E`` (local feature numbers), ``plain`` and the ramp's per-column thresholds (empty: linear)."""
         d = self.data.d
+        ramp = self._ramp_lo.size > 0
         for f0 in range(0, d, self.feature_block):
             f1 = min(d, f0 + self.feature_block)
             if self._plain:
-                yield f0, f1, np.ascontiguousarray(self._E[:, f0:f1]), np.arange(f1 - f0, dtype=np.int64)
+                cols = np.arange(f0, f1)
+                E, ecol = np.ascontiguousarray(self._E[:, f0:f1]), np.arange(f1 - f0, dtype=np.int64)
             else:
                 cols = np.flatnonzero((self._ecol >= f0) & (self._ecol < f1))
-                yield f0, f1, np.ascontiguousarray(self._E[:, cols]), np.ascontiguousarray(self._ecol[cols] - f0)
+                E, ecol = np.ascontiguousarray(self._E[:, cols]), np.ascontiguousarray(self._ecol[cols] - f0)
+            lo, width = ((np.ascontiguousarray(self._ramp_lo[cols]), np.ascontiguousarray(self._ramp_width[cols]))
+                         if ramp else (self._ramp_lo, self._ramp_width))
+            yield f0, f1, (E, ecol, self._plain, lo, width)
 
     def statistics(self, method="mantel"):
         """Per-feature statistics and their reference, as a :class:`~sklearn.utils.Bunch`.
@@ -582,11 +593,11 @@ class PairMoments:
             else:
                 samples = max(256, int(self.triangle_work / (n * d)))
                 exact = samples
-        for f0, f1, E, ecol in self._blocks():
+        for f0, f1, cols in self._blocks():
             nf = f1 - f0
             a1, a2, ga = (np.empty((n, nf)) for _ in range(3))
             counts = np.empty((n, 3))
-            _kernels_pairs.pair_sums(E, ecol, self._plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
+            _kernels_pairs.pair_sums(*cols, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
             P, G1, G2 = (float(c) for c in counts.sum(axis=0))
             if P - 2.0 < 1:
                 raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
@@ -595,7 +606,7 @@ class PairMoments:
                 continue
             abar = np.ascontiguousarray(out["L0"][f0:f1] / P)
             r1, r2, r3, cr, tri = (np.empty((n, nf)) for _ in range(5))
-            common = (E, ecol, self._plain, indptr, indices, flags, abar)
+            common = (*cols, indptr, indices, flags, abar)
             _kernels_pairs.c_powers(*common, r1, r2, r3)
             _kernels_pairs.c_matvec(*common, r1, cr)
             _kernels_pairs.c_triangles(*common, exact, samples, 0, tri)

@@ -260,12 +260,15 @@ def _covariate_search_data(est, X, codes, covariates):
     which ``neighbors_with_covariates=True`` finds the p-values' pairs."""
     values, categorical = covariates[0], covariates[1]
     X = np.asarray(X, dtype=np.float64)
+    disc = np.concatenate([np.asarray(getattr(est, "discrete_features_", np.zeros(X.shape[1], bool)), bool),
+                           categorical])
+    ramp = est._ramp_thresholds()
+    if ramp is not None:  # the ramp diff: the covariates' columns take it too (a categorical one its 0/1 mismatch)
+        return RampDiff(np.hstack([X, values]), *ramp, disc)
     _, normalize, divisor = est._reading(X)
     if divisor is not None:  # allele sharing's fixed scale on X; the covariates range-normalised as by default
         X, values, normalize = X / divisor, range_normalize(np.asarray(values, dtype=np.float64)), False
     Xa = np.hstack([X, values])
-    disc = np.concatenate([np.asarray(getattr(est, "discrete_features_", np.zeros(X.shape[1], bool)), bool),
-                           categorical])
     M = _kernels_mixed.build_mixed(Xa, codes, int(codes.max()) + 1, disc, normalize, dtype=np.float64)
     return _kernels_mixed.DiffData(M)
 
@@ -433,7 +436,9 @@ class ReliefTargetMixin:
     def _fit_classes(self, X, codes):
         w = self._fit(X, codes)
         if getattr(self, "pvalues", False):
-            data = _diff_data(self, X, codes)
+            data = self._ramp_data(X)  # the pairs' differences in the weights' diff
+            if data is None:
+                data = _diff_data(self, X, codes)
             self._check_pvalue_data(data)
             self._set_pvalues(data, codes, "classes", X)
         return w
@@ -445,11 +450,8 @@ class ReliefTargetMixin:
                 "with a continuous target.")
         _refuse_sampled_radius(self, "a continuous target")
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
-        ramp = self._check_ramp(X) if getattr(self, "diff", "linear") == "ramp" else None
-        if ramp is not None:  # the ramp diff: neighbours (or the radius) and sums in plain numpy
-            self.discrete_features_ = _kernels_mixed.discrete_mask(X, self.discrete_features, self.discrete_limit)
-            data = RampDiff(X, *ramp, self.discrete_features_)
-        else:
+        data = self._ramp_data(X)  # the ramp diff: neighbours (or the radius) and sums in plain numpy
+        if data is None:
             data = _diff_data(self, X, codes)
         self._check_pvalue_data(data)
         if self._pair_kind == "radius":

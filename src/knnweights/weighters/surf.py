@@ -9,7 +9,7 @@ from ..engine._docs import data_doc
 from ..engine.neighbors import coef_phi_rows, distance_chunks, on_gpu, weighted_distances
 from ..utils import Interval, StrOptions
 from ._relief_base import DIFF_CONSTRAINTS, RAMP_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
-from ._relief_margins import RADIUS_BLOCK_ARRAYS, RampDiff, multisurf_thresholds, radius_pairs, sample_rows
+from ._relief_margins import RADIUS_BLOCK_ARRAYS, multisurf_thresholds, radius_pairs, sample_rows
 from ._relief_regression import ReliefTargetMixin
 
 __all__ = ["SURF", "MultiSURF", "mixed_radius_margins", "radius_margins"]
@@ -208,11 +208,8 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], None, self.random_state, self.n_instances)
-        ramp = self._check_ramp(X)
-        if ramp is not None:  # the thresholds and the radius on the ramp distances, the margins in its diff
-            self.discrete_features_ = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
-            data = RampDiff(X, *ramp, self.discrete_features_)
-        else:
+        data = self._ramp_data(X)  # the ramp: the thresholds and the radius on its distances, the margins in its diff
+        if data is None:
             data = self._diff_data(X, y)
         if data is None and rows is None:
             self.scores_, thresholds = radius_margins(self._normalized(X), y, self._rule, self.multiclass)
