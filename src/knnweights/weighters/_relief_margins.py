@@ -505,16 +505,18 @@ class RampDiff:
 
         Parameters
         ----------
-        w : None
-            Unused (the ramp distances are unweighted).
+        w : ndarray of shape (n_features,) or None, default=None
+            The weights of ``distance_chunks(w=w)``; ``None``: unweighted.
 
         Returns
         -------
         ndarray of shape (n_samples,)
             The per-sample tolerances.
         """
-        scale = max(1.0, 1.0 / (self.t_diff - self.t_eq))
-        return np.full(self.n, tie_tolerance(np.full((1, self.d), scale), "manhattan")[0])
+        scale = np.full((1, self.d), max(1.0, 1.0 / (self.t_diff - self.t_eq)))
+        if w is not None:
+            scale = scale * np.abs(np.asarray(w, dtype=np.float64))
+        return np.full(self.n, tie_tolerance(scale, "manhattan")[0])
 
     def _blocks(self, rows):
         """``(s, e, j0, j1, f0, f1, diffs)``: the ``(e - s, j1 - j0, f1 - f0)`` ramp differences of the rows
@@ -534,14 +536,16 @@ class RampDiff:
                     yield s, s + r.size, j0, j1, f0, f1, self._diffs(Zr, self.Z[None, j0:j1, f0:f1], f0, f1)
 
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
-        """``(s, e, D)``: the ramp distances of the rows ``s:e`` (of ``rows``, all by default) to every sample,
-        summed over blocks of features so that no block holds more than ``2**22`` differences."""
+        """``(s, e, D)``: the ramp distances ``sum_f w_f diff_f(i, j)`` (``w`` ``None``: unweighted) of the rows
+        ``s:e`` (of ``rows``, all by default) to every sample, summed over blocks of features so that no block
+        holds more than ``2**22`` differences."""
         rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
+        w = None if w is None else np.asarray(w, dtype=np.float64)
         D = None
         for s, e, j0, j1, f0, f1, A in self._blocks(rows):
             if f0 == 0 and j0 == 0:
                 D = np.zeros((e - s, self.n))
-            D[:, j0:j1] += A.sum(axis=2)
+            D[:, j0:j1] += A.sum(axis=2) if w is None else A @ w[f0:f1]
             if f1 == self.d and j1 == self.n:
                 yield s, e, D
 

@@ -10,7 +10,7 @@ from ..engine import kernels, mixed_kernels
 from ..engine.neighbors import entropy_from_log, on_gpu, row_log_softmax, soft_margins
 from ..utils import Interval, StrOptions
 from ._base import l2_norm, normalize_weights
-from ._relief_base import DIFF_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
+from ._relief_base import DIFF_CONSTRAINTS, RAMP_CONSTRAINTS, TARGET_CONSTRAINTS, ReliefBase, fill_relief_docstring
 from ._relief_margins import fold_pairs
 from ._relief_regression import ReliefTargetMixin
 
@@ -85,6 +85,7 @@ class IRelief(ReliefTargetMixin, ReliefBase):
         Range-normalise the differences (Relief's ``diff``, as every Relief class);
         ``normalize=False`` uses the data as given.
     {diff_params}
+    {ramp_params}
     verbose : int, default=0
         Print one line per iteration (step, effective number of hits per sample).
     {target_type}
@@ -120,13 +121,17 @@ class IRelief(ReliefTargetMixin, ReliefBase):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "normalize": ["boolean"],
         **DIFF_CONSTRAINTS,
+        **RAMP_CONSTRAINTS,
         "verbose": ["verbose"],
         "target_type": TARGET_CONSTRAINTS["target_type"],
     }
-    _added_parameters = ('target_type', 'genotype_diff')
+    #: parameters whose defaults give the results of the estimator without them: at their defaults they
+    #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
+    _added_parameters = ('target_type', 'genotype_diff', 'diff', 'ramp')
 
     def __init__(self, sigma="auto", max_iter=50, tol=1e-6, normalize=True, missing="error",
-                 discrete_features=None, discrete_limit=10, verbose=0, target_type="auto", genotype_diff=None):
+                 discrete_features=None, discrete_limit=10, verbose=0, target_type="auto", genotype_diff=None,
+                 diff="linear", ramp=(0.04, 0.1)):
         self.sigma = sigma
         self.max_iter = max_iter
         self.tol = tol
@@ -137,6 +142,8 @@ class IRelief(ReliefTargetMixin, ReliefBase):
         self.verbose = verbose
         self.target_type = target_type
         self.genotype_diff = genotype_diff
+        self.diff = diff
+        self.ramp = ramp
 
     @staticmethod
     def _inlier_probability(log_hit_mass, log_miss_mass):
@@ -182,12 +189,16 @@ class IRelief(ReliefTargetMixin, ReliefBase):
             z += data.coef_sum(rows, Pm)
         return z
 
+    def _data(self, X, codes):
+        """The ``diff`` data: the ramp's (:class:`~._relief_margins.RampDiff`), else the linear ``diff``'s."""
+        data = self._ramp_data(X)
+        return self._diff_data(X, codes) if data is None else data
+
     def _continuous_scores(self, X, y):
-        data = self._diff_data(X, np.zeros(X.shape[0], np.int64))
-        return self._iterate(X, y, data, self._margin_sum_continuous)
+        return self._iterate(X, y, self._data(X, np.zeros(X.shape[0], np.int64)), self._margin_sum_continuous)
 
     def _fit(self, X, y):
-        return self._iterate(X, y, self._diff_data(X, y), self._margin_sum)
+        return self._iterate(X, y, self._data(X, y), self._margin_sum)
 
     def _iterate(self, X, y, data, margin_sum):
         """Sun's fixed-point iteration ``w = (v)+ / ||(v)+||_2`` with ``v = margin_sum(...) / n``."""
