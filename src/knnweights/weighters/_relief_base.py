@@ -70,9 +70,12 @@ _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         neighbours at distance 0 are kept and neighbours at equal distances go in sample order, where its heap
         and rounding order them; the user guide's CORElearn comparison measures both).  SURF and
         MultiSURF compute their thresholds on the ramp distances, and a neighbour is strictly closer
-        than its threshold, as with the linear ``diff``.  Classes and a continuous target (RReliefF:
+        than its threshold, as with the linear ``diff``; I-RELIEF's weighted distances (and
+        ``sigma="auto"``) and margins are the ramp's.  Classes and a continuous target (RReliefF:
         neighbours and ``diff(A)`` by the ramp, ``diff(tau)`` linear; SURF's continuous-endpoint rule:
-        the radius by the ramp); complete float data, no ``pvalues`` (nor ``ties="include"``).
+        the radius by the ramp).  ``pvalues``: the pairs are found on the ramp distances and their
+        differences are the ramp's, as in the weights (with ``covariates``, ``neighbors_with_covariates``
+        takes each numeric covariate's ramp too).  Complete float data (not ``ties="include"``).
     ramp : tuple of (float, float), default=(0.04, 0.1)
         ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
 

@@ -347,7 +347,8 @@ class ReliefTargetMixin:
         neighbors_with_covariates : bool, default=False
             Find the p-values' neighbour pairs on ``X`` and the covariates together (each covariate
             one more column of the ``diff`` distance: range-normalised with ``normalize``, a 0/1
-            mismatch when categorical), so that pairs are also close in the covariates; the
+            mismatch when categorical, a numeric one's ramp with ``diff="ramp"``), so that pairs are
+            also close in the covariates; the
             weights still use ``X`` alone.  The pairs are found without the outcome either way,
             which keeps the reference exact.
 

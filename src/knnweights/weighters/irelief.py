@@ -53,7 +53,9 @@ class IRelief(ReliefTargetMixin, ReliefBase):
 
     ``z_n`` the soft margin vector, repeated from ``w = 1/sqrt(d)`` (unit norm) until
     ``||w_t+1 - w_t||_2 < tol`` or ``max_iter`` (then a ``ConvergenceWarning`` that names
-    the likely cause).
+    the likely cause).  The distance is ``d_w(i, j) = sum_f w_f diff_f(i, j)`` and ``z_n``
+    holds the ``diff`` of each feature: the linear one, or with ``diff="ramp"`` the ramp
+    (Robnik-Sikonja & Kononenko 2003, Sec. 2.7) in both.
 
     A continuous target (not in Sun 2007; the same iteration with RReliefF's graded
     "different outcome" of Robnik-Sikonja & Kononenko 2003, Sec. 2.3): each pair counts as a
