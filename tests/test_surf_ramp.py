@@ -173,8 +173,8 @@ def test_ramp_refusals(data, cls):
     with pytest.raises(NotImplementedError, match="missing"):
         cls(diff="ramp", missing="diff").fit(Xn, y)
     genotypes = np.random.RandomState(0).randint(0, 3, size=(20, 4)).astype(np.uint8)
-    with pytest.raises(ValueError, match="numeric"):
-        cls(diff="ramp").fit(genotypes, y[:20])
+    with pytest.raises(NotImplementedError, match="astype"):
+        cls(diff="ramp", ramp=(0.1, 0.6)).fit(genotypes, y[:20])
     with pytest.raises(ValueError, match="genotype_diff"):
         cls(diff="ramp", genotype_diff="additive").fit(X, y)
 

@@ -10,7 +10,7 @@ from ..utils import Interval, StrOptions
 from ._base import BaseWeighter
 from ._relief_bytes import fit_relief_bytes
 from ._relief_covariates import refuse_covariates
-from ._relief_margins import RampDiff, range_normalize
+from ._relief_margins import RampDiff, ramp_diff, range_normalize
 from ._relief_regression import PVALUES_DOC, TARGET_DOC
 
 __all__ = ["DIFF_CONSTRAINTS", "RAMP_CONSTRAINTS", "TARGET_CONSTRAINTS", "ReliefBase", "fill_relief_docstring"]
@@ -75,7 +75,10 @@ _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         neighbours and ``diff(A)`` by the ramp, ``diff(tau)`` linear; SURF's continuous-endpoint rule:
         the radius by the ramp).  ``pvalues``: the pairs are found on the ramp distances and their
         differences are the ramp's, as in the weights (with ``covariates``, ``neighbors_with_covariates``
-        takes each numeric covariate's ramp too).  Complete float data (not ``ties="include"``).
+        takes each numeric covariate's ramp too).  Complete data (not ``ties="include"``).  On genotype
+        bytes the ramp of two codes is scored without a float copy where it is the 0/1 mismatch on
+        every feature (``t_diff`` at most one step of each feature's range: the default ramp on 0/1/2
+        codes, equal to ``genotype_diff="mismatch"``) and refused otherwise (pass the floats).
     ramp : tuple of (float, float), default=(0.04, 0.1)
         ``(t_eq, t_diff)`` of ``diff="ramp"``, fractions of each feature's range, ``0 <= t_eq < t_diff <= 1``."""
 
@@ -112,9 +115,6 @@ class ReliefBase(BaseWeighter):
             The fitted weighter.
         """
         if is_byte_input(X):
-            if getattr(self, "diff", "linear") == "ramp":
-                raise ValueError(f"{type(self).__name__}(diff='ramp') applies to numeric features; genotype "
-                                 "codes (0/1/2) are discrete: use diff='linear'.")
             if covariates is not None:
                 raise refuse_covariates(self)
             return fit_relief_bytes(self, X, y)
@@ -148,9 +148,34 @@ class ReliefBase(BaseWeighter):
         name = type(self).__name__
         if getattr(self, "ties", "index") != "index":
             raise NotImplementedError(f"{name}(diff='ramp') needs ties='index'.")
+        if isinstance(X, GenotypeMatrix):  # the byte path's mismatch reading is this ramp (_reading)
+            self._check_byte_ramp(X, ramp)
+            return None
         if X.dtype.kind == "f" and bool(np.isnan(X).any()):
             raise NotImplementedError(f"{name}(diff='ramp') is not defined with missing values.")
         return ramp
+
+    def _check_byte_ramp(self, G, ramp):
+        """Refuse the ramp on genotype bytes unless it is the 0/1 mismatch on every feature.
+
+        The byte encoding sums whole multiples of ``1 / S`` per feature; the ramp of the range-normalised
+        difference of two codes is 0 or 1 only when ``t_diff`` is at most one step of the range.  Each
+        feature's every pair of codes between its smallest and largest known value is scored as
+        :func:`~._relief_margins.ramp_diff` scores the float copy, and must give 1 (the mismatch)."""
+        st = G.stats()
+        name = type(self).__name__
+        if st["n_missing"].any():
+            raise NotImplementedError(f"{name}(diff='ramp') is not defined with missing values.")
+        lo, hi = st["vmin"].astype(np.int64), st["vmax"].astype(np.int64)
+        for a, b in {(int(u), int(v)) for u, v in zip(lo, hi, strict=True) if v > u}:
+            z = np.arange(a, b + 1, dtype=np.float64) / float(b - a)  # as range_normalize on the float copy
+            diffs = ramp_diff(np.abs(z[:, None] - z[None, :]), *ramp)
+            if not np.all(diffs[~np.eye(z.size, dtype=bool)] == 1.0):
+                raise NotImplementedError(
+                    f"{name}(diff='ramp', ramp={ramp}) on genotype bytes: two different codes of {a}..{b} differ "
+                    "by less than 1 under this ramp, which the byte encoding does not hold (it holds the ramp where "
+                    "it is the 0/1 mismatch, t_diff <= 1 / range, as the default ramp on 0/1/2 codes). Pass "
+                    "X.astype(float) for this ramp, or choose genotype_diff='mismatch' or 'additive'.")
 
     def _ramp_data(self, X):
         """``None`` for ``diff="linear"``, else the :class:`~._relief_margins.RampDiff` of ``X`` (complete floats)
@@ -165,6 +190,9 @@ class ReliefBase(BaseWeighter):
         """``(discrete_features, normalize, divisor)`` of the ``diff`` on ``X``: the parameters as given, or
         those ``genotype_diff`` names (``divisor``: allele sharing's fixed 2, else ``None``)."""
         name = getattr(self, "genotype_diff", None)
+        if name is None and isinstance(X, GenotypeMatrix) and getattr(self, "diff", "linear") == "ramp":
+            self._check_ramp(X)  # bytes: the ramp only where it is the mismatch, so it is read as the mismatch
+            return True, True, None
         if name is None:  # MulRel (no discrete_features) reads its normalize here too
             return getattr(self, "discrete_features", None), self.normalize, None
         est = type(self).__name__
@@ -197,8 +225,11 @@ class ReliefBase(BaseWeighter):
         :class:`~knnweights.engine._kernels_mixed.DiffData` of ``X``; sets ``discrete_features_``."""
         discrete, normalize, divisor = self._reading(X)
         if isinstance(X, GenotypeMatrix):  # bytes: always the diff tables, in feature blocks
-            self.discrete_features_ = X.discrete_mask(discrete, self.discrete_limit)
-            return X.diff_data(codes, self.discrete_features_, normalize, divisor)
+            disc = X.discrete_mask(discrete, self.discrete_limit)
+            # the ramp read as the mismatch: the attribute is the float path's (the features scored as discrete)
+            ramp = getattr(self, "diff", "linear") == "ramp"
+            self.discrete_features_ = X.discrete_mask(self.discrete_features, self.discrete_limit) if ramp else disc
+            return X.diff_data(codes, disc, normalize, divisor)
         disc = mixed_kernels.discrete_mask(X, discrete, self.discrete_limit)
         self.discrete_features_ = disc
         has_nan = X.dtype.kind == "f" and bool(np.isnan(X).any())
