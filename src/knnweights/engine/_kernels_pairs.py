@@ -4,12 +4,14 @@ The pairs are a symmetric adjacency in CSR form: row ``i`` lists (sorted) every 
 ``(i, j)`` or ``(j, i)`` is a pair, and ``flags`` says which: bit 1 for ``(i, j)``, bit 2 for
 ``(j, i)``.  A feature's pair difference is ``a_ij = sum_{c: ecol[c] = f} |E[i, c] - E[j, c]|`` (one
 column per feature for plain data, ``plain=True``; the expanded columns of :mod:`._kernels_mixed`
-otherwise), for the features of one block; with the ramp ``diff`` (``ramp_lo`` / ``ramp_width`` not
-empty: each column's ``t_eq`` and ``t_diff - t_eq``) each term is its ramp, the ``diff`` of
+otherwise), for the features of one block.  With the ramp ``diff`` (``ramp_lo`` / ``ramp_width``
+arrays, each column's ``t_eq`` and ``t_diff - t_eq``; ``None`` for the linear ``diff``, which then
+compiles to the plain sum) each term is its ramp, the ``diff`` of
 :class:`knnweights.weighters._relief_margins.RampDiff` (a discrete feature's expanded columns take
 ``(0, 1)``, under which each of their terms, 0, 1/2 or 1, is unchanged).  The ramp is not the L1
 difference of any encoding of the values (it is 0 on each of two steps below ``t_eq`` whose sum is
-above it: no triangle inequality), so it is computed here, per pair.  The matrix whose sums are taken is, per feature,
+above it: no triangle inequality), so it is computed here, per pair.  The matrix whose sums are
+taken is, per feature,
 
     C_ij = (m_ij + m_ji) / 2 (a_ij - abar_f)
 
@@ -23,34 +25,41 @@ of all permutations.
 """
 
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from .jit import full_1d, njit, size_dispatch, task_range
 
 
+def _term(x, ramp_lo, ramp_width, c):
+    """One column's term of a pair difference: ``x = |E[i, c] - E[j, c]|``, or with ``ramp_lo`` (not ``None``)
+    its ramp ``min(1, max(0, (x - ramp_lo[c]) / ramp_width[c]))``, the arithmetic of
+    :func:`knnweights.weighters._relief_margins.ramp_diff` in its order."""
+    if ramp_lo is None:
+        return x
+    return min(max((x - ramp_lo[c]) / ramp_width[c], 0.0), 1.0)
+
+
+@overload(_term, inline="always")
+def _term_compiled(x, ramp_lo, ramp_width, c):
+    """:func:`_term` chosen by type when a kernel is compiled: with ``ramp_lo`` ``None`` (the linear ``diff``) the
+    kernels' code is the plain ``|E[i, c] - E[j, c]|`` with no branch, the ramp's a specialisation of its own."""
+    if isinstance(ramp_lo, types.NoneType):
+        return lambda x, ramp_lo, ramp_width, c: x
+    return lambda x, ramp_lo, ramp_width, c: min(max((x - ramp_lo[c]) / ramp_width[c], 0.0), 1.0)
+
+
 @njit(inline="always")
 def _diff_into(E, ecol, plain, ramp_lo, ramp_width, i, j, buf):  # pragma: no cover - compiled
-    """``buf[f] = a_f(i, j)``: the sum of ``|E[i, c] - E[j, c]|`` over the feature's columns, each term the
-    ramp ``min(1, max(0, (|.| - ramp_lo[c]) / ramp_width[c]))`` when ``ramp_lo`` is not empty (the arithmetic of
-    :func:`knnweights.weighters._relief_margins.ramp_diff`, in its order)."""
-    ramp = ramp_lo.shape[0] > 0
+    """``buf[f] = a_f(i, j)``: the sum over the feature's columns of :func:`_term`."""
     if plain:
-        if ramp:
-            for f in range(buf.shape[0]):
-                x = (abs(E[i, f] - E[j, f]) - ramp_lo[f]) / ramp_width[f]
-                buf[f] = min(max(x, 0.0), 1.0)
-        else:
-            for f in range(buf.shape[0]):
-                buf[f] = abs(E[i, f] - E[j, f])
+        for f in range(buf.shape[0]):
+            buf[f] = _term(abs(E[i, f] - E[j, f]), ramp_lo, ramp_width, f)
     else:
         for f in range(buf.shape[0]):
             buf[f] = 0.0
-        if ramp:
-            for c in range(E.shape[1]):
-                x = (abs(E[i, c] - E[j, c]) - ramp_lo[c]) / ramp_width[c]
-                buf[ecol[c]] += min(max(x, 0.0), 1.0)
-        else:
-            for c in range(E.shape[1]):
-                buf[ecol[c]] += abs(E[i, c] - E[j, c])
+        for c in range(E.shape[1]):
+            buf[ecol[c]] += _term(abs(E[i, c] - E[j, c]), ramp_lo, ramp_width, c)
 
 
 @njit(inline="always")

@@ -453,7 +453,7 @@ class PairMoments:
         self._src, self._dst = [], []
         self._outcome = None
         self._cache = {}
-        self._ramp_lo = self._ramp_width = np.empty(0)  # empty: the linear diff
+        self._ramp_lo = self._ramp_width = None  # None: the linear diff
         if isinstance(data, _kernels_mixed.PlainDiff):
             self._E = np.ascontiguousarray(data.Z, dtype=np.float64)
             self._ecol, self._plain = np.arange(data.d, dtype=np.int64), True
@@ -536,9 +536,9 @@ class PairMoments:
 
     def _blocks(self):
         """``(f0, f1, cols)``: blocks of features and the pair kernels' first five arguments for them, their
-        columns of ``E`` (local feature numbers), ``plain`` and the ramp's per-column thresholds (empty: linear)."""
+        columns of ``E`` (local feature numbers), ``plain`` and the ramp's per-column thresholds (``None``: linear)."""
         d = self.data.d
-        ramp = self._ramp_lo.size > 0
+        ramp = self._ramp_lo is not None
         for f0 in range(0, d, self.feature_block):
             f1 = min(d, f0 + self.feature_block)
             if self._plain:
