@@ -161,3 +161,19 @@ def test_ramp_pair_differences_are_the_weights_diff():
         pair_kernels.pair_diffs(*cols, src, dst, out)
         A[:, f0:f1] = out
     assert_allclose(A.reshape(20, 20, 4), _ramp_tensor(X, *ramp, disc), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("kind", ["classes", "continuous"])
+@pytest.mark.parametrize("est", [ReliefF(n_neighbors=10), MultiSURF()], ids=["ReliefF", "MultiSURF"])
+def test_ramp_null_pvalues_uniform(est, kind):
+    """Noise features, an outcome unrelated to them: the ramp p-values are uniform (the reference is exact)."""
+    out = []
+    for rep in range(6):
+        rng = np.random.default_rng(200 + rep)
+        n, d = (50, 25) if rep % 2 else (120, 15)
+        X = rng.normal(size=(n, d))
+        y = rng.integers(0, 2, n) if kind == "classes" else rng.normal(size=n)
+        out.append(_fit_pvalues(clone(est).set_params(diff="ramp", pvalues=True), X, y))
+    p = np.concatenate(out)
+    assert stats.kstest(p, "uniform").pvalue > 0.01
+    assert np.mean(p < 0.05) <= 0.1
