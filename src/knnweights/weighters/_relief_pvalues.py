@@ -369,6 +369,18 @@ def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
     return np.clip(np.where(np.isfinite(p), p, stats.norm.sf(z)), 0.0, 1.0)
 
 
+def _pair_covariances(out, P, G1, G2):
+    """``(S, saa, sgg, ok)`` over the ``P`` pairs from ``L0 = sum a``, ``A2 = sum a^2``, ``L1 = sum g a`` (per
+    feature, in ``out``) and ``G1 = sum g``, ``G2 = sum g^2``: the covariance sum ``S = sum (a - abar)(g - gbar)``,
+    the two sums of squares, and where both vary."""
+    gbar, abar = G1 / P, out["L0"] / P
+    sgg = G2 - P * gbar**2
+    saa = out["A2"] - P * abar**2
+    sag = out["L1"] - gbar * out["L0"]
+    ok = (saa > 1e-12 * np.maximum(out["A2"], 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
+    return sag, saa, sgg, ok
+
+
 #: ``{pair_rows}``: the Parameters opening of the methods that add pairs (their first samples)
 _pairs_doc = fill_docstring(pair_rows="""Parameters
 ----------
@@ -540,7 +552,7 @@ class PairMoments:
                 cols = np.flatnonzero((self._ecol >= f0) & (self._ecol < f1))
                 yield f0, f1, np.ascontiguousarray(self._E[:, cols]), np.ascontiguousarray(self._ecol[cols] - f0)
 
-    def statistics(self, method="mantel"):
+    def statistics(self, method="mantel", null="outcome"):
         """Per-feature statistics and their reference, as a :class:`~sklearn.utils.Bunch`.
 
         ``"pseudo-t"``: ``statistic`` (t) and ``df``.  ``"mantel"``: ``statistic`` (``S``),
@@ -552,7 +564,10 @@ class PairMoments:
         Parameters
         ----------
         method : {"mantel", "pseudo-t"}, default="mantel"
-            The outcome-permutation reference, or STIR's pseudo t-test.
+            The permutation reference, or STIR's pseudo t-test.
+        null : {"outcome", "feature"}, default="outcome"
+            What ``"mantel"`` permutes over the samples, the pairs held fixed: the outcome, or
+            the feature's values (class docstring).
 
         Returns
         -------
@@ -561,11 +576,71 @@ class PairMoments:
         """
         if method not in ("mantel", "pseudo-t"):
             raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
+        if null not in ("outcome", "feature"):
+            raise ValueError(f"null must be 'outcome' or 'feature', got {null!r}")
+        if method == "pseudo-t" and null == "feature":
+            raise ValueError("null='feature' is a permutation reference; use method='mantel' with it")
         if self._outcome is None:
             raise ValueError("call set_outcome(y, kind) first")
-        if method not in self._cache:
-            self._cache[method] = self._compute(method)
-        return self._cache[method]
+        key = method if null == "outcome" else (method, null)
+        if key not in self._cache:
+            self._cache[key] = self._compute(method) if null == "outcome" else self._compute_feature_null()
+        return self._cache[key]
+
+    def _outcome_sums(self):
+        """The basic sums of ``C^g_ij = (m_ij + m_ji) / 2 (g_ij - gbar)``, the pairs' centred outcome
+        differences, and the pair totals ``(P, G1, G2)``, from the kernels of the feature matrices
+        with the outcome as the one feature (classes as a discrete feature's levels: ``diff`` 0/1)."""
+        n = self.data.n
+        v, continuous, _ = self._outcome
+        indptr, indices, flags = self._graph()
+        M = _kernels_mixed.build_mixed(v[:, None], np.zeros(n, np.int64), 1, np.array([not continuous]),
+                                       normalize=False)
+        E, ecol, plain = np.ascontiguousarray(M.E, dtype=np.float64), M.ecol, False
+        a1, a2, ga = (np.empty((n, 1)) for _ in range(3))
+        counts = np.empty((n, 3))
+        _kernels_pairs.pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
+        P, G1, G2 = (float(c) for c in counts.sum(axis=0))
+        deg = np.diff(indptr).astype(np.float64)
+        if float((deg * (deg - 1) / 2).sum()) <= self.triangle_work:
+            exact, samples = np.iinfo(np.int64).max, 0
+        else:
+            samples = max(256, int(self.triangle_work / n))
+            exact = samples
+        gbar = np.array([G1 / P]) if P > 0 else np.zeros(1)
+        r1, r2, r3, cr, tri = (np.empty((n, 1)) for _ in range(5))
+        common = (E, ecol, plain, indptr, indices, flags, gbar)
+        _kernels_pairs.c_powers(*common, r1, r2, r3)
+        _kernels_pairs.c_matvec(*common, r1, cr)
+        _kernels_pairs.c_triangles(*common, exact, samples, 0, tri)
+        r1, r2, r3, cr, tri = r1[:, 0], r2[:, 0], r3[:, 0], cr[:, 0], tri[:, 0]
+        sums = {"T1": r1.sum(), "T2": r2.sum(), "T3": r3.sum(), "R2": (r1 * r1).sum(), "Q": (r2 * r1).sum(),
+                "S3": (r1 * r1 * r1).sum(), "P3": (r1 * cr).sum(), "Tr": tri.sum()}
+        return {key: float(val) for key, val in sums.items()}, (P, G1, G2)
+
+    def _compute_feature_null(self):
+        """``"mantel"`` with the feature's values permuted: ``S = sum_{i != j} C^g_ij D_ij`` (:meth:`_outcome_sums`),
+        ``D`` the feature's difference over all sample pairs (:func:`difference_sums`)."""
+        n, d = self.data.n, self.data.d
+        if n < 4:
+            raise ValueError(f"too few samples ({n}) for a p-value")
+        indptr, indices, flags = self._graph()
+        v, continuous, _ = self._outcome
+        out = {key: np.zeros(d) for key in ("L0", "L1", "A2")}
+        for f0, f1, E, ecol in self._blocks():
+            nf = f1 - f0
+            a1, a2, ga = (np.empty((n, nf)) for _ in range(3))
+            counts = np.empty((n, 3))
+            _kernels_pairs.pair_sums(E, ecol, self._plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
+            out["L0"][f0:f1], out["A2"][f0:f1], out["L1"][f0:f1] = a1.sum(0), a2.sum(0), ga.sum(0)
+        gsums, (P, G1, G2) = self._outcome_sums()
+        if P - 2.0 < 1:
+            raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
+        if self._plain:
+            fsums = difference_sums(self.data.Z)
+        else:  # V: a continuous feature's range-normalised values (E's column), a discrete one's level codes
+            fsums = difference_sums(self.data.M.V, self.data.M.disc.astype(bool))
+        return self._mantel_bunch(fsums, gsums, out, P, G1, G2)
 
     def _compute(self, method):
         n, d = self.data.n, self.data.d
@@ -603,18 +678,20 @@ class PairMoments:
                                ("Q", (r2 * r1).sum(0)), ("S3", (r1 * r1 * r1).sum(0)), ("P3", (r1 * cr).sum(0)),
                                ("Tr", tri.sum(0))):
                 out[key][f0:f1] = value
-        gbar, abar = G1 / P, out["L0"] / P
-        sgg = G2 - P * gbar**2
-        saa = out["A2"] - P * abar**2
-        sag = out["L1"] - gbar * out["L0"]
-        ok = (saa > 1e-12 * np.maximum(out["A2"], 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
         if method == "pseudo-t":
+            sag, saa, sgg, ok = _pair_covariances(out, P, G1, G2)
             df = P - 2.0
             t = np.zeros(d)
             r = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
             t[ok] = r * np.sqrt(df / np.maximum(1.0 - r**2, 1e-300))
             return Bunch(statistic=t, df=df, ok=ok)
-        csums = {key: out[key] for key in _BASICS}
+        return self._mantel_bunch({key: out[key] for key in _BASICS}, dsums, out, P, G1, G2)
+
+    def _mantel_bunch(self, csums, dsums, out, P, G1, G2):
+        """The ``"mantel"`` Bunch of ``S = sum C_ij D_ij``, ``C`` permuted against ``D``, from their basic sums
+        and the pair totals ``out`` (``L0 = sum a``, ``A2 = sum a^2``, ``L1 = sum g a``)."""
+        n, d = self.data.n, self.data.d
+        sag, _, _, ok = _pair_covariances(out, P, G1, G2)
         mean, var, third = mantel_moments(csums, dsums, float(n))
         ok &= np.isfinite(var) & (var > 0)
         z, skew = np.zeros(d), np.zeros(d)
@@ -632,21 +709,23 @@ class PairMoments:
         return Bunch(statistic=sag, mean=mean, var=var, third=third, z=z, skewness=skew, linear=linear,
                      linear_third=linear_third, ok=ok)
 
-    def pvalues(self, method="mantel"):
+    def pvalues(self, method="mantel", null="outcome"):
         """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``.
 
         Parameters
         ----------
         method : {"mantel", "pseudo-t"}, default="mantel"
-            The outcome-permutation reference (linear plus quadratic parts, saddlepoint tail), or
+            The permutation reference (linear plus quadratic parts, saddlepoint tail), or
             STIR's pseudo t-test.
+        null : {"outcome", "feature"}, default="outcome"
+            What ``"mantel"`` permutes: the outcome, or the feature's values (class docstring).
 
         Returns
         -------
         pvalues : ndarray of shape (n_features,)
             One p-value per feature.
         """
-        st = self.statistics(method)
+        st = self.statistics(method, null)
         if method == "pseudo-t":
             p = stats.t.sf(st.statistic, st.df)
         else:
