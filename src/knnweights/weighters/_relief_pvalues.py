@@ -431,7 +431,25 @@ class PairMoments:
       the relevant features must be close in the others, so a noise feature's statistic
       tends to be negative and its p-values err on the conservative side.  ReliefF's own
       hits and misses would err the other way: its nearest misses come from other pools
-      than its nearest hits, are farther, and differ more in every feature.
+      than its nearest hits, are farther, and differ more in every feature.  Where the
+      features that drive the outcome also shape the neighbourhoods (correlated, clustered
+      predictors), neighbours share outcomes; permuting the outcome removes that, and the
+      reference's variance of a noise feature's ``S`` is then too small (too many small
+      p-values for classes).
+    * ``"mantel"`` with ``null="feature"``: the feature's values permuted over the samples,
+      the pairs and the outcome held fixed.  ``S = sum_p a_p (g_p - gbar) = sum_{i != j} C^g_ij
+      D_ij`` with ``C^g_ij = (m_ij + m_ji) / 2 (g_ij - gbar)`` (fixed) and ``D`` the feature's
+      difference over all sample pairs (permuted): the same Mantel statistic with the roles of
+      the two matrices exchanged, so :func:`mantel_moments` gives its exact mean (0),
+      variance and third moment from the sums of ``C^g`` (one matrix: its triangles once, not
+      per feature) and of each ``D`` (:func:`difference_sums`: ``O(n log n)`` per feature from
+      the sorted values, or the level counts), and :func:`quadratic_sf` the reference.  The
+      null is "the feature is independent of the outcome and of the other features" (the
+      outcome permutation's is "the outcome is independent of every feature"); it holds for
+      a noise feature whatever the other features do, so this reference stays exact when
+      they carry signal, up to the feature's own part in the distances (the pairs are
+      found on it too, so they are closer in it than permuted values would be; conservative,
+      by a part that shrinks as features are added).
 
     ``trace C^3 = sum_i sum_{j, k} C_ij C_jk C_ki`` is summed exactly over every two
     neighbours of every sample when that is at most ``triangle_work`` terms (pairs of

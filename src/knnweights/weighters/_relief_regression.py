@@ -74,7 +74,16 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
     padj : {"bh", "bonferroni", "holm", "by"}, default="bh"
         The adjustment of ``qvalues_`` (:func:`knnweights.significance.adjust_pvalues`):
         Benjamini-Hochberg, Bonferroni, Holm or Benjamini-Yekutieli; ``qvalues_`` holds the adjusted
-        p-values of that method."""
+        p-values of that method.
+    pvalue_null : {"outcome", "feature"}, default="outcome"
+        What the ``"mantel"`` reference permutes over the samples, the pairs held fixed:
+        ``"outcome"``, the outcome (the null "the outcome is unrelated to every feature");
+        ``"feature"``, the feature's own values (the null "this feature is unrelated to the
+        outcome and to the other features"), exact for such a feature when other features
+        carry signal, where the outcome permutation is not (neighbours then share outcomes);
+        conservative by the feature's own part in the distances, which shrinks as features are
+        added.  See :class:`knnweights.significance.PairMoments`.  Same cost; not with
+        ``pvalues="pseudo-t"`` nor with ``covariates``."""
 
 
 def _diff_data(est, X, codes):
@@ -418,13 +427,22 @@ class ReliefTargetMixin:
     def _set_pvalues(self, data, outcome, kind, X=None):
         method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
         covariates = getattr(self, "_fit_covariates", None)
+        null = getattr(self, "pvalue_null", "outcome")
+        if null == "feature" and method == "pseudo-t":
+            raise ValueError(f"{type(self).__name__}: pvalue_null='feature' is a permutation reference and "
+                             "pvalues='pseudo-t' has none; use pvalues=True with it.")
+        if null == "feature" and covariates is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.fit: pvalue_null='feature' with covariates is not implemented: permuting a "
+                "feature breaks its tie to the covariates, so the reference would not be that of a feature null "
+                "given them. Use pvalue_null='outcome' with covariates.")
         search = None
         if covariates is not None and covariates[3]:
             codes = outcome if kind == "classes" else np.zeros(data.n, np.int64)
             search = _covariate_search_data(self, X, codes, covariates)
         moments = _pair_moments(self, data, outcome, kind, method, search)
         if covariates is None:
-            self.pvalues_ = moments.pvalues(method)
+            self.pvalues_ = moments.pvalues(method, null)
         else:
             self.pvalues_ = covariate_pvalues(moments, outcome, kind, covariates, method,
                                               getattr(self, "random_state", None))
