@@ -455,7 +455,9 @@ class PairMoments:
     neighbours of every sample when that is at most ``triangle_work`` terms (pairs of
     neighbours times features: the ``k``-nearest neighbourhoods, small radius problems); else
     each sample's inner sum is estimated from ``max(256, triangle_work / (n d))`` random pairs
-    of its neighbours (unbiased; a seeded generator, so the result is deterministic).  A
+    of its neighbours (unbiased; a seeded generator, so the result is deterministic).  The
+    feature null's one matrix ``C^g`` takes the budget of one block of features (``d =
+    feature_block`` above): a pair of neighbours costs a look-up, whatever the block's width.  A
     feature (or an outcome) without variation gets ``p = 1``.  Memory: the pairs (8 bytes each as
     they are added, 5 per entry of the symmetric adjacency) and ``O(n x feature_block)`` per block of
     features.
@@ -619,11 +621,13 @@ class PairMoments:
         counts = np.empty((n, 3))
         _kernels_pairs.pair_sums(E, ecol, plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
         P, G1, G2 = (float(c) for c in counts.sum(axis=0))
+        # the budget as for a block of features: a pair of neighbours costs one look-up whatever the block's width
+        work = self.triangle_work / self.feature_block
         deg = np.diff(indptr).astype(np.float64)
-        if float((deg * (deg - 1) / 2).sum()) <= self.triangle_work:
+        if float((deg * (deg - 1) / 2).sum()) <= work:
             exact, samples = np.iinfo(np.int64).max, 0
         else:
-            samples = max(256, int(self.triangle_work / n))
+            samples = max(256, int(work / n))
             exact = samples
         gbar = np.array([G1 / P]) if P > 0 else np.zeros(1)
         r1, r2, r3, cr, tri = (np.empty((n, 1)) for _ in range(5))
