@@ -60,8 +60,8 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         outcome's over neighbour pairs: for classes STIR's hit / miss contrast, for a
         continuous target NPDR's regression (see
         :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
-        the distribution of that statistic when the outcome is permuted over the samples,
-        the pairs held fixed (through its exact mean, variance and third moment; pairs that
+        the distribution of that statistic when the outcome (with ``pvalue_null="feature"``:
+        the feature's values) is permuted over the samples, the pairs held fixed (through its exact mean, variance and third moment; pairs that
         share a sample are correlated, and this null accounts for it).  The pairs are the
         fit's when it finds them without the outcome (SURF / MultiSURF's radius, the ``k``
         nearest for a continuous target); for Relief / ReliefF on classes, whose hits and
@@ -79,11 +79,12 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         What the ``"mantel"`` reference permutes over the samples, the pairs held fixed:
         ``"outcome"``, the outcome (the null "the outcome is unrelated to every feature");
         ``"feature"``, the feature's own values (the null "this feature is unrelated to the
-        outcome and to the other features"), exact for such a feature when other features
-        carry signal, where the outcome permutation is not (neighbours then share outcomes);
-        conservative by the feature's own part in the distances, which shrinks as features are
-        added.  See :class:`knnweights.significance.PairMoments`.  Same cost; not with
-        ``pvalues="pseudo-t"`` nor with ``covariates``."""
+        outcome and to the other features"), which still holds for a noise feature when other
+        features carry signal, where the outcome permutation misleads (neighbours then share
+        outcomes: too many small p-values for classes); exact up to the feature's own part in
+        the distances, which makes it conservative, less so as features are added.  See
+        :class:`knnweights.significance.PairMoments` and the guide's "Which permutation".
+        About the same cost; not with ``pvalues="pseudo-t"`` nor with ``covariates``."""
 
 
 def _diff_data(est, X, codes):
