@@ -61,8 +61,9 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         continuous target NPDR's regression (see
         :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
         the distribution of that statistic when the outcome (with ``pvalue_null="feature"``:
-        the feature's values) is permuted over the samples, the pairs held fixed (through its exact mean, variance and third moment; pairs that
-        share a sample are correlated, and this null accounts for it).  The pairs are the
+        the feature's values) is permuted over the samples, the pairs held fixed (through
+        its exact mean, variance and third moment; pairs that share a sample are correlated,
+        and this null accounts for it).  The pairs are the
         fit's when it finds them without the outcome (SURF / MultiSURF's radius, the ``k``
         nearest for a continuous target); for Relief / ReliefF on classes, whose hits and
         misses are chosen by the labels, they are each instance's nearest instances, as
