@@ -45,10 +45,11 @@ def fit_relief_bytes(est, X, y):
     if not getattr(est, "_byte_input", False):
         raise NotImplementedError(f"{type(est).__name__} does not take a byte (genotype) matrix; pass floats.")
     target_type = getattr(est, "target_type", "classes")
-    if y is not None and (getattr(est, "pvalues", False) or is_continuous_target(y, target_type)):
+    if y is not None and is_continuous_target(y, target_type):
         raise NotImplementedError(
-            f"{type(est).__name__} on genotype bytes scores class labels without p-values; for a continuous target "
-            "or pvalues=True give X as floats, or use knnweights.permutation_pvalues.")
+            f"{type(est).__name__} on genotype bytes scores class labels; for a continuous target give X as floats, "
+            "or use knnweights.permutation_pvalues.")
+    pvalues = bool(getattr(est, "pvalues", False))
     require_y(est, y)
     if isinstance(X, np.ndarray) and X.shape[0] < 2:
         raise ValueError(f"Found array with {X.shape[0]} sample(s) (shape={X.shape}) while a minimum of 2 is required.")
@@ -57,23 +58,38 @@ def fit_relief_bytes(est, X, y):
         st = G.stats()
         if st["bad"].any():
             G.close()
-            return BaseWeighter.fit(est, _float_copy(X), y)
+            return _float_fit(est, _float_copy(X), y)
         if st["n_missing"].any() and getattr(est, "missing", "error") != "diff":
             j = int(np.flatnonzero(st["n_missing"])[0])
             raise ValueError(
                 f"Input X contains unknown values (the missing code) in column {j} ({int(st['n_missing'][j])} "
                 f"value(s); {int((st['n_missing'] > 0).sum())} column(s) affected in all). Pass missing='diff' "
                 "to score them with Relief's unknown-value diff.")
+        if pvalues and st["n_missing"].any():  # before the weights: the float path refuses the same
+            raise NotImplementedError(
+                f"{type(est).__name__}(pvalues=True) is not defined with missing values (the pair moments of the "
+                f"expected diff are not those of a diff; {int((st['n_missing'] > 0).sum())} SNP(s) have unknown "
+                "calls); drop or impute them, or use knnweights.permutation_pvalues.")
         codes = est._encode_target(y, G.shape[0])
         est.n_features_in_ = G.shape[1]
         est.__dict__.pop("feature_names_in_", None)
+        # the class fit, with the p-values of the Relief classes that compute them (ReliefTargetMixin)
+        fit_fn = est._fit_classes if pvalues else est._fit
         try:
-            return est._fit_weights(G, codes, est._fit, stacklevel=4, constant=G.constant())
+            return est._fit_weights(G, codes, fit_fn, stacklevel=4, constant=G.constant())
         except BytePathTooWide:
             G.close()
-            return BaseWeighter.fit(est, _float_copy(X), y)
+            return _float_fit(est, _float_copy(X), y)
     finally:
         G.close()
+
+
+def _float_fit(est, Xf, y):
+    """The float path's class fit of ``Xf`` (with ``pvalues_`` where the estimator computes them)."""
+    if not getattr(est, "pvalues", False):
+        return BaseWeighter.fit(est, Xf, y)
+    Xf, codes = est._validate_fit_data(Xf, y)
+    return est._fit_weights(Xf, codes, est._fit_classes, stacklevel=5)
 
 
 def _float_copy(X):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine._docs import data_doc
-from ..engine.genotypes import is_byte_input
+from ..engine.genotypes import ByteDiff, is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
@@ -373,7 +373,12 @@ class ReliefTargetMixin:
             if is_survival_target(y):
                 raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
                                  f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
-            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
+            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels, pvalues_)
+                if neighbors_with_covariates:
+                    raise NotImplementedError(
+                        f"{type(self).__name__}.fit: neighbors_with_covariates=True is not implemented for genotype "
+                        "bytes (the search distance would need the covariates beside the byte blocks); leave it "
+                        "False (pairs found on the genotypes) or give X as floats.")
                 super().fit(X, y)
                 self.target_type_ = "classes"
                 return self
@@ -410,7 +415,9 @@ class ReliefTargetMixin:
         return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=4)
 
     def _check_pvalue_data(self, data):
-        if self.pvalues and isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing:
+        missing = (isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing) or (
+            isinstance(data, ByteDiff) and data.has_missing)
+        if self.pvalues and missing:
             raise NotImplementedError(
                 f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
