@@ -282,15 +282,15 @@ def test_cli_bad_phenotypes_are_one_line_and_status_2(tmp_path, capsys):
     for extra, words in ((["--pheno", str(ph), "--pheno-col", "one"], "one class"),
                          (["--pheno", str(ph), "--pheno-col", "bmi"], "quantitative phenotype"),
                          (["--pheno", str(ph), "--pheno-col", "0"], "1-based"),
-                         (["--pvalues"], "not for a PLINK .bed file")):
+                         (["--target-type", "continuous"], "not for a PLINK .bed file")):
         assert main(["rank", str(path), *extra]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err
 
 
-def test_bytes_refuse_pvalues_and_a_continuous_target_with_one_message():
+def test_bytes_refuse_a_continuous_target_with_one_message():
     X = np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2], [2, 2, 0], [0, 0, 1], [1, 2, 2]], dtype=np.uint8)
-    for est, y in ((ReliefF(n_neighbors=1, pvalues=True), np.array([0, 1, 0, 1, 0, 1])),
+    for est, y in ((ReliefF(n_neighbors=1, pvalues=True), np.array([0.1, 2.3, 0.7, 1.9, 0.2, 3.1])),
                    (MultiSURF(), np.array([0.1, 2.3, 0.7, 1.9, 0.2, 3.1]))):
         with pytest.raises(NotImplementedError, match="genotype bytes scores class labels"):
             est.fit(X, y)
