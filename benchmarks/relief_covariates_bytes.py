@@ -17,6 +17,7 @@ Usage::
 import argparse
 import cProfile
 import pstats
+import re
 import statistics
 import time
 
@@ -65,7 +66,6 @@ def stages(fit):
     prof.disable()
     st = pstats.Stats(prof)
     out = {}
-    import re
     for label, pattern in STAGES.items():
         rx = re.compile(pattern)
         tot = 0.0

@@ -78,10 +78,47 @@ def test_missing_calls_are_refused_as_on_floats():
             _fit(MultiSURF(pvalues=True, missing="diff"), Xb, y)
 
 
-def test_a_continuous_target_stays_refused_on_bytes():
-    X, y = _genotypes()
-    with pytest.raises(NotImplementedError, match="genotype bytes scores class labels"):
-        ReliefF(pvalues=True).fit(X, y + np.linspace(0.01, 0.5, y.size))
+CONTINUOUS_ESTIMATORS = [
+    ReliefF(n_neighbors=5, pvalues=True, random_state=0), MultiSURF(pvalues=True, random_state=0),
+    SURF(pvalues=True, random_state=0), Relief(pvalues=True, random_state=0),
+    ReliefF(pvalues=True, genotype_diff="mismatch", rank_sigma=2.0, random_state=0),
+    MultiSURF(pvalues=True, genotype_diff="allele-sharing", random_state=0), ReliefF(pvalues="pseudo-t"),
+    ReliefF(n_neighbors=4, pvalues=True, n_instances=40, random_state=0),
+]
+
+
+@pytest.mark.parametrize("est", CONTINUOUS_ESTIMATORS, ids=repr)
+def test_continuous_target_on_bytes_equals_the_float_copy(est):
+    """RReliefF / the radius rule on the byte diff: the float copy's weights (another summation order: rtol
+    1e-12 of the largest), p-values and covariate-adjusted p-values."""
+    X, _ = _genotypes(seed=5)
+    rng = np.random.default_rng(2)
+    y = X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=X.shape[0]) * 0.5
+    C = np.column_stack([rng.normal(size=X.shape[0]) + y, rng.normal(size=X.shape[0])])
+    a = _fit(est, X.astype(np.float64), y)
+    s, p = a.scores_.copy(), a.pvalues_.copy()
+    pc = _fit(est, X.astype(np.float64), y, covariates=C).pvalues_.copy()
+    assert p.min() < 0.01 and p[9] == 1.0
+    b = _fit(est, X, y)
+    assert b.target_type_ == "continuous" and not hasattr(b, "classes_")
+    np.testing.assert_allclose(b.scores_, s, rtol=0, atol=1e-12 * np.abs(s).max())
+    np.testing.assert_allclose(b.pvalues_, p, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(_fit(est, X, y, covariates=C).pvalues_, pc, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("est", [ReliefF(n_neighbors=5), MultiSURF(), Relief()], ids=repr)
+def test_continuous_target_with_missing_calls_equals_the_float_nan_weights(est):
+    X, _ = _genotypes(seed=6)
+    rng = np.random.default_rng(3)
+    y = X[:, 2] + rng.normal(size=X.shape[0])
+    M = rng.random(X.shape) < 0.05
+    X8 = X.astype(np.int8)
+    X8[M] = -127
+    Xf = X.astype(np.float64)
+    Xf[M] = np.nan
+    est.set_params(missing="diff")
+    s = _fit(est, Xf, y).scores_.copy()
+    np.testing.assert_allclose(_fit(est, X8, y).scores_, s, rtol=0, atol=1e-12 * np.abs(s).max())
 
 
 @pytest.mark.parametrize("est", [ReliefF(n_neighbors=5, pvalues=True, random_state=3),
@@ -185,6 +222,26 @@ def test_bad_covariate_files_are_one_line_and_status_2(tmp_path, capsys, edit, w
     assert main(["rank", str(path), "--pvalues", "--covar", str(cov)]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_quantitative_phenotype_equals_the_librarys_by_snp_name(tmp_path):
+    path, G, y, pcs = _write_bed(tmp_path)
+    rng = np.random.default_rng(9)
+    bmi = 20 + 2.0 * G[:, 3] + rng.normal(size=G.shape[0])
+    ph = tmp_path / "pheno.txt"
+    ph.write_text("FID IID bmi\n" + "".join(f"f{i % 5} i{i} {bmi[i]:.4f}\n" for i in range(G.shape[0])))
+    cov = _write_covar(tmp_path, pcs)
+    out = tmp_path / "ranks.csv"
+    assert main(["rank", str(path), "--pheno", str(ph), "--pvalues", "--covar", str(cov), "--out", str(out),
+                 "--methods", "ReliefF"]) == 0
+    t = pd.read_csv(out).set_index("feature")
+    p = read_plink(path, pheno=ph, covar=cov)
+    assert p.y.dtype.kind == "f"
+    e = _fit(ReliefF(pvalues=True, missing="diff", random_state=0), p.X, p.y, covariates=p.covariates)
+    assert e.target_type_ == "continuous"
+    names = np.array(p.snps)
+    np.testing.assert_allclose(t.loc[names, "ReliefF_score"].to_numpy(), e.scores_, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(t.loc[names, "ReliefF_p"].to_numpy(), e.pvalues_, rtol=1e-12, atol=0)
 
 
 def test_cli_flags_are_checked(tmp_path, capsys):

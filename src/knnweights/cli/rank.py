@@ -124,21 +124,20 @@ def _run_plink(args):
         raise UsageError("--padj adjusts the p-values: add --pvalues.")
     data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address), covar=args.covar,
                       covar_name=args.covar_name)
-    if data.y.dtype.kind == "f":
-        raise UsageError(f"{args.file}: a quantitative phenotype; the genotype byte path scores case/control or "
-                         "other class labels (load the genotypes as floats for a continuous target).")
+    continuous = data.y.dtype.kind == "f"  # a quantitative phenotype: the Relief family's regression form
     if np.unique(data.y).size < 2:
-        raise UsageError(f"{args.file}: the phenotype has one class ({data.y[0]!r}); at least two are needed.")
+        raise UsageError(f"{args.file}: the phenotype has one value ({data.y[0]!r}); at least two are needed.")
     for m in data.messages:
         print_status(f"note: {m}")
     n, d = data.X.shape
-    print_status(f"{data.name}: {n} samples x {d} SNPs, {len(np.unique(data.y.astype(str)))} classes"
+    what = "a quantitative phenotype" if continuous else f"{len(np.unique(data.y.astype(str)))} classes"
+    print_status(f"{data.name}: {n} samples x {d} SNPs, {what}"
                  + (f"; {data.covariates.shape[1]} covariate(s)" if data.covariates is not None else "")
                  + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
     with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
         # unknown genotypes (-127): Relief's unknown-value diff
         params = {"missing": "diff", "genotype_diff": args.genotype_diff}
-        table, _, kept, warn = rank_with_status(names, data.X, data.y, args, scale="none", baselines=False,
+        table, _, kept, warn = rank_with_status(names, data.X, data.y, args, continuous, scale="none", baselines=False,
                                                 feature_names=data.snps, weighter_params=params,
                                                 covariates=data.covariates)
     out = args.out or f"{data.name}_ranks.csv"

@@ -373,14 +373,14 @@ class ReliefTargetMixin:
             if is_survival_target(y):
                 raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
                                  f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
-            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels, pvalues_)
+            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (classes or continuous, pvalues_)
                 if neighbors_with_covariates:
                     raise NotImplementedError(
                         f"{type(self).__name__}.fit: neighbors_with_covariates=True is not implemented for genotype "
                         "bytes (the search distance would need the covariates beside the byte blocks); leave it "
                         "False (pairs found on the genotypes) or give X as floats.")
                 super().fit(X, y)
-                self.target_type_ = "classes"
+                self.target_type_ = "continuous" if is_continuous_target(y, self.target_type) else "classes"
                 return self
             if is_continuous_target(y, self.target_type):
                 X, yv = validate_continuous_fit_data(self, X, y)
