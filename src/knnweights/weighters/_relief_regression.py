@@ -329,7 +329,7 @@ class ReliefTargetMixin:
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Training samples (or a byte genotype matrix, for class labels).
+            Training samples (or a byte genotype matrix: class labels or a continuous target).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
         covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
@@ -397,8 +397,8 @@ class ReliefTargetMixin:
         name = type(self).__name__
         event, time = check_survival_target(y, f"{name}.fit")
         if is_byte_input(X):
-            raise NotImplementedError(f"{name} on genotype bytes scores class labels; for a survival outcome give "
-                                      "X as floats.")
+            raise NotImplementedError(f"{name} on genotype bytes scores class labels and continuous targets; for a "
+                                      "survival outcome give X as floats.")
         if getattr(self, "_fit_covariates", None) is not None:
             raise NotImplementedError(
                 f"{name}.fit: covariate-adjusted p-values are not implemented for a survival outcome: the residuals "
