@@ -67,6 +67,15 @@ def test_feature_blocks_give_the_same_pvalues(monkeypatch):
     np.testing.assert_allclose(_fit(ReliefF(pvalues=True), X, y).pvalues_, refk, rtol=1e-12, atol=0)
 
 
+def test_values_above_15_take_the_float_path_with_their_pvalues():
+    X, y = _genotypes()
+    X[:, 3] *= 40
+    yc = X[:, 0] + np.linspace(0.0, 1.0, y.size)
+    for target in (y, yc):
+        a = _fit(MultiSURF(pvalues=True), X.astype(np.float64), target).pvalues_.copy()
+        np.testing.assert_allclose(_fit(MultiSURF(pvalues=True), X, target).pvalues_, a, rtol=1e-12, atol=0)
+
+
 def test_missing_calls_are_refused_as_on_floats():
     X, y = _genotypes()
     X8 = X.astype(np.int8)
