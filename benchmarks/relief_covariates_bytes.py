@@ -31,7 +31,8 @@ STAGES = {
     "unadjusted moments (PairMoments._compute)": "_relief_pvalues.py:.*\\(_compute\\)",
     "covariate p-values (covariate_pvalues)": "_relief_covariates.py:.*\\(covariate_pvalues\\)",
     "  outcome redraws (_outcome_draws)": "_relief_covariates.py:.*\\(_outcome_draws\\)",
-    "  pair differences (pair_diffs)": "_kernels_pairs.py:.*\\(pair_diffs\\)|jit.py:.*\\(pair_diffs\\)",
+    "  the draws' pair differences (_pair_outcome)": "_relief_covariates.py:.*\\(_pair_outcome\\)",
+    "  the later draws of the features still drawing (finish)": "_relief_covariates.py:.*\\(finish\\)",
     "  byte blocks read and encoded (float_blocks)": "genotypes.py:.*\\(float_blocks\\)",
 }
 
