@@ -253,6 +253,18 @@ def test_cli_quantitative_phenotype_equals_the_librarys_by_snp_name(tmp_path):
     np.testing.assert_allclose(t.loc[names, "ReliefF_p"].to_numpy(), e.pvalues_, rtol=1e-12, atol=0)
 
 
+def test_cli_pvalues_with_unknown_calls_say_the_fix(tmp_path, capsys):
+    bed_reader = pytest.importorskip("bed_reader")
+    rng = np.random.default_rng(4)
+    G = rng.integers(0, 3, (40, 12)).astype(np.float32)
+    G[3, 5] = np.nan
+    path = tmp_path / "calls.bed"
+    bed_reader.to_bed(path, G, properties={"pheno": [str(1 + i % 2) for i in range(40)]})
+    assert main(["rank", str(path), "--pvalues", "--methods", "ReliefF", "--out", str(tmp_path / "r.csv")]) == 2
+    text = " ".join(capsys.readouterr().err.split())
+    assert "1 SNP(s) have unknown calls; drop or impute them (plink --geno 0)" in text and "Traceback" not in text
+
+
 def test_cli_flags_are_checked(tmp_path, capsys):
     path, G, y, pcs = _write_bed(tmp_path)
     cov = _write_covar(tmp_path, pcs)

@@ -72,9 +72,9 @@ def fit_relief_bytes(est, X, y):
                 "to score them with Relief's unknown-value diff.")
         if pvalues and st["n_missing"].any():  # before the weights: the float path refuses the same
             raise NotImplementedError(
-                f"{type(est).__name__}(pvalues=True) is not defined with missing values (the pair moments of the "
-                f"expected diff are not those of a diff; {int((st['n_missing'] > 0).sum())} SNP(s) have unknown "
-                "calls); drop or impute them, or use knnweights.permutation_pvalues.")
+                f"{type(est).__name__}(pvalues=True): {int((st['n_missing'] > 0).sum())} SNP(s) have unknown calls; "
+                "drop or impute them (plink --geno 0) or use knnweights.permutation_pvalues (the pair test is not "
+                "defined with missing values: the pair moments of the expected diff are not those of a diff).")
         est.n_features_in_ = G.shape[1]
         est.__dict__.pop("feature_names_in_", None)
         if continuous:  # the regression form (RReliefF, the radius rule) on the byte diff (ReliefTargetMixin)
