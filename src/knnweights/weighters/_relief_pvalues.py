@@ -22,6 +22,7 @@ from sklearn.utils import Bunch
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine import pair_kernels as _kernels_pairs
+from ..engine.genotypes import ByteDiff
 from ..utils import fill_docstring
 
 __all__ = ["PADJ_METHODS", "PairMoments", "adjust_pvalues", "bh_qvalues", "difference_sums", "mantel_moments",
@@ -464,9 +465,10 @@ class PairMoments:
 
     Parameters
     ----------
-    data : PlainDiff or DiffData
+    data : PlainDiff, DiffData or ByteDiff
         The ``diff`` data of the fit (:mod:`knnweights.engine._kernels_mixed`), without
-        missing values.
+        missing values; a genotype matrix's :class:`~knnweights.engine.genotypes.ByteDiff` is
+        read block by block from its bytes (:meth:`~knnweights.engine.genotypes.ByteDiff.float_blocks`).
     triangle_work : float, default=3e8
         The budget of the triangle sums, above.
     feature_block : int, default=128
@@ -483,7 +485,12 @@ class PairMoments:
         self._src, self._dst = [], []
         self._outcome = None
         self._cache = {}
-        if isinstance(data, _kernels_mixed.PlainDiff):
+        if isinstance(data, ByteDiff):  # genotype bytes: each block's encoding, read in _blocks
+            if data.has_missing:
+                raise ValueError("PairMoments: the genotype bytes have unknown values; the pair moments need known "
+                                 "ones.")
+            self._E, self._ecol, self._plain = None, None, False
+        elif isinstance(data, _kernels_mixed.PlainDiff):
             self._E = np.ascontiguousarray(data.Z, dtype=np.float64)
             self._ecol, self._plain = np.arange(data.d, dtype=np.int64), True
         else:
@@ -564,6 +571,9 @@ class PairMoments:
     def _blocks(self):
         """``(f0, f1, E, ecol)``: blocks of features and their columns of ``E`` (local feature numbers)."""
         d = self.data.d
+        if self._E is None:
+            yield from self.data.float_blocks(self.feature_block)
+            return
         for f0 in range(0, d, self.feature_block):
             f1 = min(d, f0 + self.feature_block)
             if self._plain:

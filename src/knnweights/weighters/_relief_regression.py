@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine._docs import data_doc
-from ..engine.genotypes import is_byte_input
+from ..engine.genotypes import ByteDiff, is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
@@ -340,7 +340,7 @@ class ReliefTargetMixin:
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Training samples (or a byte genotype matrix, for class labels).
+            Training samples (or a byte genotype matrix: class labels or a continuous target).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
         covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
@@ -384,9 +384,14 @@ class ReliefTargetMixin:
             if is_survival_target(y):
                 raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
                                  f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
-            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
+            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (classes or continuous, pvalues_)
+                if neighbors_with_covariates:
+                    raise NotImplementedError(
+                        f"{type(self).__name__}.fit: neighbors_with_covariates=True is not implemented for genotype "
+                        "bytes (the search distance would need the covariates beside the byte blocks); leave it "
+                        "False (pairs found on the genotypes) or give X as floats.")
                 super().fit(X, y)
-                self.target_type_ = "classes"
+                self.target_type_ = "continuous" if is_continuous_target(y, self.target_type) else "classes"
                 return self
             if is_continuous_target(y, self.target_type):
                 X, yv = validate_continuous_fit_data(self, X, y)
@@ -403,8 +408,8 @@ class ReliefTargetMixin:
         name = type(self).__name__
         event, time = check_survival_target(y, f"{name}.fit")
         if is_byte_input(X):
-            raise NotImplementedError(f"{name} on genotype bytes scores class labels; for a survival outcome give "
-                                      "X as floats.")
+            raise NotImplementedError(f"{name} on genotype bytes scores class labels and continuous targets; for a "
+                                      "survival outcome give X as floats.")
         if getattr(self, "_fit_covariates", None) is not None:
             raise NotImplementedError(
                 f"{name}.fit: covariate-adjusted p-values are not implemented for a survival outcome: the residuals "
@@ -421,7 +426,9 @@ class ReliefTargetMixin:
         return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=4)
 
     def _check_pvalue_data(self, data):
-        if self.pvalues and isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing:
+        missing = (isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing) or (
+            isinstance(data, ByteDiff) and data.has_missing)
+        if self.pvalues and missing:
             raise NotImplementedError(
                 f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
