@@ -370,6 +370,22 @@ def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
     return np.clip(np.where(np.isfinite(p), p, stats.norm.sf(z)), 0.0, 1.0)
 
 
+def _encoded_difference_sums(E, ecol, nf):
+    """:func:`difference_sums` of the ``nf`` features of an encoded block (``E``'s columns, ``ecol`` their
+    features): a feature of one column differs by ``|e_i - e_j|``, one of several (a discrete feature's
+    levels) by whether its rows of ``E`` differ."""
+    V = np.empty((E.shape[0], nf))
+    disc = np.zeros(nf, dtype=bool)
+    for f in range(nf):
+        cols = np.flatnonzero(ecol == f)
+        if cols.size == 1:
+            V[:, f] = E[:, cols[0]]
+        else:
+            V[:, f] = np.unique(E[:, cols], axis=0, return_inverse=True)[1].ravel()
+            disc[f] = True
+    return difference_sums(V, disc)
+
+
 def _pair_covariances(out, P, G1, G2):
     """``(S, saa, sgg, ok)`` over the ``P`` pairs from ``L0 = sum a``, ``A2 = sum a^2``, ``L1 = sum g a`` (per
     feature, in ``out``) and ``G1 = sum g``, ``G2 = sum g^2``: the covariance sum ``S = sum (a - abar)(g - gbar)``,
@@ -659,16 +675,22 @@ class PairMoments:
         indptr, indices, flags = self._graph()
         v, continuous, _ = self._outcome
         out = {key: np.zeros(d) for key in ("L0", "L1", "A2")}
+        fsums = {key: np.zeros(d) for key in _BASICS} if self._E is None else None
         for f0, f1, E, ecol in self._blocks():
             nf = f1 - f0
             a1, a2, ga = (np.empty((n, nf)) for _ in range(3))
             counts = np.empty((n, 3))
             _kernels_pairs.pair_sums(E, ecol, self._plain, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
             out["L0"][f0:f1], out["A2"][f0:f1], out["L1"][f0:f1] = a1.sum(0), a2.sum(0), ga.sum(0)
+            if fsums is not None:  # genotype bytes: each block's difference sums from its encoding
+                for key, value in _encoded_difference_sums(E, ecol, nf).items():
+                    fsums[key][f0:f1] = value
         gsums, (P, G1, G2) = self._outcome_sums()
         if P - 2.0 < 1:
             raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
-        if self._plain:
+        if fsums is not None:
+            pass  # summed block by block above
+        elif self._plain:
             fsums = difference_sums(self.data.Z)
         else:  # V: a continuous feature's range-normalised values (E's column), a discrete one's level codes
             fsums = difference_sums(self.data.M.V, self.data.M.disc.astype(bool))
