@@ -292,7 +292,9 @@ def test_cli_flags_are_checked(tmp_path, capsys):
     for extra, words in ((["--covar", str(cov)], "add --pvalues"),
                          (["--pvalues", "--covar", str(cov), "--covar-name", "PC9"], "no covariate column 'PC9'"),
                          (["--pvalues", "--covariates", "PC1"], "--covar FILE"),
-                         (["--covar-name", "PC1"], "add --covar FILE")):
+                         (["--covar-name", "PC1"], "add --covar FILE"),
+                         (["--pvalues", "--pvalue-null", "feature", "--covar", str(cov)], "--pvalue-null feature with "
+                                                                                          "--covar")):
         assert main(["rank", str(path), *extra]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err
@@ -307,7 +309,8 @@ def test_cli_pvalues_and_covar_equal_the_librarys_by_snp_name(tmp_path):
                               (["--covar", str(cov), "--covar-name", "PC1-PC2"], {"covariates": p.covariates},
                                {"random_state": 0}),
                               (["--padj", "holm", "--genotype-diff", "mismatch"], {},
-                               {"padj": "holm", "genotype_diff": "mismatch"})):
+                               {"padj": "holm", "genotype_diff": "mismatch"}),
+                              (["--pvalue-null", "feature"], {}, {"pvalue_null": "feature"})):
         out = tmp_path / "ranks.csv"
         assert main(["rank", str(path), "--pvalues", "--out", str(out), "--methods", "ReliefF,MultiSURF",
                      *extra]) == 0

@@ -131,3 +131,42 @@ def test_feature_null_refusals():
         ReliefF(pvalues=True, pvalue_null="feature").fit(X, y, covariates=rng.normal(size=(60, 1)))
     with pytest.raises(InvalidParameterError):
         MultiSURF(pvalues=True, pvalue_null="labels").fit(X, y)
+
+
+def test_cli_rank_pvalue_null_matches_library(tmp_path, capsys):
+    """``rank --pvalues --pvalue-null feature``: the file's Relief p-values are the library's with
+    ``pvalue_null="feature"``, by feature name; the flag's conflicts are one-line usage errors."""
+    import pandas as pd
+    from sklearn.preprocessing import StandardScaler
+
+    from knnweights.cli import main
+
+    rng = np.random.default_rng(4)
+    n = 80
+    X = rng.normal(size=(n, 8))
+    y = np.where(X[:, 2] + X[:, 5] + rng.normal(0, 0.5, n) > 0, "case", "control")
+    names = [f"g{k}" for k in range(8)]
+    frame = pd.DataFrame(X, columns=names)
+    frame.insert(4, "age", rng.normal(50, 10, n))
+    frame["status"] = y
+    frame = frame[["status"] + names[::-1] + ["age"]]  # columns out of order: rows joined by name
+    path, out = tmp_path / "study.csv", tmp_path / "ranks.csv"
+    frame.to_csv(path, index=False)
+    rc = main(["rank", str(path), "--target", "status", "--drop", "age", "--methods", "ReliefF,MultiSURF",
+               "--pvalues", "--pvalue-null", "feature", "--out", str(out), "--top", "0"])
+    assert rc == 0, capsys.readouterr().err
+    table = pd.read_csv(out).set_index("feature")
+    Xs = StandardScaler().fit_transform(frame[names[::-1]].to_numpy())
+    for est in (ReliefF(pvalues=True, pvalue_null="feature"), MultiSURF(pvalues=True, pvalue_null="feature")):
+        est.set_params(random_state=0) if "random_state" in est.get_params() else None
+        lib = pd.Series(est.fit(Xs, y).pvalues_, index=names[::-1])
+        name = type(est).__name__
+        np.testing.assert_allclose(table.loc[names, f"{name}_p"], lib.loc[names], rtol=1e-12)
+        outcome = type(est)(pvalues=True).fit(Xs, y).pvalues_
+        assert not np.allclose(lib.to_numpy(), outcome)
+    assert main(["rank", str(path), "--target", "status", "--drop", "age", "--pvalue-null", "feature"]) == 2
+    assert "add --pvalues" in capsys.readouterr().err
+    assert main(["rank", str(path), "--target", "status", "--methods", "ReliefF", "--pvalues",
+                 "--pvalue-null", "feature", "--covariates", "age"]) == 2
+    err = capsys.readouterr().err
+    assert "--covariates" in err and len(err.strip().splitlines()) == 1

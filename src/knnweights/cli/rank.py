@@ -35,6 +35,12 @@ def _add_arguments(p):
                    help="the adjustment of every q column, the baselines' and (with --pvalues) the methods' "
                         "(default: bh, Benjamini-Hochberg; by: Benjamini-Yekutieli; bonferroni, holm: the "
                         "family-wise error rate)")
+    p.add_argument("--pvalue-null", choices=("outcome", "feature"), default="outcome",
+                   help="with --pvalues, what the Relief family's pair test permutes (the weighters' pvalue_null): "
+                        "outcome, the target (exact when no feature matters; too many small p-values for classes "
+                        "when informative features shape the neighbourhoods); feature, each feature's values "
+                        "(exact for a feature unrelated to the target and the other features, conservative; not "
+                        "with covariates). Default: outcome. The other methods' permutation test permutes the target")
     p.add_argument("--covariates", metavar="COLS", default=None,
                    help="comma-separated covariate columns: not features; with --pvalues, the Relief family's "
                         "p-values are adjusted for them (NPDR's pair regression; the weights do not change)")
@@ -60,6 +66,23 @@ def _add_arguments(p):
     add_scheduler_argument(p)
 
 
+def _check_pvalue_null(args, covariates, flag):
+    """``--pvalue-null feature`` needs ``--pvalues`` and takes no covariates."""
+    if args.pvalue_null == "outcome":
+        return
+    if not args.pvalues:
+        raise UsageError("--pvalue-null chooses the p-values' permutation: add --pvalues.")
+    if covariates:
+        raise UsageError(f"--pvalue-null feature with {flag}: permuting a feature breaks its tie to the covariates, "
+                         f"so that test is not implemented; leave out --pvalue-null (the covariates then adjust the "
+                         f"outcome permutation's p-values).")
+
+
+def _null_params(args):
+    """The weighters' ``pvalue_null`` when it is not the default (the Relief family's; others ignore it)."""
+    return {"pvalue_null": args.pvalue_null} if args.pvalue_null != "outcome" else {}
+
+
 def _run(args):
     """Rank the features of a user's file by each weighter (fit on all rows); the exit status."""
     if args.top < 0:
@@ -72,6 +95,7 @@ def _run(args):
                          "discrete_features for its coding).")
     if args.permutations < 1:
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
+    _check_pvalue_null(args, args.covariates, "--covariates")
     if args.covariates and not args.pvalues:
         raise UsageError("--covariates adjusts the p-values: add --pvalues.")
     if args.covariates and args.target_type == "survival":
@@ -88,7 +112,7 @@ def _run(args):
                              "covariate adjusts; use Relief-family methods (--methods ReliefF,MultiSURF).")
     print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {describe_target(data)}")
     table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous, covariates=data.covariates,
-                                            survival=data.survival)
+                                            survival=data.survival, weighter_params=_null_params(args))
     out = args.out or f"{data.name}_ranks.csv"
     write_table(table, out)
     print_warnings(warn)
@@ -118,6 +142,7 @@ def _run_plink(args):
                          "--covar FILE [--covar-name COLS].")
     if args.covar_name and not args.covar:
         raise UsageError("--covar-name selects columns of a covariate file: add --covar FILE.")
+    _check_pvalue_null(args, args.covar, "--covar")
     if args.covar and not args.pvalues:
         raise UsageError("--covar adjusts the p-values: add --pvalues.")
     if args.padj != "bh" and not args.pvalues:
@@ -136,7 +161,7 @@ def _run_plink(args):
                  + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
     with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
         # unknown genotypes (-127): Relief's unknown-value diff
-        params = {"missing": "diff", "genotype_diff": args.genotype_diff}
+        params = {"missing": "diff", "genotype_diff": args.genotype_diff, **_null_params(args)}
         table, _, kept, warn = rank_with_status(names, data.X, data.y, args, continuous, scale="none", baselines=False,
                                                 feature_names=data.snps, weighter_params=params,
                                                 covariates=data.covariates)
