@@ -63,3 +63,11 @@ def test_ramp_on_bytes_with_unknown_values_is_refused():
     G[2, 1] = 255
     with pytest.raises(NotImplementedError, match="missing"):
         ReliefF(diff="ramp", missing="diff").fit(G, y)
+
+
+@pytest.mark.parametrize("est", [ReliefF(n_neighbors=4), MultiSURF()], ids=["ReliefF", "MultiSURF"])
+def test_default_ramp_pvalues_on_bytes_are_the_float_copys(est):
+    G, y = _genotypes()
+    on_bytes = _fit(est, G, y, diff="ramp", pvalues=True).pvalues_.copy()
+    assert_allclose(on_bytes, _fit(est, G.astype(float), y, diff="ramp", pvalues=True).pvalues_, rtol=1e-10,
+                    atol=1e-15)

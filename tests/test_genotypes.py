@@ -279,18 +279,18 @@ def test_cli_bad_phenotypes_are_one_line_and_status_2(tmp_path, capsys):
     path, G, y = _write_bed(tmp_path)
     ph = tmp_path / "pheno.txt"
     ph.write_text("FID IID one bmi\n" + "".join(f"f{i} i{i} 1 {20 + 0.37 * i:.2f}\n" for i in range(60)))
-    for extra, words in ((["--pheno", str(ph), "--pheno-col", "one"], "one class"),
-                         (["--pheno", str(ph), "--pheno-col", "bmi"], "quantitative phenotype"),
+    for extra, words in ((["--pheno", str(ph), "--pheno-col", "one"], "one value"),
                          (["--pheno", str(ph), "--pheno-col", "0"], "1-based"),
-                         (["--pvalues"], "not for a PLINK .bed file")):
+                         (["--target-type", "continuous"], "not for a PLINK .bed file")):
         assert main(["rank", str(path), *extra]) == 2
         err = capsys.readouterr().err
         assert words in err and "Traceback" not in err
 
 
-def test_bytes_refuse_pvalues_and_a_continuous_target_with_one_message():
+def test_bytes_refuse_a_survival_outcome_with_one_message():
     X = np.array([[0, 1, 2], [2, 1, 0], [1, 0, 2], [2, 2, 0], [0, 0, 1], [1, 2, 2]], dtype=np.uint8)
-    for est, y in ((ReliefF(n_neighbors=1, pvalues=True), np.array([0, 1, 0, 1, 0, 1])),
-                   (MultiSURF(), np.array([0.1, 2.3, 0.7, 1.9, 0.2, 3.1]))):
-        with pytest.raises(NotImplementedError, match="genotype bytes scores class labels"):
+    y = np.array([(True, 1.0), (False, 2.0), (True, 3.0), (True, 4.0), (False, 5.0), (True, 6.0)],
+                 dtype=[("event", bool), ("time", float)])
+    for est in (ReliefF(n_neighbors=1, pvalues=True), MultiSURF()):
+        with pytest.raises(NotImplementedError, match="for a survival outcome give X as floats"):
             est.fit(X, y)

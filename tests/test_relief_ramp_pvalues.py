@@ -177,3 +177,11 @@ def test_ramp_null_pvalues_uniform(est, kind):
     p = np.concatenate(out)
     assert stats.kstest(p, "uniform").pvalue > 0.01
     assert np.mean(p < 0.05) <= 0.1
+
+
+def test_ramp_feature_null_is_refused():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(30, 3))
+    y = rng.integers(0, 2, 30)
+    with pytest.raises(NotImplementedError, match="null='outcome'"):
+        MultiSURF(pvalues=True, diff="ramp", pvalue_null="feature").fit(X, y)

@@ -21,7 +21,7 @@ from .exceptions import DataError
 from .utils import check_survival_target, format_label, make_survival_target
 
 __all__ = ["DataError", "UserData", "PlinkData", "BedSource", "read_table", "load_table", "fill_median",
-           "count_like_features", "read_plink", "IMPUTE"]
+           "count_like_features", "read_plink", "read_plink_covariates", "IMPUTE"]
 
 #: the imputation choices of :func:`load_table` (``"keep"`` leaves NaN for a pipeline to fill)
 IMPUTE = ("median", "drop-features", "none")
@@ -482,6 +482,8 @@ class PlinkData:
         The fileset's stem.
     messages : list of str
         What was done (samples left out), one line each.
+    covariates : pandas.DataFrame or None
+        The covariates of the samples kept (``read_plink(covar=...)``), one row each in order.
     """
 
     X: object
@@ -490,6 +492,7 @@ class PlinkData:
     samples: list
     name: str = "study"
     messages: list = field(default_factory=list)
+    covariates: object = None
 
     @property
     def feature_names(self):
@@ -600,7 +603,102 @@ def _read_pheno_file(path, col):
     return out
 
 
-def read_plink(path, pheno=None, pheno_col=None, lazy=False):
+#: covariate values PLINK reads as "unknown" (its missing phenotype code and NA)
+_COVAR_MISSING = {"-9", "na", "nan"}
+
+
+def _covar_columns(path, header, width, names):
+    """The value columns (positions in a line) that ``names`` (comma-separated; ``A-B`` a range of
+    header names, as PLINK's ``--covar-name``) selects; all of them when ``names`` is ``None``."""
+    labels = header[2:] if header is not None else [f"COV{k}" for k in range(1, width - 1)]
+    if names is None:
+        return list(range(2, 2 + len(labels))), labels
+    cols = []
+    for item in (t.strip() for t in str(names).split(",")):
+        if not item:
+            continue
+        parts = [item] if item in labels else item.split("-") if item.count("-") == 1 else [item]
+        for part in parts:
+            if part not in labels:
+                hint = difflib.get_close_matches(part, labels, n=1)
+                raise DataError(f"{path}: no covariate column {part!r}" + (
+                    f"; did you mean {hint[0]!r}?" if hint else f" (columns: {', '.join(labels) or 'none'})."))
+        a, b = labels.index(parts[0]), labels.index(parts[-1])
+        if b < a:
+            raise DataError(f"{path}: the covariate range {item!r} runs backwards; write it first-last.")
+        cols.extend(c for c in range(a, b + 1) if c not in cols)
+    if not cols:
+        raise DataError(f"{path}: --covar-name selects no column.")
+    return [c + 2 for c in cols], [labels[c] for c in cols]
+
+
+def read_plink_covariates(path, samples, names=None):
+    """The covariates of the given samples from a PLINK covariate file, matched by ``(FID, IID)``.
+
+    The file (PLINK's ``--covar``): whitespace-separated, one line per sample, ``FID IID c1 c2
+    ...``, an optional header line starting with ``FID`` (or ``#FID``) that names the columns
+    (else they are ``COV1``, ``COV2``, ...).  Every value must be a number: an unknown one
+    (``-9``, ``NA``) or text is an error naming the column and the sample, since the covariate
+    adjustment takes no missing values (drop those samples from the fileset first, e.g.
+    ``plink --remove``).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The covariate file.
+    samples : sequence of tuple of str
+        ``(FID, IID)`` of each sample, in the order of the genotype rows.
+    names : str, optional
+        Comma-separated columns by header name (``PC1-PC10``: the columns from ``PC1`` to ``PC10``);
+        default: all.
+
+    Returns
+    -------
+    pandas.DataFrame of shape (n_samples, n_covariates)
+        The covariates (float), indexed by IID, in the order of ``samples``.
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such covariate file.")
+    with open(path) as f:
+        lines = [ln.split() for ln in f if ln.strip()]
+    if not lines:
+        raise DataError(f"{path}: the covariate file is empty.")
+    header = lines[0] if lines[0][0].upper() in ("FID", "#FID") else None
+    rows = lines[1:] if header else lines
+    width = len(header) if header is not None else len(rows[0]) if rows else 2
+    if width < 3:
+        raise DataError(f"{path}: no covariate column (a line is FID IID c1 c2 ...).")
+    cols, labels = _covar_columns(path, header, width, names)
+    table = {}
+    for r in rows:
+        if len(r) != width:
+            raise DataError(f"{path}: the line of {' '.join(r[:2])} has {len(r)} fields, the file {width}.")
+        table[(r[0], r[1])] = r
+    absent = [s for s in samples if tuple(s) not in table]
+    if absent:
+        raise DataError(f"{path}: {len(absent)} sample(s) of the genotypes have no line, e.g. FID {absent[0][0]} "
+                        f"IID {absent[0][1]}; add them, or drop them from the fileset (plink --remove).")
+    values = np.empty((len(samples), len(cols)))
+    for i, s in enumerate(samples):
+        line = table[tuple(s)]
+        for k, c in enumerate(cols):
+            text = line[c]
+            if text.lower() in _COVAR_MISSING:
+                raise DataError(f"{path}: covariate {labels[k]!r} is unknown ({text}) for FID {s[0]} IID {s[1]}; "
+                                "the adjustment takes no missing values: impute it, or drop that sample "
+                                "(plink --remove).")
+            try:
+                values[i, k] = float(text)
+            except ValueError:
+                raise DataError(f"{path}: covariate {labels[k]!r} is not numeric ({text!r} for FID {s[0]} IID "
+                                f"{s[1]}); PLINK covariates are numbers (code a category as 0/1 columns).") from None
+            if not np.isfinite(values[i, k]):
+                raise DataError(f"{path}: covariate {labels[k]!r} is not finite ({text}) for FID {s[0]} IID {s[1]}.")
+    return pd.DataFrame(values, columns=labels, index=pd.Index([s[1] for s in samples], name="IID"))
+
+
+def read_plink(path, pheno=None, pheno_col=None, lazy=False, covar=None, covar_name=None):
     """Read a PLINK 1 binary fileset (``prefix.bed``, ``.bim``, ``.fam``) as genotype bytes.
 
     Needs bed-reader (``pip install 'knnweights[genomics]'``).  The genotypes stay ``int8``
@@ -619,6 +717,11 @@ def read_plink(path, pheno=None, pheno_col=None, lazy=False):
     lazy : bool, default=False
         Return the file (a :class:`BedSource`) instead of the
         matrix: each feature block (each dask worker's columns) is read where it is used.
+    covar : str, optional
+        A PLINK covariate file (:func:`read_plink_covariates`), read for the samples kept into
+        ``covariates``.
+    covar_name : str, optional
+        Its columns (default: all).
 
     Returns
     -------
@@ -671,4 +774,9 @@ def read_plink(path, pheno=None, pheno_col=None, lazy=False):
         y = yf.astype(np.int64) if np.all(yf == np.round(yf)) else yf
     except ValueError:
         pass
-    return PlinkData(X, y, snps, [iid[i] for i in rows], os.path.basename(prefix), messages)
+    cov = None
+    if covar is not None:
+        cov = read_plink_covariates(covar, [(fid[i], iid[i]) for i in rows], covar_name)
+    elif covar_name is not None:
+        raise DataError("covar_name selects columns of a covariate file: give covar too.")
+    return PlinkData(X, y, snps, [iid[i] for i in rows], os.path.basename(prefix), messages, cov)

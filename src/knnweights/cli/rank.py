@@ -35,6 +35,12 @@ def _add_arguments(p):
                    help="the adjustment of every q column, the baselines' and (with --pvalues) the methods' "
                         "(default: bh, Benjamini-Hochberg; by: Benjamini-Yekutieli; bonferroni, holm: the "
                         "family-wise error rate)")
+    p.add_argument("--pvalue-null", choices=("outcome", "feature"), default="outcome",
+                   help="with --pvalues, what the Relief family's pair test permutes (the weighters' pvalue_null): "
+                        "outcome, the target (exact when no feature matters; too many small p-values for classes "
+                        "when informative features shape the neighbourhoods); feature, each feature's values "
+                        "(exact for a feature unrelated to the target and the other features, conservative; not "
+                        "with covariates). Default: outcome. The other methods' permutation test permutes the target")
     p.add_argument("--covariates", metavar="COLS", default=None,
                    help="comma-separated covariate columns: not features; with --pvalues, the Relief family's "
                         "p-values are adjusted for them (NPDR's pair regression; the weights do not change)")
@@ -44,6 +50,13 @@ def _add_arguments(p):
                    help="PLINK .bed input: a phenotype file (FID IID value ...; default: the .fam file's)")
     p.add_argument("--pheno-col", metavar="NAME", default=None,
                    help="PLINK .bed input: the phenotype file's column (header name or 1-based index)")
+    p.add_argument("--covar", metavar="FILE", default=None,
+                   help="PLINK .bed input with --pvalues: a covariate file (FID IID c1 c2 ..., optional FID IID "
+                        "name ... header; e.g. genotype principal components), matched to the .fam by FID and "
+                        "IID; the p-values are adjusted for them (NPDR's pair regression; the weights do not change)")
+    p.add_argument("--covar-name", metavar="COLS", default=None,
+                   help="PLINK .bed input: the covariate file's columns, comma-separated header names, PC1-PC10 "
+                        "a range (default: all)")
     p.add_argument("--genotype-diff", choices=("additive", "mismatch", "allele-sharing"), default=None,
                    help="PLINK .bed input: how two genotypes differ (the weighters' genotype_diff): additive "
                         "|a - b| / range, mismatch 0 / 1, allele-sharing |a - b| / 2 (default: additive)")
@@ -53,17 +66,36 @@ def _add_arguments(p):
     add_scheduler_argument(p)
 
 
+def _check_pvalue_null(args, covariates, flag):
+    """``--pvalue-null feature`` needs ``--pvalues`` and takes no covariates."""
+    if args.pvalue_null == "outcome":
+        return
+    if not args.pvalues:
+        raise UsageError("--pvalue-null chooses the p-values' permutation: add --pvalues.")
+    if covariates:
+        raise UsageError(f"--pvalue-null feature with {flag}: permuting a feature breaks its tie to the covariates, "
+                         f"so that test is not implemented; leave out --pvalue-null (the covariates then adjust the "
+                         f"outcome permutation's p-values).")
+
+
+def _null_params(args):
+    """The weighters' ``pvalue_null`` when it is not the default (the Relief family's; others ignore it)."""
+    return {"pvalue_null": args.pvalue_null} if args.pvalue_null != "outcome" else {}
+
+
 def _run(args):
     """Rank the features of a user's file by each weighter (fit on all rows); the exit status."""
     if args.top < 0:
         raise UsageError(f"--top must be 0 or more; got {args.top}.")
     if str(args.file).lower().endswith(".bed"):
         return _run_plink(args)
-    if args.pheno or args.pheno_col or args.genotype_diff:
-        raise UsageError("--pheno / --pheno-col / --genotype-diff are for a PLINK .bed file; a table takes "
-                         "--target COL (and the weighters' discrete_features for its coding).")
+    if args.pheno or args.pheno_col or args.genotype_diff or args.covar or args.covar_name:
+        raise UsageError("--pheno / --pheno-col / --genotype-diff / --covar / --covar-name are for a PLINK .bed "
+                         "file; a table takes --target COL and --covariates COLS (and the weighters' "
+                         "discrete_features for its coding).")
     if args.permutations < 1:
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
+    _check_pvalue_null(args, args.covariates, "--covariates")
     if args.covariates and not args.pvalues:
         raise UsageError("--covariates adjusts the p-values: add --pvalues.")
     if args.covariates and args.target_type == "survival":
@@ -80,7 +112,7 @@ def _run(args):
                              "covariate adjusts; use Relief-family methods (--methods ReliefF,MultiSURF).")
     print_status(f"{data.name}: {X.shape[0]} samples x {X.shape[1]} features, {describe_target(data)}")
     table, _, kept, warn = rank_with_status(names, X, y, args, data.continuous, covariates=data.covariates,
-                                            survival=data.survival)
+                                            survival=data.survival, weighter_params=_null_params(args))
     out = args.out or f"{data.name}_ranks.csv"
     write_table(table, out)
     print_warnings(warn)
@@ -99,34 +131,46 @@ def _run_plink(args):
         ok = sorted(n for n, c in WEIGHTERS.items() if getattr(c, "_byte_input", False))
         raise UsageError(f"--methods: {', '.join(bad)} cannot score genotype bytes; choose from {', '.join(ok)}.")
     address = scheduler_address(args.scheduler)
-    given = [flag for flag, on in (("--pvalues", args.pvalues), ("--covariates", args.covariates), ("--log", args.log),
-                                   ("--target", args.target), ("--time", args.time), ("--event", args.event),
-                                   ("--target-type", args.target_type not in (None, "auto")),
-                                   ("--padj", args.padj != "bh")) if on]
+    given = [flag for flag, on in (("--log", args.log), ("--target", args.target), ("--time", args.time),
+                                   ("--event", args.event), ("--target-type", args.target_type not in (None, "auto")))
+             if on]
     if given:
         raise UsageError(f"{', '.join(given)}: not for a PLINK .bed file (its phenotype comes from the .fam file or "
                          "--pheno; its genotypes are scored as bytes).")
-    data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address))
-    if data.y.dtype.kind == "f":
-        raise UsageError(f"{args.file}: a quantitative phenotype; the genotype byte path scores case/control or "
-                         "other class labels (load the genotypes as floats for a continuous target).")
+    if args.covariates:
+        raise UsageError("--covariates names columns of a table; a PLINK .bed file takes a covariate file: "
+                         "--covar FILE [--covar-name COLS].")
+    if args.covar_name and not args.covar:
+        raise UsageError("--covar-name selects columns of a covariate file: add --covar FILE.")
+    _check_pvalue_null(args, args.covar, "--covar")
+    if args.covar and not args.pvalues:
+        raise UsageError("--covar adjusts the p-values: add --pvalues.")
+    if args.padj != "bh" and not args.pvalues:
+        raise UsageError("--padj adjusts the p-values: add --pvalues.")
+    data = read_plink(args.file, pheno=args.pheno, pheno_col=args.pheno_col, lazy=bool(address), covar=args.covar,
+                      covar_name=args.covar_name)
+    continuous = data.y.dtype.kind == "f"  # a quantitative phenotype: the Relief family's regression form
     if np.unique(data.y).size < 2:
-        raise UsageError(f"{args.file}: the phenotype has one class ({data.y[0]!r}); at least two are needed.")
+        raise UsageError(f"{args.file}: the phenotype has one value ({data.y[0]!r}); at least two are needed.")
     for m in data.messages:
         print_status(f"note: {m}")
     n, d = data.X.shape
-    print_status(f"{data.name}: {n} samples x {d} SNPs, {len(np.unique(data.y.astype(str)))} classes"
+    what = "a quantitative phenotype" if continuous else f"{len(np.unique(data.y.astype(str)))} classes"
+    print_status(f"{data.name}: {n} samples x {d} SNPs, {what}"
+                 + (f"; {data.covariates.shape[1]} covariate(s)" if data.covariates is not None else "")
                  + (f"; feature blocks on the dask scheduler at {address}" if address else ""))
     with config_context(n_jobs=args.n_jobs or 0, scheduler=address or ""):
         # unknown genotypes (-127): Relief's unknown-value diff
-        params = {"missing": "diff", "genotype_diff": args.genotype_diff}
-        table, _, kept, warn = rank_with_status(names, data.X, data.y, args, scale="none", baselines=False,
-                                                feature_names=data.snps, weighter_params=params)
+        params = {"missing": "diff", "genotype_diff": args.genotype_diff, **_null_params(args)}
+        table, _, kept, warn = rank_with_status(names, data.X, data.y, args, continuous, scale="none", baselines=False,
+                                                feature_names=data.snps, weighter_params=params,
+                                                covariates=data.covariates)
     out = args.out or f"{data.name}_ranks.csv"
     write_table(table, out)
     print_warnings(warn)
-    print_top_features(table, kept, args.top)
-    print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) (weight, signed score, rank)")
+    print_top_features(table, kept, args.top, pvalues=args.pvalues)
+    what = "weight, signed score, rank" + (", p, q" if args.pvalues else "")
+    print(f"wrote {out}: {len(table)} SNPs x {len(kept)} method(s) ({what})")
     return 0
 
 
@@ -141,5 +185,7 @@ COMMAND = Command(
                 "--pvalues\n\n"
                 "A PLINK .bed file (with its .bim and .fam) is ranked SNP by SNP from its bytes by the Relief "
                 f"family (default: {', '.join(PLINK_METHODS)}); the phenotype comes from the .fam file or "
-                "--pheno.\n\nexample: knnweights rank study.bed --pheno pheno.txt --pheno-col disease",
+                "--pheno; --pvalues adds the Relief family's pair-test p-values (no unknown calls), --covar FILE "
+                "adjusts them for covariates such as principal components.\n\nexample: knnweights rank study.bed "
+                "--pheno pheno.txt --pheno-col disease --pvalues --covar pcs.txt --covar-name PC1-PC10",
     run=_run, add_arguments=_add_arguments)

@@ -472,6 +472,44 @@ class ByteDiff:
         self.prm = _Params(vmin, mult.astype(np.uint8), disc.astype(np.uint8), ncols, level, scale.astype(np.float64),
                            st["n_missing"] > 0, int(S), planes, normalize)
 
+    @property
+    def has_missing(self):
+        """Whether any feature has an unknown value (its encoding alone is then not the ``diff``)."""
+        return bool(self.prm.has_missing.any())
+
+    def float_blocks(self, width):
+        """Yield ``(f0, f1, E, ecol)``: features ``f0:f1`` (at most ``width``) as float columns whose
+        L1 differences, summed per feature, are Relief's ``diff`` between known values.
+
+        ``E`` is the block's byte encoding (module docstring) over ``S`` (shape ``(n, columns)``:
+        one column per continuous feature, the cross-polytope columns of a discrete one), ``ecol``
+        the feature (``0 .. f1 - f0 - 1``) of each column: the layout of
+        :class:`~knnweights.engine._kernels_mixed.MixedData`'s ``E`` / ``ecol`` for one block, so
+        that the pair kernels (:mod:`knnweights.engine._kernels_pairs`) read it without a float
+        copy of the whole matrix.  The bytes are read here in the engine's feature blocks.
+
+        Parameters
+        ----------
+        width : int
+            Features per yielded block.
+
+        Yields
+        ------
+        f0, f1 : int
+            The block's features.
+        E : ndarray of shape (n_samples, n_columns), float64
+            The encoded block over ``S``.
+        ecol : ndarray of shape (n_columns,), int64
+            The feature of each column, relative to ``f0``.
+        """
+        width = max(1, int(width))
+        for a, b in _block_ranges(self.d, self.n):
+            raw = _raw_block(self.G.X, a, b)
+            for f0 in range(a, b, width):
+                f1 = min(b, f0 + width)
+                E, ecol = _encode(np.ascontiguousarray(raw[:, f0 - a:f1 - a]), self.prm.part(f0, f1))
+                yield f0, f1, E / float(self.prm.S), np.ascontiguousarray(ecol, dtype=np.int64)
+
     def _args(self, *extra):
         prm = self.prm
         return lambda f0, f1: (prm.part(f0, f1), self.codes, self.K) + extra

@@ -389,7 +389,8 @@ class BaseWeighter(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if not np.any(w > 0) and _FIT_DEPTH.get() == 0:
             msg = (_zero_weights_message(type(self).__name__, X, codes) if dense else
                    f"{type(self).__name__} returned all-zero weights on this genotype matrix: no feature separates "
-                   "the classes at this method's neighbourhood.")
+                   + ("the classes" if codes is not None else "near and far outcomes")
+                   + " at this method's neighbourhood.")
             warnings.warn(msg, ZeroWeightsWarning, stacklevel=stacklevel)
         gain = None
         tied = _score_ties(w, self.scores_, constant)

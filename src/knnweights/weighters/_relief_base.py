@@ -299,4 +299,5 @@ def fill_relief_docstring(estimator_class):
 
 TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous", "survival"})],
                        "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})],
-                       "padj": [StrOptions({"bh", "bonferroni", "holm", "by"})]}
+                       "padj": [StrOptions({"bh", "bonferroni", "holm", "by"})],
+                       "pvalue_null": [StrOptions({"outcome", "feature"})]}

@@ -206,7 +206,10 @@ def _pair_outcome(v, src, dst, continuous, span):
     """The outcome's pair differences: ``|v_i - v_j| / span`` or ``[v_i != v_j]`` (``v`` 1-D or 2-D)."""
     if continuous:
         return np.abs(v[src] - v[dst]) / span
-    return (v[src] != v[dst]).astype(np.float64)
+    v = np.ascontiguousarray(v)  # a block of draws: whole rows gathered, compared straight into float64
+    out = np.empty((src.size,) + v.shape[1:])
+    np.not_equal(np.take(v, src, axis=0), np.take(v, dst, axis=0), out=out, casting="unsafe")
+    return out
 
 
 def _chunks(n_draws, cap):

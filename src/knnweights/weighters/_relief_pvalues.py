@@ -22,6 +22,7 @@ from sklearn.utils import Bunch
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine import pair_kernels as _kernels_pairs
+from ..engine.genotypes import ByteDiff
 from ..utils import fill_docstring
 from ._relief_margins import RampDiff
 
@@ -370,6 +371,34 @@ def quadratic_sf(z, skewness, linear=0.0, linear_third=0.0):
     return np.clip(np.where(np.isfinite(p), p, stats.norm.sf(z)), 0.0, 1.0)
 
 
+def _encoded_difference_sums(E, ecol, nf):
+    """:func:`difference_sums` of the ``nf`` features of an encoded block (``E``'s columns, ``ecol`` their
+    features): a feature of one column differs by ``|e_i - e_j|``, one of several (a discrete feature's
+    levels) by whether its rows of ``E`` differ."""
+    V = np.empty((E.shape[0], nf))
+    disc = np.zeros(nf, dtype=bool)
+    for f in range(nf):
+        cols = np.flatnonzero(ecol == f)
+        if cols.size == 1:
+            V[:, f] = E[:, cols[0]]
+        else:
+            V[:, f] = np.unique(E[:, cols], axis=0, return_inverse=True)[1].ravel()
+            disc[f] = True
+    return difference_sums(V, disc)
+
+
+def _pair_covariances(out, P, G1, G2):
+    """``(S, saa, sgg, ok)`` over the ``P`` pairs from ``L0 = sum a``, ``A2 = sum a^2``, ``L1 = sum g a`` (per
+    feature, in ``out``) and ``G1 = sum g``, ``G2 = sum g^2``: the covariance sum ``S = sum (a - abar)(g - gbar)``,
+    the two sums of squares, and where both vary."""
+    gbar, abar = G1 / P, out["L0"] / P
+    sgg = G2 - P * gbar**2
+    saa = out["A2"] - P * abar**2
+    sag = out["L1"] - gbar * out["L0"]
+    ok = (saa > 1e-12 * np.maximum(out["A2"], 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
+    return sag, saa, sgg, ok
+
+
 #: ``{pair_rows}``: the Parameters opening of the methods that add pairs (their first samples)
 _pairs_doc = fill_docstring(pair_rows="""Parameters
 ----------
@@ -420,23 +449,45 @@ class PairMoments:
       the relevant features must be close in the others, so a noise feature's statistic
       tends to be negative and its p-values err on the conservative side.  ReliefF's own
       hits and misses would err the other way: its nearest misses come from other pools
-      than its nearest hits, are farther, and differ more in every feature.
+      than its nearest hits, are farther, and differ more in every feature.  Where the
+      features that drive the outcome also shape the neighbourhoods (correlated, clustered
+      predictors), neighbours share outcomes; permuting the outcome removes that, and the
+      reference's variance of a noise feature's ``S`` is then too small (too many small
+      p-values for classes).
+    * ``"mantel"`` with ``null="feature"``: the feature's values permuted over the samples,
+      the pairs and the outcome held fixed.  ``S = sum_p a_p (g_p - gbar) = sum_{i != j} C^g_ij
+      D_ij`` with ``C^g_ij = (m_ij + m_ji) / 2 (g_ij - gbar)`` (fixed) and ``D`` the feature's
+      difference over all sample pairs (permuted): the same Mantel statistic with the roles of
+      the two matrices exchanged, so :func:`mantel_moments` gives its exact mean (0),
+      variance and third moment from the sums of ``C^g`` (one matrix: its triangles once, not
+      per feature) and of each ``D`` (:func:`difference_sums`: ``O(n log n)`` per feature from
+      the sorted values, or the level counts), and :func:`quadratic_sf` the reference.  The
+      null is "the feature is independent of the outcome and of the other features" (the
+      outcome permutation's is "the outcome is independent of every feature"); it holds for
+      a noise feature whatever the other features do, so this reference stays exact when
+      they carry signal, up to the feature's own part in the distances (the pairs are
+      found on it too, so they are closer in it than permuted values would be; conservative,
+      by a part that shrinks as features are added).
 
     ``trace C^3 = sum_i sum_{j, k} C_ij C_jk C_ki`` is summed exactly over every two
     neighbours of every sample when that is at most ``triangle_work`` terms (pairs of
     neighbours times features: the ``k``-nearest neighbourhoods, small radius problems); else
     each sample's inner sum is estimated from ``max(256, triangle_work / (n d))`` random pairs
-    of its neighbours (unbiased; a seeded generator, so the result is deterministic).  A
+    of its neighbours (unbiased; a seeded generator, so the result is deterministic).  The
+    feature null's one matrix ``C^g`` takes the budget of one block of features (``d =
+    feature_block`` above): a pair of neighbours costs a look-up, whatever the block's width.  A
     feature (or an outcome) without variation gets ``p = 1``.  Memory: the pairs (8 bytes each as
     they are added, 5 per entry of the symmetric adjacency) and ``O(n x feature_block)`` per block of
     features.
 
     Parameters
     ----------
-    data : PlainDiff, DiffData or RampDiff
-        The ``diff`` data of the fit (:mod:`knnweights.engine._kernels_mixed`, or the ramp ``diff``'s
-        :class:`~knnweights.weighters._relief_margins.RampDiff`: then ``a`` is each pair's ramp
-        difference, as in the weights), without missing values.
+    data : PlainDiff, DiffData, ByteDiff or RampDiff
+        The ``diff`` data of the fit (:mod:`knnweights.engine._kernels_mixed`), without
+        missing values; a genotype matrix's :class:`~knnweights.engine.genotypes.ByteDiff` is
+        read block by block from its bytes (:meth:`~knnweights.engine.genotypes.ByteDiff.float_blocks`);
+        with the ramp ``diff``'s :class:`~knnweights.weighters._relief_margins.RampDiff`, ``a`` is
+        each pair's ramp difference, as in the weights (``null="outcome"`` only).
     triangle_work : float, default=3e8
         The budget of the triangle sums, above.
     feature_block : int, default=128
@@ -454,7 +505,12 @@ class PairMoments:
         self._outcome = None
         self._cache = {}
         self._ramp_lo = self._ramp_width = None  # None: the linear diff
-        if isinstance(data, _kernels_mixed.PlainDiff):
+        if isinstance(data, ByteDiff):  # genotype bytes: each block's encoding, read in _blocks
+            if data.has_missing:
+                raise ValueError("PairMoments: the genotype bytes have unknown values; the pair moments need known "
+                                 "ones.")
+            self._E, self._ecol, self._plain = None, None, False
+        elif isinstance(data, _kernels_mixed.PlainDiff):
             self._E = np.ascontiguousarray(data.Z, dtype=np.float64)
             self._ecol, self._plain = np.arange(data.d, dtype=np.int64), True
         elif isinstance(data, RampDiff):
@@ -538,6 +594,10 @@ class PairMoments:
         """``(f0, f1, cols)``: blocks of features and the pair kernels' first five arguments for them, their
         columns of ``E`` (local feature numbers), ``plain`` and the ramp's per-column thresholds (``None``: linear)."""
         d = self.data.d
+        if self._E is None:
+            for f0, f1, E, ecol in self.data.float_blocks(self.feature_block):
+                yield f0, f1, (E, ecol, False, None, None)
+            return
         ramp = self._ramp_lo is not None
         for f0 in range(0, d, self.feature_block):
             f1 = min(d, f0 + self.feature_block)
@@ -551,7 +611,7 @@ class PairMoments:
                          if ramp else (self._ramp_lo, self._ramp_width))
             yield f0, f1, (E, ecol, self._plain, lo, width)
 
-    def statistics(self, method="mantel"):
+    def statistics(self, method="mantel", null="outcome"):
         """Per-feature statistics and their reference, as a :class:`~sklearn.utils.Bunch`.
 
         ``"pseudo-t"``: ``statistic`` (t) and ``df``.  ``"mantel"``: ``statistic`` (``S``),
@@ -563,7 +623,10 @@ class PairMoments:
         Parameters
         ----------
         method : {"mantel", "pseudo-t"}, default="mantel"
-            The outcome-permutation reference, or STIR's pseudo t-test.
+            The permutation reference, or STIR's pseudo t-test.
+        null : {"outcome", "feature"}, default="outcome"
+            What ``"mantel"`` permutes over the samples, the pairs held fixed: the outcome, or
+            the feature's values (class docstring).
 
         Returns
         -------
@@ -572,11 +635,84 @@ class PairMoments:
         """
         if method not in ("mantel", "pseudo-t"):
             raise ValueError(f"method must be 'mantel' or 'pseudo-t', got {method!r}")
+        if null not in ("outcome", "feature"):
+            raise ValueError(f"null must be 'outcome' or 'feature', got {null!r}")
+        if method == "pseudo-t" and null == "feature":
+            raise ValueError("null='feature' is a permutation reference; use method='mantel' with it")
         if self._outcome is None:
             raise ValueError("call set_outcome(y, kind) first")
-        if method not in self._cache:
-            self._cache[method] = self._compute(method)
-        return self._cache[method]
+        key = method if null == "outcome" else (method, null)
+        if key not in self._cache:
+            self._cache[key] = self._compute(method) if null == "outcome" else self._compute_feature_null()
+        return self._cache[key]
+
+    def _outcome_sums(self):
+        """The basic sums of ``C^g_ij = (m_ij + m_ji) / 2 (g_ij - gbar)``, the pairs' centred outcome
+        differences, and the pair totals ``(P, G1, G2)``, from the kernels of the feature matrices
+        with the outcome as the one feature (classes as a discrete feature's levels: ``diff`` 0/1)."""
+        n = self.data.n
+        v, continuous, _ = self._outcome
+        indptr, indices, flags = self._graph()
+        M = _kernels_mixed.build_mixed(v[:, None], np.zeros(n, np.int64), 1, np.array([not continuous]),
+                                       normalize=False)
+        E, ecol, plain = np.ascontiguousarray(M.E, dtype=np.float64), M.ecol, False
+        a1, a2, ga = (np.empty((n, 1)) for _ in range(3))
+        counts = np.empty((n, 3))
+        _kernels_pairs.pair_sums(E, ecol, plain, None, None, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
+        P, G1, G2 = (float(c) for c in counts.sum(axis=0))
+        # the budget as for a block of features: a pair of neighbours costs one look-up whatever the block's width
+        work = self.triangle_work / self.feature_block
+        deg = np.diff(indptr).astype(np.float64)
+        if float((deg * (deg - 1) / 2).sum()) <= work:
+            exact, samples = np.iinfo(np.int64).max, 0
+        else:
+            samples = max(256, int(work / n))
+            exact = samples
+        gbar = np.array([G1 / P]) if P > 0 else np.zeros(1)
+        r1, r2, r3, cr, tri = (np.empty((n, 1)) for _ in range(5))
+        common = (E, ecol, plain, None, None, indptr, indices, flags, gbar)
+        _kernels_pairs.c_powers(*common, r1, r2, r3)
+        _kernels_pairs.c_matvec(*common, r1, cr)
+        _kernels_pairs.c_triangles(*common, exact, samples, 0, tri)
+        r1, r2, r3, cr, tri = r1[:, 0], r2[:, 0], r3[:, 0], cr[:, 0], tri[:, 0]
+        sums = {"T1": r1.sum(), "T2": r2.sum(), "T3": r3.sum(), "R2": (r1 * r1).sum(), "Q": (r2 * r1).sum(),
+                "S3": (r1 * r1 * r1).sum(), "P3": (r1 * cr).sum(), "Tr": tri.sum()}
+        return {key: float(val) for key, val in sums.items()}, (P, G1, G2)
+
+    def _compute_feature_null(self):
+        """``"mantel"`` with the feature's values permuted: ``S = sum_{i != j} C^g_ij D_ij`` (:meth:`_outcome_sums`),
+        ``D`` the feature's difference over all sample pairs (:func:`difference_sums`)."""
+        n, d = self.data.n, self.data.d
+        if self._ramp_lo is not None:
+            raise NotImplementedError(
+                "null='feature' (pvalue_null='feature') with the ramp diff is not implemented: the feature null needs "
+                "the sums of each feature's difference over all sample pairs, which for the ramp include trace D^3, "
+                "O(n^3) per feature; use null='outcome' (the default), or diff='linear'.")
+        if n < 4:
+            raise ValueError(f"too few samples ({n}) for a p-value")
+        indptr, indices, flags = self._graph()
+        v, continuous, _ = self._outcome
+        out = {key: np.zeros(d) for key in ("L0", "L1", "A2")}
+        fsums = {key: np.zeros(d) for key in _BASICS} if self._E is None else None
+        for f0, f1, cols in self._blocks():
+            nf = f1 - f0
+            a1, a2, ga = (np.empty((n, nf)) for _ in range(3))
+            counts = np.empty((n, 3))
+            _kernels_pairs.pair_sums(*cols, indptr, indices, flags, v, continuous, a1, a2, ga, counts)
+            out["L0"][f0:f1], out["A2"][f0:f1], out["L1"][f0:f1] = a1.sum(0), a2.sum(0), ga.sum(0)
+            if fsums is not None:  # genotype bytes: each block's difference sums from its encoding
+                for key, value in _encoded_difference_sums(cols[0], cols[1], nf).items():
+                    fsums[key][f0:f1] = value
+        gsums, (P, G1, G2) = self._outcome_sums()
+        if P - 2.0 < 1:
+            raise ValueError(f"too few neighbour pairs ({int(P)}) for a p-value")
+        if fsums is not None:
+            pass  # summed block by block above
+        elif self._plain:
+            fsums = difference_sums(self.data.Z)
+        else:  # V: a continuous feature's range-normalised values (E's column), a discrete one's level codes
+            fsums = difference_sums(self.data.M.V, self.data.M.disc.astype(bool))
+        return self._mantel_bunch(fsums, gsums, out, P, G1, G2)
 
     def _compute(self, method):
         n, d = self.data.n, self.data.d
@@ -614,18 +750,20 @@ class PairMoments:
                                ("Q", (r2 * r1).sum(0)), ("S3", (r1 * r1 * r1).sum(0)), ("P3", (r1 * cr).sum(0)),
                                ("Tr", tri.sum(0))):
                 out[key][f0:f1] = value
-        gbar, abar = G1 / P, out["L0"] / P
-        sgg = G2 - P * gbar**2
-        saa = out["A2"] - P * abar**2
-        sag = out["L1"] - gbar * out["L0"]
-        ok = (saa > 1e-12 * np.maximum(out["A2"], 1e-300)) & (sgg > 1e-12 * max(G2, 1e-300))
         if method == "pseudo-t":
+            sag, saa, sgg, ok = _pair_covariances(out, P, G1, G2)
             df = P - 2.0
             t = np.zeros(d)
             r = np.clip(sag[ok] / np.sqrt(saa[ok] * sgg), -1.0, 1.0)
             t[ok] = r * np.sqrt(df / np.maximum(1.0 - r**2, 1e-300))
             return Bunch(statistic=t, df=df, ok=ok)
-        csums = {key: out[key] for key in _BASICS}
+        return self._mantel_bunch({key: out[key] for key in _BASICS}, dsums, out, P, G1, G2)
+
+    def _mantel_bunch(self, csums, dsums, out, P, G1, G2):
+        """The ``"mantel"`` Bunch of ``S = sum C_ij D_ij``, ``C`` permuted against ``D``, from their basic sums
+        and the pair totals ``out`` (``L0 = sum a``, ``A2 = sum a^2``, ``L1 = sum g a``)."""
+        n, d = self.data.n, self.data.d
+        sag, _, _, ok = _pair_covariances(out, P, G1, G2)
         mean, var, third = mantel_moments(csums, dsums, float(n))
         ok &= np.isfinite(var) & (var > 0)
         z, skew = np.zeros(d), np.zeros(d)
@@ -643,21 +781,23 @@ class PairMoments:
         return Bunch(statistic=sag, mean=mean, var=var, third=third, z=z, skewness=skew, linear=linear,
                      linear_third=linear_third, ok=ok)
 
-    def pvalues(self, method="mantel"):
+    def pvalues(self, method="mantel", null="outcome"):
         """One-sided p-values ``P(S >= observed)`` under the reference of ``method``; 1 where not ``ok``.
 
         Parameters
         ----------
         method : {"mantel", "pseudo-t"}, default="mantel"
-            The outcome-permutation reference (linear plus quadratic parts, saddlepoint tail), or
+            The permutation reference (linear plus quadratic parts, saddlepoint tail), or
             STIR's pseudo t-test.
+        null : {"outcome", "feature"}, default="outcome"
+            What ``"mantel"`` permutes: the outcome, or the feature's values (class docstring).
 
         Returns
         -------
         pvalues : ndarray of shape (n_features,)
             One p-value per feature.
         """
-        st = self.statistics(method)
+        st = self.statistics(method, null)
         if method == "pseudo-t":
             p = stats.t.sf(st.statistic, st.df)
         else:

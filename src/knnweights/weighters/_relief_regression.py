@@ -22,7 +22,7 @@ import numpy as np
 
 from ..engine import mixed_kernels as _kernels_mixed
 from ..engine._docs import data_doc
-from ..engine.genotypes import is_byte_input
+from ..engine.genotypes import ByteDiff, is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
@@ -60,9 +60,10 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         outcome's over neighbour pairs: for classes STIR's hit / miss contrast, for a
         continuous target NPDR's regression (see
         :class:`knnweights.significance.PairMoments`).  ``True`` or ``"mantel"``: against
-        the distribution of that statistic when the outcome is permuted over the samples,
-        the pairs held fixed (through its exact mean, variance and third moment; pairs that
-        share a sample are correlated, and this null accounts for it).  The pairs are the
+        the distribution of that statistic when the outcome (with ``pvalue_null="feature"``:
+        the feature's values) is permuted over the samples, the pairs held fixed (through
+        its exact mean, variance and third moment; pairs that share a sample are correlated,
+        and this null accounts for it).  The pairs are the
         fit's when it finds them without the outcome (SURF / MultiSURF's radius, the ``k``
         nearest for a continuous target); for Relief / ReliefF on classes, whose hits and
         misses are chosen by the labels, they are each instance's nearest instances, as
@@ -74,7 +75,17 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
     padj : {"bh", "bonferroni", "holm", "by"}, default="bh"
         The adjustment of ``qvalues_`` (:func:`knnweights.significance.adjust_pvalues`):
         Benjamini-Hochberg, Bonferroni, Holm or Benjamini-Yekutieli; ``qvalues_`` holds the adjusted
-        p-values of that method."""
+        p-values of that method.
+    pvalue_null : {"outcome", "feature"}, default="outcome"
+        What the ``"mantel"`` reference permutes over the samples, the pairs held fixed:
+        ``"outcome"``, the outcome (the null "the outcome is unrelated to every feature");
+        ``"feature"``, the feature's own values (the null "this feature is unrelated to the
+        outcome and to the other features"), which still holds for a noise feature when other
+        features carry signal, where the outcome permutation misleads (neighbours then share
+        outcomes: too many small p-values for classes); exact up to the feature's own part in
+        the distances, which makes it conservative, less so as features are added.  See
+        :class:`knnweights.significance.PairMoments` and the guide's "Which permutation".
+        About the same cost; not with ``pvalues="pseudo-t"`` nor with ``covariates``."""
 
 
 def _diff_data(est, X, codes):
@@ -332,7 +343,7 @@ class ReliefTargetMixin:
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Training samples (or a byte genotype matrix, for class labels).
+            Training samples (or a byte genotype matrix: class labels or a continuous target).
         y : array-like of shape (n_samples,)
             Class labels of any type, or a continuous target (see ``target_type``).
         covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
@@ -377,9 +388,14 @@ class ReliefTargetMixin:
             if is_survival_target(y):
                 raise ValueError(f"{type(self).__name__}: y is a structured array (a survival outcome) but "
                                  f"target_type={self.target_type!r}; use target_type='survival' or 'auto'.")
-            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (class labels)
+            if is_byte_input(X):  # genotype bytes: the Relief base's byte path (classes or continuous, pvalues_)
+                if neighbors_with_covariates:
+                    raise NotImplementedError(
+                        f"{type(self).__name__}.fit: neighbors_with_covariates=True is not implemented for genotype "
+                        "bytes (the search distance would need the covariates beside the byte blocks); leave it "
+                        "False (pairs found on the genotypes) or give X as floats.")
                 super().fit(X, y)
-                self.target_type_ = "classes"
+                self.target_type_ = "continuous" if is_continuous_target(y, self.target_type) else "classes"
                 return self
             if is_continuous_target(y, self.target_type):
                 X, yv = validate_continuous_fit_data(self, X, y)
@@ -396,8 +412,8 @@ class ReliefTargetMixin:
         name = type(self).__name__
         event, time = check_survival_target(y, f"{name}.fit")
         if is_byte_input(X):
-            raise NotImplementedError(f"{name} on genotype bytes scores class labels; for a survival outcome give "
-                                      "X as floats.")
+            raise NotImplementedError(f"{name} on genotype bytes scores class labels and continuous targets; for a "
+                                      "survival outcome give X as floats.")
         if getattr(self, "_fit_covariates", None) is not None:
             raise NotImplementedError(
                 f"{name}.fit: covariate-adjusted p-values are not implemented for a survival outcome: the residuals "
@@ -414,7 +430,9 @@ class ReliefTargetMixin:
         return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=4)
 
     def _check_pvalue_data(self, data):
-        if self.pvalues and isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing:
+        missing = (isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing) or (
+            isinstance(data, ByteDiff) and data.has_missing)
+        if self.pvalues and missing:
             raise NotImplementedError(
                 f"{type(self).__name__}(pvalues=True) is not defined with missing values (the pair moments of "
                 "the expected diff are not those of a diff); use knnweights.permutation_pvalues instead.")
@@ -422,13 +440,22 @@ class ReliefTargetMixin:
     def _set_pvalues(self, data, outcome, kind, X=None):
         method = "pseudo-t" if self.pvalues == "pseudo-t" else "mantel"
         covariates = getattr(self, "_fit_covariates", None)
+        null = getattr(self, "pvalue_null", "outcome")
+        if null == "feature" and method == "pseudo-t":
+            raise ValueError(f"{type(self).__name__}: pvalue_null='feature' is a permutation reference and "
+                             "pvalues='pseudo-t' has none; use pvalues=True with it.")
+        if null == "feature" and covariates is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.fit: pvalue_null='feature' with covariates is not implemented: permuting a "
+                "feature breaks its tie to the covariates, so the reference would not be that of a feature null "
+                "given them. Use pvalue_null='outcome' with covariates.")
         search = None
         if covariates is not None and covariates[3]:
             codes = outcome if kind == "classes" else np.zeros(data.n, np.int64)
             search = _covariate_search_data(self, X, codes, covariates)
         moments = _pair_moments(self, data, outcome, kind, method, search)
         if covariates is None:
-            self.pvalues_ = moments.pvalues(method)
+            self.pvalues_ = moments.pvalues(method, null)
         else:
             self.pvalues_ = covariate_pvalues(moments, outcome, kind, covariates, method,
                                               getattr(self, "random_state", None))
