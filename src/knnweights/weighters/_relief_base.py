@@ -75,7 +75,8 @@ _RAMP_PARAMS_DOC = """diff : {"linear", "ramp"}, default="linear"
         neighbours and ``diff(A)`` by the ramp, ``diff(tau)`` linear; SURF's continuous-endpoint rule:
         the radius by the ramp).  ``pvalues``: the pairs are found on the ramp distances and their
         differences are the ramp's, as in the weights (with ``covariates``, ``neighbors_with_covariates``
-        takes each numeric covariate's ramp too).  Complete data (not ``ties="include"``).  On genotype
+        takes each numeric covariate's ramp too; not ``pvalue_null="feature"``, whose all-pairs sums the ramp
+        would make ``O(n^3)`` per feature).  Complete data (not ``ties="include"``).  On genotype
         bytes the ramp of two codes is scored without a float copy where it is the 0/1 mismatch on
         every feature (``t_diff`` at most one step of each feature's range: the default ramp on 0/1/2
         codes, equal to ``genotype_diff="mismatch"``) and refused otherwise (pass the floats).
