@@ -571,17 +571,24 @@ def _plink_prefix(path):
     return p
 
 
-def _read_pheno_file(path, col):
-    """``{(FID, IID): value}`` from a PLINK phenotype file (``FID IID v1 v2 ...``, an optional
-    header line starting with ``FID``); ``col``: a header name or a 1-based index among the values."""
+def _read_fid_file(path, what):
+    """``(header, rows)`` of a PLINK sample file (whitespace-separated ``FID IID v1 v2 ...``; ``header``
+    the first line's fields when it starts with ``FID`` or ``#FID``, else ``None``); ``what`` names the
+    file in errors."""
     if not os.path.exists(path):
-        raise DataError(f"{path}: no such phenotype file.")
+        raise DataError(f"{path}: no such {what} file.")
     with open(path) as f:
         lines = [ln.split() for ln in f if ln.strip()]
     if not lines:
-        raise DataError(f"{path}: the phenotype file is empty.")
+        raise DataError(f"{path}: the {what} file is empty.")
     header = lines[0] if lines[0][0].upper() in ("FID", "#FID") else None
-    rows = lines[1:] if header else lines
+    return header, (lines[1:] if header else lines)
+
+
+def _read_pheno_file(path, col):
+    """``{(FID, IID): value}`` from a PLINK phenotype file (``FID IID v1 v2 ...``, an optional
+    header line starting with ``FID``); ``col``: a header name or a 1-based index among the values."""
+    header, rows = _read_fid_file(path, "phenotype")
     if col is None:
         j = 2
     elif header is not None and col in header:
@@ -658,14 +665,7 @@ def read_plink_covariates(path, samples, names=None):
         The covariates (float), indexed by IID, in the order of ``samples``.
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise DataError(f"{path}: no such covariate file.")
-    with open(path) as f:
-        lines = [ln.split() for ln in f if ln.strip()]
-    if not lines:
-        raise DataError(f"{path}: the covariate file is empty.")
-    header = lines[0] if lines[0][0].upper() in ("FID", "#FID") else None
-    rows = lines[1:] if header else lines
+    header, rows = _read_fid_file(path, "covariate")
     width = len(header) if header is not None else len(rows[0]) if rows else 2
     if width < 3:
         raise DataError(f"{path}: no covariate column (a line is FID IID c1 c2 ...).")
