@@ -175,18 +175,40 @@ def test_ramp_distances_lie_within_the_tie_rule_of_the_exact_ones():
     for i in range(len(X)):
         exact = [sum(ramp(abs(a - b)) for a, b in zip(Zq[i], Zq[j], strict=True)) for j in range(len(X))]
         off = max(off, max(abs(D[i, j] - float(e)) / (T[i] + T[j]) for j, e in enumerate(exact)))
-    assert 0 < off <= 1  # rounding is there, and within the rule's bound
-    old = rm._RAMP_BLOCK_ELEMENTS
-    try:
-        rm._RAMP_BLOCK_ELEMENTS = 7  # one row and a feature or two at a time
-        Db = np.vstack([blk for _, _, blk in data.distance_chunks()])
-    finally:
-        rm._RAMP_BLOCK_ELEMENTS = old
-    np.testing.assert_allclose(Db, D, rtol=0, atol=T.max())
-    old = rm._RAMP_CACHE_ELEMENTS
-    try:
-        rm._RAMP_CACHE_ELEMENTS = 30  # a few samples at a time: the same sums, per distance
-        Dc = np.vstack([blk for _, _, blk in data.distance_chunks()])
-    finally:
-        rm._RAMP_CACHE_ELEMENTS = old
-    np.testing.assert_allclose(Dc, D, rtol=0, atol=T.max())
+    assert off <= 1 and T.max() < 1e-12 * D.max()  # within the rule's bound, and the bound is tight
+    # blocks of one row (the working memory) give the same sums
+    Db = np.vstack([blk for _, _, blk in data.distance_chunks(working_memory=1e-6)])
+    np.testing.assert_array_equal(Db, D)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_compiled_ramp_distances_equal_the_definition(weighted):
+    """``RampDiff.distance_chunks`` (compiled, feature order) against the ramp of every pair written in numpy,
+    with a discrete feature, a query subset and weights; any number of parts gives the same bits."""
+    from knnweights.engine import _kernels_ramp
+    from knnweights.weighters import _relief_margins as rm
+
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(37, 9))
+    X[:, 4] = rng.integers(0, 3, 37)
+    disc = np.zeros(9, bool)
+    disc[4] = True
+    w = rng.uniform(0, 2, 9) if weighted else None
+    data = rm.RampDiff(X, 0.05, 0.3, disc)
+    rows = np.array([3, 0, 36, 17])
+    D = np.vstack([blk for _, _, blk in data.distance_chunks(rows=rows, w=w)])
+    A = np.abs(data.Z[rows][:, None, :] - data.Z[None, :, :])
+    ref = np.clip((A - 0.05) / 0.25, 0.0, 1.0)
+    ref[..., 4] = A[..., 4] != 0
+    ref = ref @ (np.ones(9) if w is None else w)
+    np.testing.assert_allclose(D, ref, rtol=1e-13, atol=1e-15)
+    assert D[np.arange(4), rows].max() == 0  # a sample is at distance 0 from itself
+    ZT = np.ascontiguousarray(data.Z.T)
+    one = np.empty((4, 37))
+    parts = np.empty((4, 37))
+    args = (ZT, rows, 0.05, 0.25, disc, np.ones(9) if w is None else w)
+    _kernels_ramp.ramp_rows.kernel(*args, one, 0, 1)
+    for part in range(3):
+        _kernels_ramp.ramp_rows.kernel(*args, parts, part, 3)
+    np.testing.assert_array_equal(one, D)
+    np.testing.assert_array_equal(parts, D)

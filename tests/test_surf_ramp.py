@@ -6,7 +6,6 @@ from numpy.testing import assert_allclose
 from ramp_reference import ramp_diff_function
 
 from knnweights import SURF, MultiSURF
-from knnweights.weighters import _relief_margins as rm
 
 
 def _neighbourhoods(X, rule, t_eq, t_diff, disc, rows):
@@ -119,13 +118,14 @@ def test_ramp_sampled_instances(data, cls, rule):
 
 
 @pytest.mark.parametrize(("cls", "rule"), ESTIMATORS)
-def test_ramp_in_small_blocks_matches_reference(data, cls, rule, monkeypatch):
-    """Row blocks of one sample, feature blocks of one or two and column blocks of a few samples: the
-    thresholds' second pass and the unfolded coefficients give the same weights."""
+def test_ramp_in_small_blocks_matches_reference(data, cls, rule):
+    """Row blocks of one sample (the working memory): the thresholds' second pass and the unfolded
+    coefficients give the reference's weights."""
+    import knnweights
+
     X, y = data
-    monkeypatch.setattr(rm, "_RAMP_BLOCK_ELEMENTS", 50)
-    monkeypatch.setattr(rm, "_RAMP_CACHE_ELEMENTS", 7)
-    w = cls(diff="ramp", ramp=(0.1, 0.5)).fit(X, y).scores_
+    with knnweights.config_context(working_memory=1e-4):
+        w = cls(diff="ramp", ramp=(0.1, 0.5)).fit(X, y).scores_
     assert_allclose(w, _reference(X, y, rule, 0.1, 0.5)[0], rtol=1e-12, atol=1e-15)
 
 

@@ -28,16 +28,16 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
+from ._kernels_ramp import ramp_term
 from .jit import full_1d, njit, size_dispatch, task_range
 
 
 def _term(x, ramp_lo, ramp_width, c):
     """One column's term of a pair difference: ``x = |E[i, c] - E[j, c]|``, or with ``ramp_lo`` (not ``None``)
-    its ramp ``min(1, max(0, (x - ramp_lo[c]) / ramp_width[c]))``, the arithmetic of
-    :func:`knnweights.weighters._relief_margins.ramp_diff` in its order."""
+    its ramp (:func:`._kernels_ramp.ramp_term`)."""
     if ramp_lo is None:
         return x
-    return min(max((x - ramp_lo[c]) / ramp_width[c], 0.0), 1.0)
+    return ramp_term(x, ramp_lo[c], ramp_width[c])
 
 
 @overload(_term, inline="always")
@@ -46,7 +46,7 @@ def _term_compiled(x, ramp_lo, ramp_width, c):
     kernels' code is the plain ``|E[i, c] - E[j, c]|`` with no branch, the ramp's a specialisation of its own."""
     if isinstance(ramp_lo, types.NoneType):
         return lambda x, ramp_lo, ramp_width, c: x
-    return lambda x, ramp_lo, ramp_width, c: min(max((x - ramp_lo[c]) / ramp_width[c], 0.0), 1.0)
+    return lambda x, ramp_lo, ramp_width, c: ramp_term(x, ramp_lo[c], ramp_width[c])
 
 
 @njit(inline="always")

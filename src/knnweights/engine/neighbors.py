@@ -31,7 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _kernels, _kernels_nca, _kernels_select, _kernels_soft, _torch_backend
+from . import _kernels, _kernels_nca, _kernels_ramp, _kernels_select, _kernels_soft, _torch_backend
 from ._config import get_config
 from ._docs import data_doc
 
@@ -41,6 +41,7 @@ __all__ = [
     "scale_for_metric",
     "weighted_distances",
     "distance_chunks",
+    "ramp_distance_chunks",
     "tie_tolerance",
     "nearest_hits_misses",
     "nearest_by_class",
@@ -293,6 +294,45 @@ def distance_chunks(XA, XB=None, w=None, metric="manhattan", working_memory=None
     for start in range(0, A.shape[0], step):
         stop = min(start + step, A.shape[0])
         yield start, stop, _pairwise_scaled(A[start:stop], B, phi)
+
+
+@data_doc
+def ramp_distance_chunks(ZT, rows, t_eq, t_diff, disc, w=None, working_memory=None, n_arrays=1):
+    """Yield ``(start, stop, D)`` row blocks of the ramp distances ``D[r, j] = sum_f w_f ramp_f(rows[r], j)``.
+
+    The Relief family's ramp ``diff`` (:mod:`knnweights.engine._kernels_ramp`): 0 up to ``t_eq``, 1 from
+    ``t_diff``, linear in between, on range-normalised values; a discrete feature's 0/1 mismatch.
+
+    Parameters
+    ----------
+    ZT : ndarray of shape (d, n)
+        The range-normalised samples, transposed (C-contiguous).
+    rows : ndarray of int, shape (m,)
+        The query samples (columns of ``ZT``).
+    t_eq, t_diff : float
+        The ramp's thresholds, ``0 <= t_eq < t_diff``.
+    disc : ndarray of bool, shape (d,)
+        The discrete features.
+    w : ndarray of shape (d,), default=None
+        Feature weights; ``None`` means all ones.
+    {block_params}
+
+    Yields
+    ------
+    start, stop : int
+        Entries ``start:stop`` of ``rows``.
+    D : ndarray of shape (stop - start, n)
+    """
+    d, n = ZT.shape
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    w = np.ones(d) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    disc = np.ascontiguousarray(disc, dtype=np.bool_)
+    step = _rows_per_chunk(n, 8, working_memory, n_arrays)
+    for start in range(0, rows.size, step):
+        stop = min(start + step, rows.size)
+        D = np.empty((stop - start, n))
+        _kernels_ramp.ramp_rows(ZT, rows[start:stop], float(t_eq), float(t_diff) - float(t_eq), disc, w, D)
+        yield start, stop, D
 
 
 def weighted_distances(XA, XB=None, w=None, metric="manhattan"):

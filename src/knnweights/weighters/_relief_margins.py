@@ -8,9 +8,16 @@ distances, neighbour search and margin vectors come from :mod:`knnweights.engine
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ..engine import _kernels_ramp as ramp_kernels
 from ..engine import kernels
 from ..engine import mixed_kernels as _kernels_mixed
-from ..engine.neighbors import hard_margin_vectors, nearest_by_class, nearest_hits_misses, tie_tolerance
+from ..engine.neighbors import (
+    hard_margin_vectors,
+    nearest_by_class,
+    nearest_hits_misses,
+    ramp_distance_chunks,
+    tie_tolerance,
+)
 from ..utils import fill_docstring
 
 __all__ = ["RADIUS_BLOCK_ARRAYS", "RampDiff", "class_coefficients", "margin_coefficients", "fold_pairs", "in_radius",
@@ -414,12 +421,6 @@ def ramp_diff(A, t_eq, t_diff, disc=None):
     return out
 
 
-#: elements of one ``(rows, samples, features)`` block of ramp differences
-_RAMP_BLOCK_ELEMENTS = 2**22
-#: elements of the ramp differences computed at once within such a block
-_RAMP_CACHE_ELEMENTS = 2**16
-
-
 def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting, t_eq, t_diff, disc):
     """:func:`relieff_margins` with the ramp ``diff`` (:func:`ramp_diff`) in both the distance that
     picks the neighbours (``d(i, j) = sum_f ramp_f(i, j)``) and the margins, as CORElearn's
@@ -470,9 +471,10 @@ def ramp_relieff_margins(X, codes, n_neighbors, rows, per_class, miss_weighting,
 class RampDiff:
     """The ramp ``diff`` (:func:`ramp_diff`) as the ``diff`` data of the Relief family's paths:
     ``n``, ``d``, ``tie_tolerance``, ``distance_chunks``, ``index_sum`` (ReliefF's neighbours) and
-    ``coef_sum`` (SURF's radius pairs) as :class:`knnweights.engine._kernels_mixed.DiffData` has them, in
-    numpy by blocks of rows and features (at most ``2**22`` differences at once); ``pair_columns`` gives
-    the same differences to the p-values' pair kernels.
+    ``coef_sum`` (SURF's radius pairs) as :class:`knnweights.engine._kernels_mixed.DiffData` has them,
+    compiled (:mod:`knnweights.engine._kernels_ramp`: every sum in a fixed order, the same bits on any CPU
+    and in any number of threads); ``pair_columns`` gives the same differences to the p-values' pair
+    kernels.
 
     Parameters
     ----------
@@ -485,15 +487,11 @@ class RampDiff:
     """
 
     def __init__(self, X, t_eq, t_diff, disc):
-        self.Z = range_normalize(np.asarray(X, dtype=np.float64))
+        self.Z = np.ascontiguousarray(range_normalize(np.asarray(X, dtype=np.float64)))
         self.n, self.d = self.Z.shape
         self.t_eq, self.t_diff = t_eq, t_diff
-        self.disc = np.zeros(self.d, bool) if disc is None else np.asarray(disc, bool)
-
-    def _diffs(self, A, B, f0=0, f1=None):
-        A = np.subtract(A, B)
-        np.abs(A, out=A)
-        return ramp_diff(A, self.t_eq, self.t_diff, self.disc[f0:f1])
+        self.disc = np.zeros(self.d, bool) if disc is None else np.ascontiguousarray(disc, dtype=np.bool_)
+        self._ZT = None  # the transposed copy of the compiled distances, made on their first use
 
     def tie_tolerance(self, w=None):
         """The engine's tie rule (:func:`knnweights.engine.neighbors.tie_tolerance`) for ramp distances.
@@ -518,46 +516,26 @@ class RampDiff:
             scale = scale * np.abs(np.asarray(w, dtype=np.float64))
         return np.full(self.n, tie_tolerance(scale, "manhattan")[0])
 
-    def _blocks(self, rows):
-        """``(s, e, j0, j1, f0, f1, diffs)``: the ``(e - s, j1 - j0, f1 - f0)`` ramp differences of the rows
-        ``s:e`` of ``rows`` to the samples ``j0:j1`` on the features ``f0:f1``.  Row blocks of at most ``2**22``
-        differences, taken by feature blocks (their sums are a distance's order) and computed by column blocks
-        of at most ``2**16`` (a block that stays in cache; each distance's sum is the same)."""
-        step = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n * self.d, 1))
-        width = max(1, _RAMP_BLOCK_ELEMENTS // max(self.n, 1)) if step == 1 else self.d
-        for s in range(0, rows.size, step):
-            r = rows[s:s + step]
-            for f0 in range(0, self.d, width):
-                f1 = min(f0 + width, self.d)
-                Zr = self.Z[r, f0:f1][:, None, :]
-                cols = max(1, _RAMP_CACHE_ELEMENTS // (r.size * (f1 - f0)))
-                for j0 in range(0, self.n, cols):
-                    j1 = min(j0 + cols, self.n)
-                    yield s, s + r.size, j0, j1, f0, f1, self._diffs(Zr, self.Z[None, j0:j1, f0:f1], f0, f1)
-
     def distance_chunks(self, rows=None, w=None, working_memory=None, n_arrays=1):
         """``(s, e, D)``: the ramp distances ``sum_f w_f diff_f(i, j)`` (``w`` ``None``: unweighted) of the rows
-        ``s:e`` (of ``rows``, all by default) to every sample, summed over blocks of features so that no block
-        holds more than ``2**22`` differences."""
+        ``s:e`` (of ``rows``, all by default) to every sample (:func:`knnweights.engine.neighbors.
+        ramp_distance_chunks`: compiled, each distance summed in feature order)."""
         rows = np.arange(self.n) if rows is None else np.asarray(rows, dtype=np.int64)
-        w = None if w is None else np.asarray(w, dtype=np.float64)
-        D = None
-        for s, e, j0, j1, f0, f1, A in self._blocks(rows):
-            if f0 == 0 and j0 == 0:
-                D = np.zeros((e - s, self.n))
-            D[:, j0:j1] += A.sum(axis=2) if w is None else A @ w[f0:f1]
-            if f1 == self.d and j1 == self.n:
-                yield s, e, D
+        if self._ZT is None:
+            self._ZT = np.ascontiguousarray(self.Z.T)
+        yield from ramp_distance_chunks(self._ZT, rows, self.t_eq, self.t_diff, self.disc, w, working_memory,
+                                        n_arrays)
 
     def coef_sum(self, rows, P):
         """``sum_r sum_j P[r, j] diff(rows[r], j)`` (shape ``(d,)``) for a dense coefficient block (SURF's
-        radius pairs), by the blocks of :meth:`distance_chunks`."""
-        rows = np.asarray(rows, dtype=np.int64)
-        P = np.asarray(P, dtype=np.float64)
-        z = np.zeros(self.d)
-        for s, e, j0, j1, f0, f1, A in self._blocks(rows):
-            z[f0:f1] += P[s:e, j0:j1].reshape(-1) @ A.reshape(-1, f1 - f0)
-        return z
+        radius pairs): compiled, each row's sum over ``j`` in order, then the rows summed."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        out = np.empty((rows.size, self.d))
+        ramp_kernels.ramp_coef_rows(self.Z, rows, np.ascontiguousarray(P, dtype=np.float64), *self._ramp_args(), out)
+        return out.sum(axis=0)
+
+    def _ramp_args(self):
+        return float(self.t_eq), float(self.t_diff) - float(self.t_eq), self.disc
 
     def pair_columns(self):
         """The pair kernels' form of this ``diff`` (:mod:`knnweights.engine._kernels_pairs`): ``(E, ecol, plain,
@@ -592,12 +570,11 @@ class RampDiff:
         return np.ascontiguousarray(E, dtype=np.float64), np.ascontiguousarray(ecol, dtype=np.int64), plain, lo, width
 
     def index_sum(self, rows, idx, coef):
-        """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        coef = np.where(idx >= 0, coef, 0.0)
-        step = max(1, _RAMP_BLOCK_ELEMENTS // max(idx.shape[1] * self.d, 1))
-        z = np.zeros(self.d)
-        for s in range(0, rows.size, step):
-            nb = self.Z[np.maximum(idx[s:s + step], 0)]
-            z += np.einsum("bt,btf->f", coef[s:s + step], self._diffs(self.Z[rows[s:s + step]][:, None, :], nb))
-        return z
+        """``sum_r sum_t coef[r, t] diff(rows[r], idx[r, t])`` (``idx < 0``: left out): compiled, each row's sum
+        in the order of ``t``, then the rows summed."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        out = np.empty((rows.size, self.d))
+        ramp_kernels.ramp_index_rows(self.Z, rows, idx, np.ascontiguousarray(coef, dtype=np.float64),
+                                     *self._ramp_args(), out)
+        return out.sum(axis=0)
