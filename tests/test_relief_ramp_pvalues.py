@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
+from pair_reference import default_pairs
 from ramp_reference import ramp_diff_function
 from scipy import stats
 from sklearn.base import clone
@@ -20,21 +21,6 @@ def _ramp_tensor(X, t_eq, t_diff, disc=()):
     n = X.shape[0]
     diff = ramp_diff_function(X, t_eq, t_diff, disc)
     return np.array([[diff(i, j) for j in range(n)] for i in range(n)])
-
-
-def _pairs(D, rule, k):
-    """The default p-values' pairs as a 0/1 matrix, found without the outcome on the distances ``D``: each
-    sample's ``k`` nearest (equal distances to the lower index), or SURF's / MultiSURF's strict radius."""
-    n = D.shape[0]
-    off = ~np.eye(n, dtype=bool)
-    if rule in ("surf", "multisurf"):
-        vals = D[off].reshape(n, n - 1)
-        T = np.full(n, D.sum() / n**2) if rule == "surf" else vals.mean(axis=1) - vals.std(axis=1) / 2
-        return (D < T[:, None]) & off
-    M = np.zeros((n, n), bool)
-    for i in range(n):
-        M[i, [j for j in sorted(range(n), key=lambda j: (D[i, j], j)) if j != i][:k]] = True
-    return M
 
 
 def _outcome_matrix(y, kind):
@@ -62,7 +48,7 @@ def test_ramp_pvalues_from_every_permutation(est, rule, k_classes, k_cont, kind,
     y = rng.normal(size=n) if kind == "continuous" else np.array([0, 1, 0, 1, 1, 0, 0, 1])
     A = _ramp_tensor(X, *ramp, disc)
     assert 0 < np.mean(A[..., :2] == 0) < 0.5 and 0 < np.mean(A[..., :2] == 1) < 0.5  # both clips are met
-    M = _pairs(A.sum(axis=2), rule, k_classes if kind == "classes" else k_cont)
+    M = default_pairs(A.sum(axis=2), rule, k_classes if kind == "classes" else k_cont)
     W = np.where(M[:, :, None], A - A[M].mean(axis=0), 0.0)
     C = (W + W.transpose(1, 0, 2)) / 2
     perms = np.array(list(itertools.permutations(range(n))))
@@ -130,7 +116,7 @@ def test_ramp_covariate_pseudo_t_is_the_pair_regression():
     y = X[:, 0] + c + 0.5 * rng.normal(size=n)
     got = _fit_pvalues(ReliefF(n_neighbors=3, pvalues="pseudo-t", diff="ramp", ramp=ramp), X, y, covariates=c)
     A = _ramp_tensor(X, *ramp)
-    M = _pairs(A.sum(axis=2), "knn", 3)
+    M = default_pairs(A.sum(axis=2), "knn", 3)
     src, dst = np.nonzero(M)
     Z = np.column_stack([np.ones(src.size), np.abs(c[src] - c[dst]) / np.ptp(c), np.abs(y[src] - y[dst]) / np.ptp(y)])
     df = src.size - Z.shape[1]

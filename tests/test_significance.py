@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from pair_reference import default_pairs
 from scipy import stats
 
 from knnweights import SURF, MultiSURF, Relief, ReliefF, Simba, bh_qvalues, permutation_pvalues
@@ -74,17 +75,7 @@ def test_mantel_tails_not_anti_conservative():
 def _pair_matrix(Z, rule, k):
     """Brute force: the pairs of the default p-values as a 0/1 matrix: each sample's ``k`` nearest (ties to
     the lower index) or the SURF / MultiSURF radius, all found without the outcome."""
-    n = Z.shape[0]
-    D = np.abs(Z[:, None, :] - Z[None, :, :]).sum(axis=2)
-    off = ~np.eye(n, dtype=bool)
-    if rule in ("surf", "multisurf"):
-        vals = D[off].reshape(n, n - 1)
-        T = np.full(n, D.sum() / n**2) if rule == "surf" else vals.mean(axis=1) - vals.std(axis=1) / 2
-        return (D < T[:, None]) & off
-    M = np.zeros((n, n), bool)
-    for i in range(n):
-        M[i, [j for j in np.lexsort((np.arange(n), D[i])) if j != i][:k]] = True
-    return M
+    return default_pairs(np.abs(Z[:, None, :] - Z[None, :, :]).sum(axis=2), rule, k)
 
 
 def _feature_matrices(Z, M):

@@ -187,6 +187,12 @@ class ReliefBase(BaseWeighter):
         self.discrete_features_ = mixed_kernels.discrete_mask(X, self.discrete_features, self.discrete_limit)
         return RampDiff(X, *ramp, self.discrete_features_)
 
+    def _weights_data(self, X, codes):
+        """The ``diff`` data of the weights: the ramp's :class:`~._relief_margins.RampDiff` (``diff="ramp"``),
+        else :meth:`_diff_data` (``None`` on the plain path)."""
+        data = self._ramp_data(X)
+        return self._diff_data(X, codes) if data is None else data
+
     def _reading(self, X):
         """``(discrete_features, normalize, divisor)`` of the ``diff`` on ``X``: the parameters as given, or
         those ``genotype_diff`` names (``divisor``: allele sharing's fixed 2, else ``None``)."""

@@ -89,9 +89,10 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
 
 
 def _diff_data(est, X, codes):
-    """The estimator's ``diff`` data: :class:`~_kernels_mixed.DiffData` when discrete features or
-    missing values ask for it, else :class:`~_kernels_mixed.PlainDiff` of the (normalised) ``X``."""
-    data = est._diff_data(X, codes)
+    """The estimator's ``diff`` data: the ramp's ``RampDiff`` with ``diff="ramp"``,
+    :class:`~_kernels_mixed.DiffData` when discrete features or missing values ask for it, else
+    :class:`~_kernels_mixed.PlainDiff` of the (normalised) ``X``."""
+    data = est._weights_data(X, codes)
     return _kernels_mixed.PlainDiff(est._normalized(X)) if data is None else data
 
 
@@ -464,9 +465,7 @@ class ReliefTargetMixin:
     def _fit_classes(self, X, codes):
         w = self._fit(X, codes)
         if getattr(self, "pvalues", False):
-            data = self._ramp_data(X)  # the pairs' differences in the weights' diff
-            if data is None:
-                data = _diff_data(self, X, codes)
+            data = _diff_data(self, X, codes)  # the pairs' differences in the weights' diff
             self._check_pvalue_data(data)
             self._set_pvalues(data, codes, "classes", X)
         return w
@@ -478,9 +477,7 @@ class ReliefTargetMixin:
                 "with a continuous target.")
         _refuse_sampled_radius(self, "a continuous target")
         codes = np.zeros(X.shape[0], np.int64)  # one class: the missing-value tables use all samples
-        data = self._ramp_data(X)  # the ramp diff: neighbours (or the radius) and sums in plain numpy
-        if data is None:
-            data = _diff_data(self, X, codes)
+        data = _diff_data(self, X, codes)  # neighbours (or the radius) and sums in the weights' diff
         self._check_pvalue_data(data)
         if self._pair_kind == "radius":
             scores, T = radius_regression_scores(data, y, self._rule)

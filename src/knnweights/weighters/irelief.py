@@ -191,16 +191,11 @@ class IRelief(ReliefTargetMixin, ReliefBase):
             z += data.coef_sum(rows, Pm)
         return z
 
-    def _data(self, X, codes):
-        """The ``diff`` data: the ramp's (:class:`~._relief_margins.RampDiff`), else the linear ``diff``'s."""
-        data = self._ramp_data(X)
-        return self._diff_data(X, codes) if data is None else data
-
     def _continuous_scores(self, X, y):
-        return self._iterate(X, y, self._data(X, np.zeros(X.shape[0], np.int64)), self._margin_sum_continuous)
+        return self._iterate(X, y, self._weights_data(X, np.zeros(X.shape[0], np.int64)), self._margin_sum_continuous)
 
     def _fit(self, X, y):
-        return self._iterate(X, y, self._data(X, y), self._margin_sum)
+        return self._iterate(X, y, self._weights_data(X, y), self._margin_sum)
 
     def _iterate(self, X, y, data, margin_sum):
         """Sun's fixed-point iteration ``w = (v)+ / ||(v)+||_2`` with ``v = margin_sum(...) / n``."""

@@ -209,9 +209,7 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], None, self.random_state, self.n_instances)
-        data = self._ramp_data(X)  # the ramp: the thresholds and the radius on its distances, the margins in its diff
-        if data is None:
-            data = self._diff_data(X, y)
+        data = self._weights_data(X, y)  # the ramp: the thresholds and the radius on its distances, the margins too
         if data is None and rows is None:
             self.scores_, thresholds = radius_margins(self._normalized(X), y, self._rule, self.multiclass)
         else:
