@@ -16,21 +16,10 @@ Usage::
 
 import argparse
 import platform
-import statistics
-import time
 import warnings
 
 import numpy as np
-
-
-def _median(fn, repeat):
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+from relief_covariates import median_time
 
 
 def main():
@@ -53,14 +42,14 @@ def main():
             ("IRelief(max_iter=10, tol=0)", IRelief(max_iter=10, tol=0.0))]
     rows = []
     for name, est in fits:
-        rows.append((name + " linear", _median(lambda est=est: est.fit(X, y), args.repeat)))
+        rows.append((name + " linear", median_time(lambda est=est: est.fit(X, y), args.repeat)))
         if not args.linear_only:
             ramp = est.set_params(diff="ramp")
-            rows.append((name + " ramp", _median(lambda est=ramp: est.fit(X, y), args.repeat)))
+            rows.append((name + " ramp", median_time(lambda est=ramp: est.fit(X, y), args.repeat)))
             if "pvalues" in est.get_params():
                 nop = est.set_params(pvalues=False)
                 rows.append((name.replace("pvalues=True", "pvalues=False") + " ramp",
-                             _median(lambda est=nop: est.fit(X, y), args.repeat)))
+                             median_time(lambda est=nop: est.fit(X, y), args.repeat)))
     print(f"# {args.label}; {platform.processor() or platform.machine()}")
     for name, t in rows:
         print(f"| {name} | {t:.3f} |")
@@ -82,7 +71,7 @@ def main():
                ("c_triangles", lambda: pair_kernels.c_triangles.kernel(*cols, indptr, indices, flags, abar,
                                                                         np.iinfo(np.int64).max, 0, 0, out[4], 0, 1))]
     for name, fn in kernels:
-        print(f"| {name} | {1e3 * _median(fn, 7):.1f} ms |")
+        print(f"| {name} | {1e3 * median_time(fn, 7):.1f} ms |")
 
 
 if __name__ == "__main__":

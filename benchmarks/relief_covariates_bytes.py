@@ -18,10 +18,9 @@ import argparse
 import cProfile
 import pstats
 import re
-import statistics
-import time
 
 import numpy as np
+from relief_covariates import median_time
 
 from knnweights.weighters import MultiSURF, ReliefF
 
@@ -48,16 +47,6 @@ def data(args, rng):
         y = ((X[:, 0].astype(int) + X[:, 1] + rng.integers(0, 2, n)) >= 2).astype(int)
     C = rng.normal(size=(n, args.covariates))
     return X, y, C
-
-
-def median_time(fit, repeat):
-    fit()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fit()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def stages(fit):

@@ -34,14 +34,12 @@ Usage::
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from relief_covariates import cpu_name, ks_pvalue, make_data  # noqa: E402
+from relief_covariates import cpu_name, ks_pvalue, make_data, median_time, table  # noqa: E402
 
 from knnweights.weighters import MultiSURF, ReliefF  # noqa: E402
 
@@ -137,21 +135,8 @@ def timing(repeat, seed):
                           ("pvalue_null='feature'", {"pvalues": True, "pvalue_null": "feature"}),
                           ("weights only", {})):
             est = est_cls(**kw)
-            est.fit(X, y)  # warm-up (compilation)
-            times = []
-            for _ in range(repeat):
-                t = time.perf_counter()
-                est.fit(X, y)
-                times.append(time.perf_counter() - t)
-            out[(est_cls.__name__, label)] = statistics.median(times)
+            out[(est_cls.__name__, label)] = median_time(lambda est=est: est.fit(X, y), repeat)
     return out
-
-
-def table(rows, head):
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-    for r in rows:
-        lines.append("| " + " | ".join(f"{r[h]:.3g}" if isinstance(r[h], float) else str(r[h]) for h in head) + " |")
-    return lines
 
 
 def main():
