@@ -98,10 +98,6 @@ def _run(args):
     _check_pvalue_null(args, args.covariates, "--covariates")
     if args.covariates and not args.pvalues:
         raise UsageError("--covariates adjusts the p-values: add --pvalues.")
-    if args.covariates and args.target_type == "survival":
-        raise UsageError("--covariates: covariate-adjusted p-values are not implemented for a survival outcome "
-                         "(no exact reference for the residuals of a Cox model without covariates); leave out "
-                         "--covariates.")
     data = load_user_table(args)
     names = parse_methods(args.methods, continuous=data.continuous, survival=data.survival)
     X, y = data.X, data.y

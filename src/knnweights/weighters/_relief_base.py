@@ -275,7 +275,8 @@ _SURVIVAL_NOTE_DOC = """A survival outcome (a structured ``y`` with fields ``eve
     continuous outcome of its null Cox model's martingale residuals (Therneau, Grambsch & Fleming,
     "Martingale-based residuals for survival models", Biometrika 77(1), 1990): the residual is a
     function of the outcomes only, permuted with them, so the continuous form and its p-values apply
-    unchanged (see :mod:`knnweights.weighters._relief_survival`)."""
+    unchanged; with ``covariates`` the p-values' reference redraws the survival outcome from a Cox
+    model on them (see :mod:`knnweights.weighters._relief_survival`)."""
 
 
 def fill_relief_docstring(estimator_class):

@@ -16,26 +16,29 @@ partial covariance of ``a`` and ``g`` given the covariate differences, and the t
 
 Its null distribution (:func:`covariate_pvalues`) is not the outcome permutation of the
 unadjusted p-values: when a covariate drives the outcome, permuting the outcome over the samples
-breaks that link, and the conditional expectations of ``a`` and ``g`` given the covariates are not
-linear in ``|c_i - c_j|`` (``E|dc + de|`` is curved near ``dc = 0``), so the residuals of a
+breaks that link, and the conditional expectations of ``a`` and ``g`` given the covariates are
+not linear in ``|c_i - c_j|`` (``E|dc + de|`` is curved near ``dc = 0``), so the residuals of a
 feature that depends on the covariate only still covary with ``g``, and against the permutation
-reference such a feature comes out "significant".  The reference
-keeps the outcome's dependence on the covariates and redraws the rest: the conditional
-randomisation test (Candes, Fan, Janson & Lv, JRSS B 80, 2018, with the roles of the
-variables exchanged: the outcome is redrawn from its law given the covariates, under the null that
-it does not depend on the features given them) for class labels, and Freedman & Lane's (JBES 1,
-1983) permutation of the outcome's residuals on the covariates for a continuous outcome
-(Anderson & Legendre 1999 and Winkler et al. 2014 find it the best calibrated of the permutation
-schemes with nuisance regressors).  Each redrawn outcome gives its ``S*`` for every feature with
-the neighbour pairs held fixed, and the Monte Carlo p-value is Besag & Clifford's (1991)
-sequential one: valid for any number of draws, and a feature far from significance stops after
-a few dozen of the ``B = 999``.  The redrawn outcomes reproduce the curvature of ``g`` in the
-covariate differences, so the residual covariance of a confounded feature is in the reference
-too.
+reference such a feature comes out "significant". The reference keeps the outcome's dependence
+on the covariates and redraws the rest: the conditional randomisation test (Candes, Fan, Janson
+& Lv, JRSS B 80, 2018, with the roles of the variables exchanged: the outcome is redrawn from
+its law given the covariates, under the null that it does not depend on the features given them)
+for class labels, and Freedman & Lane's (JBES 1, 1983) permutation of the outcome's residuals on
+the covariates for a continuous outcome (Anderson & Legendre 1999 and Winkler et al. 2014 find
+it the best calibrated of the permutation schemes with nuisance regressors). A survival
+outcome's statistic reads its martingale residuals (those of the unadjusted fit) as a continuous
+outcome, and its reference redraws the censored times from a Cox model on the covariates with
+the conditional bootstrap's censoring (:func:`~._relief_survival.survival_draws`), each draw
+read as its own residuals. Each redrawn outcome gives its ``S*`` for every feature with the
+neighbour pairs held fixed, and the Monte Carlo p-value is Besag & Clifford's (1991) sequential
+one: valid for any number of draws, and a feature far from significance stops after a few dozen
+of the ``B = 999``. The redrawn outcomes reproduce the curvature of ``g`` in the covariate
+differences, so the residual covariance of a confounded feature is in the reference too.
 
 The null is "the outcome depends on the covariates only" (the unadjusted test's is "on
 nothing"); the reference is exact when the outcome model is (a logistic regression on the
-covariates; a linear one with exchangeable errors), up to the estimation of its parameters.
+covariates; a linear one with exchangeable errors; Cox's proportional hazards with censoring
+independent of the event time given the sample), up to the estimation of its parameters.
 As without covariates, with signal in other features the pairs are tied to the outcome and a
 noise feature's p-values err on the conservative side.
 """
@@ -51,6 +54,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
 from ..engine import pair_kernels as _kernels_pairs
+from ._relief_survival import survival_draws
 
 __all__ = ["N_RESAMPLES", "SEQUENTIAL_H", "check_covariates", "covariate_pvalues", "sequential_pvalue_update"]
 
@@ -234,7 +238,7 @@ def sequential_pvalue_update(exceed, count, b0):
 
 
 def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", random_state=None,
-                      n_resamples=N_RESAMPLES):
+                      n_resamples=N_RESAMPLES, survival=None):
     """Per-feature one-sided p-values of NPDR's covariate-adjusted pair regression.
 
     ``method="mantel"`` (the estimators' default): ``S = sum_p r_a,p g_p`` (module docstring)
@@ -268,6 +272,10 @@ def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", rando
         Seeds the redrawn outcomes.
     n_resamples : int, default=N_RESAMPLES
         ``B``, the most draws per feature.
+    survival : tuple of (time, event), optional
+        The survival outcome whose martingale residuals are ``outcome`` (``kind="continuous"``):
+        the redrawn outcomes are then survival outcomes drawn from a Cox model on the covariates,
+        read as their residuals (:func:`~._relief_survival.survival_draws`).
 
     Returns
     -------
@@ -298,7 +306,9 @@ def covariate_pvalues(moments, outcome, kind, covariates, method="mantel", rando
     width = int(max(1, min(moments.feature_block, _PAIR_VALUES // max(P, 1))))  # features (or draws) per pass
     if method == "mantel":
         rng = np.random.default_rng(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-        draws = _outcome_draws(y, kind, _sample_design(values, categorical), rng, int(n_resamples))
+        W = _sample_design(values, categorical)
+        draws = (_outcome_draws(y, kind, W, rng, int(n_resamples)) if survival is None
+                 else survival_draws(*survival, W, rng, int(n_resamples)))
         B = draws.shape[1]
         gmax = max(1.0, float(np.abs(draws).max()) / span) if continuous else 1.0
         chunks = list(_chunks(B, max(8, width)))

@@ -352,7 +352,8 @@ class ReliefTargetMixin:
             regression of each feature's neighbour-pair differences on the outcome's and the
             covariates' pair differences (a numeric covariate ``|c_i - c_j|``, a categorical one
             -- pandas category, object, string or bool -- ``[c_i != c_j]``), the outcome's
-            coefficient tested against outcomes redrawn given the covariates (see
+            coefficient tested against outcomes redrawn given the covariates (a survival
+            outcome: from a Cox model on them; see
             :mod:`knnweights.weighters._relief_covariates`).  The neighbours are found on ``X``
             alone and the weights do not change.  One row per sample, in ``X``'s order, no
             missing values.
@@ -415,12 +416,6 @@ class ReliefTargetMixin:
         if is_byte_input(X):
             raise NotImplementedError(f"{name} on genotype bytes scores class labels and continuous targets; for a "
                                       "survival outcome give X as floats.")
-        if getattr(self, "_fit_covariates", None) is not None:
-            raise NotImplementedError(
-                f"{name}.fit: covariate-adjusted p-values are not implemented for a survival outcome: the residuals "
-                "of a Cox model without covariates, redrawn by a linear model on the covariates, are not a model "
-                "of the censored times given the covariates, so the reference would not be exact. Fit without "
-                "covariates, or adjust by stratifying the samples.")
         M = martingale_residuals(time, event)
         if not np.ptp(M) > 0:
             raise ValueError(f"{name}.fit: the survival outcome's martingale residuals are all equal (every sample "
@@ -428,7 +423,11 @@ class ReliefTargetMixin:
         X, yv = validate_continuous_fit_data(self, X, M)
         self.target_type_ = "survival"
         self.martingale_residuals_ = yv
-        return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=4)
+        self._fit_survival_outcome = (time, event)  # the covariates' reference redraws it (covariate_pvalues)
+        try:
+            return self._fit_weights(X, None, lambda X, _: self._continuous_scores(X, yv), stacklevel=4)
+        finally:
+            del self._fit_survival_outcome
 
     def _check_pvalue_data(self, data):
         missing = (isinstance(data, _kernels_mixed.DiffData) and data.M.has_missing) or (
@@ -459,7 +458,8 @@ class ReliefTargetMixin:
             self.pvalues_ = moments.pvalues(method, null)
         else:
             self.pvalues_ = covariate_pvalues(moments, outcome, kind, covariates, method,
-                                              getattr(self, "random_state", None))
+                                              getattr(self, "random_state", None),
+                                              survival=getattr(self, "_fit_survival_outcome", None))
         self.qvalues_ = adjust_pvalues(self.pvalues_, getattr(self, "padj", "bh"))
 
     def _fit_classes(self, X, codes):

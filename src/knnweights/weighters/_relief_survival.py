@@ -11,6 +11,10 @@ and ``time`` (float: the event or censoring time), scikit-survival's convention.
   outcome applied to ``M``.
 * :func:`cox_score_test`: the univariate Cox score (log-rank) test of every feature, the
   rank table's baseline for a survival outcome.
+* :func:`cox_fit` and :func:`redraw_survival`: the Cox model on the covariates and the outcomes
+  redrawn from it, the reference of the covariate-adjusted p-values (the null "the hazard
+  depends on the covariates only", under which a redrawn outcome must keep that dependence;
+  permuting the residuals would not).
 
 Why the martingale residual: it is the observed minus the expected number of events of each
 sample under "no feature matters", so a feature whose neighbours differ where the residuals
@@ -23,13 +27,21 @@ early has a residual near 0, one with an early event a residual near 1, one that
 long without an event a strongly negative residual.
 """
 
+import warnings
+
 import numpy as np
-from scipy import stats
+from scipy import linalg, stats
+from sklearn.exceptions import ConvergenceWarning
 
 from ..utils import SURVIVAL_FIELDS, check_survival_target, fill_docstring, is_survival_target, make_survival_target
 
 __all__ = ["SURVIVAL_FIELDS", "is_survival_target", "check_survival_target", "make_survival_target",
-           "nelson_aalen", "martingale_residuals", "cox_score_test"]
+           "nelson_aalen", "martingale_residuals", "cox_score_test", "cox_fit", "redraw_survival", "survival_draws"]
+
+#: Newton steps of :func:`cox_fit` at most (a covariate that separates the events has no finite optimum)
+_COX_MAX_ITER = 50
+#: ``exp`` of linear predictors below the largest by more than this underflows: they are clipped there
+_LOG_FLOOR = -700.0
 
 #: ``{time_event}``: the outcome's two arrays, as every function here takes them
 _outcome_doc = fill_docstring(time_event="""time : ndarray of float64, shape (n_samples,)
@@ -159,3 +171,195 @@ def cox_score_test(X, time, event):
     z = np.where(ok, U / np.sqrt(np.where(ok, V, 1.0)), 0.0)
     p = np.where(ok, 2.0 * stats.norm.sf(np.abs(z)), 1.0)
     return z, p
+
+
+class _RiskSets:
+    """The samples sorted by time and the distinct times' risk sets ``R_s = {j : time_j >= s}``."""
+
+    def __init__(self, time, event, W):
+        self.order = np.argsort(time, kind="stable")
+        t = time[self.order]
+        self.e = event[self.order].astype(np.float64)
+        self.W = W[self.order]
+        self.times, self.start = np.unique(t, return_index=True)
+        self.deaths = np.add.reduceat(self.e, self.start)
+        self.censored = np.add.reduceat(1.0 - self.e, self.start)
+        self.at_risk = (t.size - self.start).astype(np.float64)
+        self.ev = self.deaths > 0
+
+    def suffix(self, values):
+        """``sum_{j in R_s} values_j`` at the distinct event times (``values`` in sorted order, 1-D or 2-D)."""
+        return np.cumsum(values[::-1], axis=0)[::-1][self.start][self.ev]
+
+    def partial_likelihood(self, beta):
+        """Breslow's log partial likelihood, its gradient and information, and ``(eta, S0)`` (scaled by
+        ``exp(max eta)``) at ``beta``."""
+        eta = self.W @ beta
+        top = float(eta.max()) if eta.size else 0.0
+        r = np.exp(np.maximum(eta - top, _LOG_FLOOR))
+        S0 = self.suffix(r)
+        S1 = self.suffix(r[:, None] * self.W)
+        S2 = self.suffix(r[:, None, None] * self.W[:, :, None] * self.W[:, None, :])
+        d = self.deaths[self.ev]
+        mean = S1 / S0[:, None]
+        loglik = float(self.e @ eta - d @ (np.log(S0) + top))
+        grad = self.e @ self.W - d @ mean
+        info = np.einsum("s,sab->ab", d, S2 / S0[:, None, None]) - np.einsum("s,sa,sb->ab", d, mean, mean)
+        return loglik, grad, info, eta, top, S0
+
+
+def cox_fit(W, time, event, tol=1e-10):
+    """Cox's proportional hazards model on ``W``: Breslow's partial likelihood maximised by Newton.
+
+    Returns the coefficients and the Breslow baseline cumulative hazard, the model of
+    :func:`survival_draws`.  Newton steps (through a pseudo-inverse of the information, so that
+    collinear columns are allowed) are halved until the log partial likelihood does not fall,
+    and stop when a step changes it by less than ``tol`` (relative) or after
+    :data:`_COX_MAX_ITER` steps.  A covariate that separates the events has no finite optimum:
+    its coefficient keeps growing while the likelihood converges, which gives a
+    ``ConvergenceWarning``; its last, large value is the limit's reading (hazards near 0 or
+    infinity for its samples, as in the data).
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_samples, n_covariates)
+        The regressors (no intercept: it is the baseline hazard's).
+    time : ndarray of float64, shape (n_samples,)
+        Event or censoring times.
+    event : ndarray of bool, shape (n_samples,)
+        Whether the event was observed.
+    tol : float, default=1e-10
+        The relative change of the log partial likelihood at which Newton stops.
+
+    Returns
+    -------
+    beta : ndarray of shape (n_covariates,)
+        The coefficients.
+    event_times : ndarray of shape (n_event_times,)
+        The distinct event times, ascending.
+    hazard : ndarray of shape (n_event_times,)
+        Breslow's baseline cumulative hazard at them, ``H0(s) = sum_{u <= s} d_u / sum_{R_u} exp(W beta)``.
+
+    References
+    ----------
+    D. R. Cox, "Regression models and life-tables", JRSS B 34(2), 1972.  N. Breslow,
+    "Covariance analysis of censored survival data", Biometrics 30(1), 1974.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    event = np.asarray(event, dtype=bool)
+    W = np.asarray(W, dtype=np.float64).reshape(time.size, -1)
+    rs = _RiskSets(time, event, W)
+    beta = np.zeros(W.shape[1])
+    loglik, grad, info = rs.partial_likelihood(beta)[:3]
+    converged, diverging = W.shape[1] == 0, False
+    for _ in range(_COX_MAX_ITER if W.shape[1] else 0):
+        step = linalg.pinvh(info, atol=1e-12 * max(1.0, float(np.abs(info).max()))) @ grad
+        for _ in range(60):  # halving: the partial likelihood is concave, a short enough step rises
+            trial = rs.partial_likelihood(beta + step)
+            if trial[0] >= loglik - 1e-12 * abs(loglik):
+                break
+            step = step / 2.0
+        change = trial[0] - loglik
+        beta = beta + step
+        loglik, grad, info = trial[:3]
+        if abs(change) <= tol * max(1.0, abs(loglik)):
+            converged = True
+            diverging = bool(np.any(np.abs(step) > 1e-3 * np.maximum(1.0, np.abs(beta))))
+            break
+    if not converged or diverging:
+        warnings.warn("the Cox model on the covariates: a coefficient grows without bound (a covariate separates "
+                      "the events; its samples' hazards go to 0 or infinity); its last value is used.",
+                      ConvergenceWarning, stacklevel=2)
+    _, _, _, _, top, S0 = rs.partial_likelihood(beta)
+    hazard = np.cumsum(rs.deaths[rs.ev] / S0) * np.exp(-top)
+    return beta, rs.times[rs.ev], hazard
+
+
+def _censoring_survivor(rs):
+    """Kaplan-Meier's survivor function of the censoring times, ``(times, G)`` at the distinct censoring
+    times: an event at a censoring time comes first (it leaves the risk set of that censoring)."""
+    c = rs.censored > 0
+    hazard = rs.censored[c] / (rs.at_risk[c] - rs.deaths[c])
+    return rs.times[c], np.cumprod(1.0 - hazard)
+
+
+def redraw_survival(time, event, W, rng, n_draws):
+    """``(time, event)``, each ``(n, n_draws)``: survival outcomes redrawn from a Cox model on ``W``.
+
+    The null of the covariate-adjusted p-values for a survival outcome is that the hazard
+    depends on the covariates only.  Each draw keeps that dependence and redraws the rest:
+
+    * the event time of sample ``i`` from the fitted model (:func:`cox_fit`),
+      ``P(T_i <= s) = 1 - exp(-H0(s) exp(w_i beta))`` on the distinct event times (inverse
+      transform of a unit exponential), or beyond the last of them;
+    * its censoring time given what was observed, the conditional bootstrap of censored data
+      (Efron, JASA 76, 1981; Davison & Hinkley, *Bootstrap Methods*, 1997, section 3.5):
+      a censored sample keeps its censoring time, one with an event draws it from the
+      Kaplan-Meier estimate of the censoring times conditional on being at least its event
+      time (never censored when that estimate keeps mass beyond the last time);
+    * the drawn outcome is the earlier of the two (an event at a tie); a sample with neither
+      is censored at the largest observed time.
+
+    The reference is exact when the Cox model holds and the censoring is independent of the
+    event time given the sample, up to the estimation of ``beta``, ``H0`` and the censoring
+    distribution.
+
+    Parameters
+    ----------
+    time : ndarray of float64, shape (n_samples,)
+        Event or censoring times.
+    event : ndarray of bool, shape (n_samples,)
+        Whether the event was observed.
+    W : ndarray of shape (n_samples, n_covariates)
+        The covariates as regressors.
+    rng : numpy.random.Generator
+        The draws' source.
+    n_draws : int
+        The number of outcomes drawn.
+
+    Returns
+    -------
+    time : ndarray of shape (n_samples, n_draws)
+        The drawn event or censoring times.
+    event : ndarray of bool, shape (n_samples, n_draws)
+        Whether the drawn outcome is an event.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    event = np.asarray(event, dtype=bool)
+    n = time.size
+    beta, event_times, hazard = cox_fit(W, time, event)
+    eta = np.asarray(W, dtype=np.float64).reshape(n, -1) @ beta
+    need = rng.exponential(size=(n, n_draws)) * np.exp(-eta)[:, None]  # T <= s  <=>  H0(s) >= E exp(-eta)
+    k = np.searchsorted(hazard, need, side="left")
+    T = np.append(event_times, np.inf)[k]  # beyond the last event time: no event
+    ctimes, G = _censoring_survivor(_RiskSets(time, event, np.zeros((n, 0))))
+    u = 1.0 - rng.random((n, n_draws))  # in (0, 1]
+    k0 = np.searchsorted(ctimes, time, side="left")  # the censoring times at or after the event time
+    base = np.concatenate(([1.0], G))[k0]  # G just before the event time
+    kc = np.searchsorted(-G, -(base[:, None] * (1.0 - u)), side="left")  # first G_k <= base (1 - u)
+    C = np.append(ctimes, np.inf)[kc]
+    C = np.where(event[:, None], C, time[:, None])
+    drawn_time = np.minimum(T, C)
+    drawn_time[np.isinf(drawn_time)] = time.max()
+    return drawn_time, T <= C
+
+
+def survival_draws(time, event, W, rng, n_draws):
+    """``(n, n_draws)`` martingale residuals (:func:`martingale_residuals`, the model without
+    covariates, as for the observed outcome) of the outcomes of :func:`redraw_survival`.
+
+    Parameters
+    ----------
+    time, event, W, rng, n_draws :
+        As for :func:`redraw_survival`.
+
+    Returns
+    -------
+    M : ndarray of shape (n_samples, n_draws)
+        The drawn outcomes' martingale residuals.
+    """
+    drawn_time, drawn_event = redraw_survival(time, event, W, rng, n_draws)
+    M = np.empty(drawn_time.shape)
+    for b in range(M.shape[1]):  # one Nelson-Aalen estimate per drawn outcome
+        M[:, b] = martingale_residuals(drawn_time[:, b], drawn_event[:, b])
+    return M
