@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 
 from knnweights import rank_table
 from knnweights.cli import main
+from knnweights.significance import univariate_tests
 from knnweights.weighters import (
     SURF,
     IRelief,
@@ -482,3 +483,9 @@ def test_cli_rank_survival_with_covariates_matches_library(tmp_path, capsys):
     np.testing.assert_allclose(table.loc[names, "ReliefF_p"], w.pvalues_, rtol=1e-12)
     np.testing.assert_allclose(table.loc[names, "ReliefF_q"], w.qvalues_, rtol=1e-12)
     assert not np.allclose(table.loc[names, "ReliefF_p"], unadjusted.pvalues_)
+    p = cox_score_test(df[names].to_numpy(), y["time"], y["event"])[1]
+    adj = univariate_tests(df[names], y, survival=True, covariates=df[["age", "smoker"]])["cox_adj"]
+    assert "cox_score_stat" not in table  # the baseline is the score test given the covariates
+    np.testing.assert_allclose(table.loc[names, "cox_score_adj_stat"], adj[0], rtol=1e-9)
+    np.testing.assert_allclose(table.loc[names, "cox_score_adj_p"], adj[1], rtol=1e-9)
+    assert not np.allclose(adj[1], p)

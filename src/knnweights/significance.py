@@ -23,6 +23,7 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from .utils import check_finite_columns, check_survival_target, progress_bar
+from .weighters._relief_covariates import _sample_design, check_covariates
 from .weighters._relief_pvalues import (
     PADJ_METHODS,
     PairMoments,
@@ -128,7 +129,74 @@ def permutation_pvalues(weighter, X, y, n_permutations=199, random_state=None, n
     return Bunch(pvalues=p, qvalues=adjust_pvalues(p, padj), observed=observed, null=null, n_permutations=B)
 
 
-def univariate_tests(X, y, continuous=False, survival=False):
+def _residual_basis(values, categorical, n):
+    """An orthonormal basis of ``[1, covariates]`` (numeric linear, categorical as indicators)."""
+    D = np.column_stack([np.ones(n), _sample_design(values, categorical)])
+    U, sv, _ = np.linalg.svd(D, full_matrices=False)
+    return U[:, sv > sv[0] * 1e-10]
+
+
+def _residualise(Q, A):
+    """``A`` minus its projection on the columns of the orthonormal ``Q``, and which columns of ``A``
+    keep more than rounding of their centred size."""
+    R = A - Q @ (Q.T @ A)
+    centred = A - A.mean(axis=0)
+    return R, np.einsum("ij,ij->j", R, R) > 1e-20 * np.maximum(np.einsum("ij,ij->j", centred, centred), 1e-300)
+
+
+def _adjusted_tests(X, y, continuous, values, categorical):
+    """:func:`univariate_tests` given covariates: the analysis of covariance, partial correlations."""
+    n = X.shape[0]
+    out = {}
+    if continuous:
+        y = np.asarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y)) or not np.ptp(y) > 0:
+            raise ValueError("univariate_tests: the continuous target y must be finite and not constant.")
+        for name, ranks in (("pearson_adj", False), ("spearman_adj", True)):
+            A, b, v = X, y, values
+            if ranks:  # Spearman's partial correlation: ranks of every numeric variable, indicators as they are
+                A, b = stats.rankdata(X, axis=0), stats.rankdata(y)
+                v = np.where(categorical, values, stats.rankdata(values, axis=0))
+            Q = _residual_basis(v, categorical, n)
+            Ra, ok = _residualise(Q, A)
+            rb, b_ok = _residualise(Q, b[:, None])
+            rb = rb[:, 0]
+            with np.errstate(all="ignore"):
+                r = (Ra.T @ rb) / np.sqrt(np.einsum("ij,ij->j", Ra, Ra) * (rb @ rb))
+            ok &= bool(b_ok[0]) & np.isfinite(r)
+            r = np.clip(np.where(ok, r, 0.0), -1.0, 1.0)
+            df = n - Q.shape[1] - 1
+            t = r * np.sqrt(df / np.maximum(1.0 - r * r, 1e-300))
+            out[name] = (r, np.where(ok, 2 * stats.t.sf(np.abs(t), df), 1.0))
+        return out
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    Q = _residual_basis(values, categorical, n)
+    R, ok = _residualise(Q, X)
+    D = (codes.ravel()[:, None] == np.arange(1, classes.size)[None, :]).astype(np.float64)
+    Rd = D - Q @ (Q.T @ D)  # the classes beyond the covariates
+    U, sv, _ = np.linalg.svd(Rd, full_matrices=False)
+    if sv.size == 0 or not sv[0] > 1e-10 * np.sqrt(n):  # the covariates determine the classes: nothing to test
+        return {"t_adj" if classes.size == 2 else "F_adj": (np.zeros(X.shape[1]), np.ones(X.shape[1]))}
+    Q2 = U[:, sv > sv[0] * 1e-10]
+    df1, df2 = Q2.shape[1], n - Q.shape[1] - Q2.shape[1]
+    C = Q2.T @ R  # the features' coordinates along the classes' directions
+    rss1 = np.maximum(np.einsum("ij,ij->j", R, R) - np.einsum("ij,ij->j", C, C), 0.0)
+    with np.errstate(all="ignore"):
+        if classes.size == 2 and df1 == 1:  # the signed t of the adjusted difference (second class minus first)
+            sign = np.sign(float(Q2[:, 0] @ Rd[:, 0]))
+            stat = sign * C[0] / np.sqrt(rss1 / df2)
+            p = 2 * stats.t.sf(np.abs(stat), df2)
+            name = "t_adj"
+        else:
+            stat = (np.einsum("ij,ij->j", C, C) / df1) / (rss1 / df2)
+            p = stats.f.sf(stat, df1, df2)
+            name = "F_adj"
+    ok &= np.isfinite(stat) & np.isfinite(p)
+    out[name] = (np.where(ok, stat, 0.0), np.where(ok, p, 1.0))
+    return out
+
+
+def univariate_tests(X, y, continuous=False, survival=False, covariates=None):
     """The univariate baselines beside the neighbour-based weights: one test per feature.
 
     Class labels: Welch's two-sample t-test (two classes, ``"t"``) or the one-way ANOVA F
@@ -137,6 +205,16 @@ def univariate_tests(X, y, continuous=False, survival=False):
     test ``"cox"`` (:func:`knnweights.weighters._relief_survival.cox_score_test`, Breslow's
     ties; the statistic is ``z``, positive when larger values go with a higher hazard).
     Two-sided p-values; a constant feature gets statistic 0 and ``p = 1``.
+
+    With ``covariates`` each test is the same question asked given them (the keys end in
+    ``"_adj"``): classes, the analysis of covariance (the linear model of the feature on the
+    covariates and the classes, the classes' F test, ``"F_adj"``; for two classes its signed
+    t, ``"t_adj"``, pooled variance); a continuous target, the partial correlations given the
+    covariates (Pearson's, and Spearman's on the ranks of the feature, the target and the
+    numeric covariates) with ``n - 2 - q`` degrees of freedom; a survival outcome, the Cox
+    score test given the covariates (``"cox_adj"``).  A numeric covariate enters linearly, a
+    categorical one as indicators; ``q`` is the rank of the covariates' columns.  A feature
+    that the covariates explain gets statistic 0 and ``p = 1``.
 
     Parameters
     ----------
@@ -148,23 +226,33 @@ def univariate_tests(X, y, continuous=False, survival=False):
         Treat ``y`` as a continuous target (correlation tests) instead of classes.
     survival : bool, default=False
         ``y`` is a survival outcome (a structured array with fields ``event`` and ``time``).
+    covariates : array-like or DataFrame of shape (n_samples, n_covariates), optional
+        Adjust every test for these (numeric, or categorical as in
+        :func:`knnweights.weighters._relief_covariates.check_covariates`).
 
     Returns
     -------
     tests : dict
         Test name -> ``(statistic, pvalues)``, each of shape (n_features,): ``"t"`` or
         ``"F"`` for classes, ``"pearson"`` and ``"spearman"`` (the statistic is the
-        correlation) for a continuous target, ``"cox"`` for a survival outcome.
+        correlation) for a continuous target, ``"cox"`` for a survival outcome; with
+        ``covariates`` the same names with ``"_adj"``.
     """
     check_finite_columns(X)
     X = np.asarray(X, dtype=np.float64)
     out = {}
+    cov = None if covariates is None else check_covariates(covariates, X.shape[0], "univariate_tests")
     if survival:
         event, time = check_survival_target(np.asarray(y), "univariate_tests")
         if time.shape[0] != X.shape[0]:
             raise ValueError(f"univariate_tests: y has {time.shape[0]} samples, X {X.shape[0]}.")
-        out["cox"] = cox_score_test(X, time, event)
+        if cov is None:
+            out["cox"] = cox_score_test(X, time, event)
+        else:
+            out["cox_adj"] = cox_score_test(X, time, event, _sample_design(*cov[:2]))
         return out
+    if cov is not None:
+        return _adjusted_tests(X, y, continuous, *cov[:2])
     varying = np.ptp(X, axis=0) > 0
     with np.errstate(all="ignore"):
         if continuous:

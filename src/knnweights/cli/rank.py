@@ -43,7 +43,9 @@ def _add_arguments(p):
                         "with covariates). Default: outcome. The other methods' permutation test permutes the target")
     p.add_argument("--covariates", metavar="COLS", default=None,
                    help="comma-separated covariate columns: not features; with --pvalues, the Relief family's "
-                        "p-values are adjusted for them (NPDR's pair regression; the weights do not change)")
+                        "p-values are adjusted for them (NPDR's pair regression; the weights do not change), and "
+                        "the baselines are the same tests given them (ANCOVA, partial correlations, Cox score: "
+                        "columns ending in _adj)")
     p.add_argument("--permutations", type=int, default=199, metavar="B",
                    help="permutations for the methods without their own p-values (default: 199)")
     p.add_argument("--pheno", metavar="FILE", default=None,

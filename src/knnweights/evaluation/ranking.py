@@ -60,7 +60,9 @@ def _resolve_weighters(weighters):
 
 
 #: the univariate baselines: test of :func:`knnweights.significance.univariate_tests` -> column prefix
-BASELINES = {"t": "t_test", "F": "anova", "pearson": "pearson", "spearman": "spearman", "cox": "cox_score"}
+BASELINES = {"t": "t_test", "F": "anova", "pearson": "pearson", "spearman": "spearman", "cox": "cox_score",
+             "t_adj": "t_test_adj", "F_adj": "anova_adj", "pearson_adj": "pearson_adj",
+             "spearman_adj": "spearman_adj", "cox_adj": "cox_score_adj"}
 
 #: ``sort_by`` value that orders the rows by the methods' mean rank
 MEAN_RANK = "mean_rank"
@@ -101,12 +103,13 @@ def _name_order(w, names, label):
     return np.array([pos[f] for f in names])
 
 
-def _baseline_columns(A, y, continuous, survival=False, padj="bh"):
-    """``{column: values}`` of the univariate baselines: ``<b>_stat``, ``<b>_p``, ``<b>_q`` (``p``
-    adjusted by ``padj``) and ``<b>_rank`` (1 = smallest p; ties by larger ``|statistic|``, then
-    column order)."""
+def _baseline_columns(A, y, continuous, survival=False, padj="bh", covariates=None):
+    """``{column: values}`` of the univariate baselines (given ``covariates`` when there are):
+    ``<b>_stat``, ``<b>_p``, ``<b>_q`` (``p`` adjusted by ``padj``) and ``<b>_rank`` (1 = smallest
+    p; ties by larger ``|statistic|``, then column order)."""
     out = {}
-    for key, (stat, p) in univariate_tests(A, np.asarray(y), continuous=continuous, survival=survival).items():
+    tests = univariate_tests(A, np.asarray(y), continuous=continuous, survival=survival, covariates=covariates)
+    for key, (stat, p) in tests.items():
         b = BASELINES[key]
         order = np.lexsort((np.arange(p.size), -np.abs(stat), p))
         rank = np.empty(p.size, np.int64)
@@ -179,7 +182,9 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
     baselines : bool, default=True
         Add the univariate baselines of :func:`knnweights.significance.univariate_tests`
         (Welch t or ANOVA F for classes, Pearson and Spearman for a continuous target, the
-        Cox score test ``cox_score`` for a survival outcome):
+        Cox score test ``cox_score`` for a survival outcome; with ``covariates`` the same
+        questions given them, ``t_test_adj`` / ``anova_adj`` (the analysis of covariance),
+        ``pearson_adj`` / ``spearman_adj`` (partial correlations), ``cox_score_adj``):
         ``<b>_stat``, ``<b>_p``, ``<b>_q`` (adjusted by ``padj``) and ``<b>_rank`` (1 =
         smallest p).  Needs ``y`` and finite values.
     sort_by : str, optional
@@ -216,7 +221,8 @@ def rank_table(weighters, X, y=None, feature_names=None, *, pvalues=False, basel
         Adjust the methods' p-values for these (needs ``pvalues=True``): passed to the fits as
         ``fit(X, y, covariates=...)`` (the Relief family's NPDR pair regression; the weights do
         not change).  A method without its own ``pvalues_`` (whose permutation test would permute
-        ``y`` freely) is refused; the univariate baselines are not adjusted.
+        ``y`` freely) is refused; the univariate baselines are adjusted too (their ``_adj``
+        columns).
     padj : {"bh", "bonferroni", "holm", "by"}, default="bh"
         The multiple-testing adjustment of every ``_q`` column, each over the table's features
         (:func:`knnweights.significance.adjust_pvalues`: Benjamini-Hochberg or Benjamini-Yekutieli
@@ -419,7 +425,7 @@ n_permutations, n_jobs, random_state, weighter_params, verbose, covariates, padj
         put(MEAN_RANK, _mean_rank(cols, done))  # here, before the baselines; the sort below sets the same
     if baselines:
         continuous = not survival and is_continuous_target(y_arr, target_type)
-        for column, values in _baseline_columns(A, y_arr, continuous, survival, padj).items():
+        for column, values in _baseline_columns(A, y_arr, continuous, survival, padj, covariates).items():
             put(column, values)
     table = pd.DataFrame({"feature": names, **cols})  # every column in X's column order, then one sort
     if sort_by == MEAN_RANK:

@@ -112,8 +112,8 @@ def martingale_residuals(time, event):
 
 
 @_outcome_doc
-def cox_score_test(X, time, event):
-    """The univariate Cox score (log-rank) test of every feature, Breslow's ties.
+def cox_score_test(X, time, event, W=None):
+    """The Cox score (log-rank) test of every feature, Breslow's ties, optionally given covariates.
 
     For a feature ``x``, at ``beta = 0`` of the Cox model ``h(t | x) = h0(t) exp(beta x)``,
     summing over the distinct event times ``s`` with ``d_s`` events and risk set
@@ -123,15 +123,23 @@ def cox_score_test(X, time, event):
         V = sum_s d_s var_{R_s}(x)          (the variance over R_s, divided by |R_s|)
         z = U / sqrt(V),   p = 2 (1 - Phi(|z|))
 
+    With covariates ``W`` it is the score test of ``x`` in ``h(t | x, w) = h0(t) exp(beta x +
+    gamma w)`` at ``beta = 0`` and ``gamma`` the model's estimate without ``x``
+    (:func:`cox_fit`): the risk-set means and variances are weighted by ``exp(w gamma)``, and
+    ``V`` is the efficient information ``I_xx - I_xw I_ww^-1 I_wx``, the part of ``x``'s
+    information that the covariates do not carry.
+
     ``z > 0``: larger values go with a higher hazard (earlier events).  A feature constant over
-    every risk set (``V = 0``) gets ``z = 0`` and ``p = 1``.  Vectorised over the features:
-    the risk-set sums are suffix sums over the time-sorted samples.
+    every risk set (``V = 0``; with covariates: explained by them) gets ``z = 0`` and ``p = 1``.
+    Vectorised over the features: the risk-set sums are suffix sums over the time-sorted samples.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
         Finite feature values.
     {time_event}
+    W : ndarray of shape (n_samples, n_covariates), optional
+        Covariates as regressors (no intercept).
 
     Returns
     -------
@@ -153,25 +161,48 @@ def cox_score_test(X, time, event):
     # centred and scaled per feature: the risk-set variances are differences of moments, kept well conditioned
     scale = np.std(X, axis=0)
     Z = (X - X.mean(axis=0)) / np.where(scale > 0, scale, 1.0)
+    adjusted = W is not None and np.asarray(W).reshape(time.size, -1).shape[1] > 0
+    if adjusted:
+        W = np.asarray(W, dtype=np.float64).reshape(time.size, -1)
+        eta = W @ cox_fit(W, time, event)[0]
+        r = np.exp(np.maximum(eta - eta.max(), _LOG_FLOOR))
     order = np.argsort(time, kind="stable")
     Z, t, e = Z[order], time[order], event[order].astype(np.float64)
     uniq, start, counts = np.unique(t, return_index=True, return_counts=True)
-    S0 = (t.size - start).astype(np.float64)  # |R_s|
-    S1 = np.cumsum(Z[::-1], axis=0)[::-1][start]  # sums over R_s
-    S2 = np.cumsum((Z * Z)[::-1], axis=0)[::-1][start]
     d = np.add.reduceat(e, start)
     xe = np.add.reduceat(Z * e[:, None], start, axis=0)  # sum of x over the events at s
     keep = d > 0
+    if adjusted:
+        r, W = r[order], W[order]
+        S0 = np.cumsum(r[::-1])[::-1][start]  # sum_{R_s} r
+        S1 = np.cumsum((r[:, None] * Z)[::-1], axis=0)[::-1][start]
+        S2 = np.cumsum((r[:, None] * Z * Z)[::-1], axis=0)[::-1][start]
+    else:
+        S0 = (t.size - start).astype(np.float64)  # |R_s|
+        S1 = np.cumsum(Z[::-1], axis=0)[::-1][start]  # sums over R_s
+        S2 = np.cumsum((Z * Z)[::-1], axis=0)[::-1][start]
     d, S0, S1, S2, xe = d[keep], S0[keep], S1[keep], S2[keep], xe[keep]
     mean = S1 / S0[:, None]
     U = (xe - d[:, None] * mean).sum(axis=0)
     V = (d[:, None] * np.maximum(S2 / S0[:, None] - mean * mean, 0.0)).sum(axis=0)
+    if adjusted:
+        # the cross information: sum_s d_s / S0_s sum_{R_s} r_j z_j w_j' is sum_j r_j h_j z_j w_j', h_j the
+        # sum of d_s / S0_s over the event times s <= t_j (Breslow's cumulative hazard in r's units)
+        h = np.zeros(uniq.size)
+        h[keep] = d / S0
+        h = np.cumsum(h)[np.repeat(np.arange(uniq.size), counts)]
+        mean_w = (np.cumsum((r[:, None] * W)[::-1], axis=0)[::-1][start])[keep] / S0[:, None]
+        rh = r * h
+        I_xw = (Z * rh[:, None]).T @ W - (mean * d[:, None]).T @ mean_w
+        I_ww = (W * rh[:, None]).T @ W - (mean_w * d[:, None]).T @ mean_w
+        explained = np.einsum("fa,ab,fb->f", I_xw, linalg.pinvh(I_ww), I_xw)
+        tol_v = 1e-9 * V  # below it the covariates carry the feature's information, up to rounding
+        V = np.where(V - explained > tol_v, V - explained, 0.0)
     tol = 1e-12 * max(1.0, float(d.sum()))
     ok = (scale > 0) & (V > tol)
     z = np.where(ok, U / np.sqrt(np.where(ok, V, 1.0)), 0.0)
     p = np.where(ok, 2.0 * stats.norm.sf(np.abs(z)), 1.0)
     return z, p
-
 
 class _RiskSets:
     """The samples sorted by time and the distinct times' risk sets ``R_s = {j : time_j >= s}``."""
