@@ -177,6 +177,43 @@ def _mix64(z):  # pragma: no cover - compiled
     return z ^ (z >> np.uint64(31))
 
 
+@njit(inline="always")
+def _triangle_plan(indptr, i, exact_pairs, n_samples, seed):  # pragma: no cover - compiled
+    """Row ``i``'s loop over pairs of its neighbours: ``(n_iter, weight, exact, state)``."""
+    lo = indptr[i]
+    deg = indptr[i + 1] - lo
+    exact = deg * (deg - 1) // 2 <= exact_pairs
+    n_iter = deg * deg if exact else (n_samples if deg >= 2 else 0)
+    w = 2.0 if exact else deg * (deg - 1.0) / max(n_samples, 1)
+    state = _mix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i))
+    return n_iter, w, exact, state
+
+
+@njit(inline="always")
+def _neighbour_pair(indptr, indices, i, t, exact, state):  # pragma: no cover - compiled
+    """The ``t``-th pair ``(a, b)`` of row ``i``'s entries (every ``a < b`` when exact, else drawn), the
+    entry ``q`` of ``(indices[a], indices[b])`` (-1: not a pair, or a skipped exact step) and the state."""
+    lo = indptr[i]
+    deg = indptr[i + 1] - lo
+    if exact:
+        a = lo + t // deg
+        b = lo + t % deg
+        if b <= a:
+            return a, b, -1, state
+    else:
+        state += np.uint64(0x9E3779B97F4A7C15)
+        z = _mix64(state)
+        u1 = np.int64(z % np.uint64(deg))
+        u2 = np.int64((z >> np.uint64(32)) % np.uint64(deg - 1))
+        if u2 >= u1:
+            u2 += 1
+        a = lo + u1
+        b = lo + u2
+    j = indices[a]
+    k = indices[b]
+    return a, b, _find(indices, indptr[j], indptr[j + 1], k), state
+
+
 @njit(cache=True, nogil=True)
 def c_triangles(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, abar, exact_pairs, n_samples, seed,
                 out, part, parts):  # pragma: no cover - compiled
@@ -193,37 +230,57 @@ def c_triangles(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, aba
         cik = np.empty(nf, np.float64)
         cjk = np.empty(nf, np.float64)
         acc = full_1d(nf, 0.0, np.float64)
-        lo = indptr[i]
-        deg = indptr[i + 1] - lo
-        exact = deg * (deg - 1) // 2 <= exact_pairs
-        n_iter = deg * deg if exact else (n_samples if deg >= 2 else 0)
-        w = 2.0 if exact else deg * (deg - 1.0) / max(n_samples, 1)
-        state = _mix64(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i))
+        n_iter, w, exact, state = _triangle_plan(indptr, i, exact_pairs, n_samples, seed)
         for t in range(n_iter):
-            if exact:
-                a = lo + t // deg
-                b = lo + t % deg
-                if b <= a:
-                    continue
-            else:
-                state += np.uint64(0x9E3779B97F4A7C15)
-                z = _mix64(state)
-                u1 = np.int64(z % np.uint64(deg))
-                u2 = np.int64((z >> np.uint64(32)) % np.uint64(deg - 1))
-                if u2 >= u1:
-                    u2 += 1
-                a = lo + u1
-                b = lo + u2
-            j = indices[a]
-            k = indices[b]
-            q = _find(indices, indptr[j], indptr[j + 1], k)
+            a, b, q, state = _neighbour_pair(indptr, indices, i, t, exact, state)
             if q < 0:
                 continue
+            j = indices[a]
+            k = indices[b]
             _c_into(E, ecol, plain, ramp_lo, ramp_width, i, j, flags[a], abar, cij)
             _c_into(E, ecol, plain, ramp_lo, ramp_width, i, k, flags[b], abar, cik)
             _c_into(E, ecol, plain, ramp_lo, ramp_width, j, k, flags[q], abar, cjk)
             for f in range(nf):
                 acc[f] += w * cij[f] * cjk[f] * cik[f]
+        out[i] = acc
+
+
+@njit(cache=True, nogil=True)
+def weighted_triangles(indptr, indices, values, prob, exact_pairs, n_samples, seed, out, part,
+                       parts):  # pragma: no cover - compiled
+    """``out[i, f] = sum_{j, k} B_ij B_jk B_ki tau_ijk`` for stored entries ``B = values[:, f]`` (one row per
+    adjacency entry) and ``tau_ijk = trace(V_i V_j V_k)``, ``V_i = diag(p_i) - p_i p_i'`` the covariance of
+    the one-hot class of a sample drawn with the probabilities ``p_i = prob[i]``.
+
+    The pairs of neighbours as in :func:`c_triangles` (exact or sampled, the same generator).
+    """
+    n = indptr.shape[0] - 1
+    nf = out.shape[1]
+    C = prob.shape[1]
+    for i in task_range(n, part, parts):
+        acc = full_1d(nf, 0.0, np.float64)
+        n_iter, w, exact, state = _triangle_plan(indptr, i, exact_pairs, n_samples, seed)
+        for t in range(n_iter):
+            a, b, q, state = _neighbour_pair(indptr, indices, i, t, exact, state)
+            if q < 0:
+                continue
+            j = indices[a]
+            k = indices[b]
+            s3 = 0.0
+            s4 = 0.0
+            qij = 0.0
+            qjk = 0.0
+            qki = 0.0
+            for c in range(C):
+                pi, pj, pk = prob[i, c], prob[j, c], prob[k, c]
+                s3 += pi * pj * pk
+                s4 += pi * pj * pk * (pi + pj + pk)
+                qij += pi * pj
+                qjk += pj * pk
+                qki += pk * pi
+            tau = w * (s3 * (1.0 + qij + qjk + qki) - s4 - qij * qjk * qki)
+            for f in range(nf):
+                acc[f] += tau * values[a, f] * values[q, f] * values[b, f]
         out[i] = acc
 
 
@@ -235,6 +292,7 @@ pair_sums = size_dispatch(pair_sums, _work)
 c_powers = size_dispatch(c_powers, _work)
 c_matvec = size_dispatch(c_matvec, _work)
 c_triangles = size_dispatch(c_triangles, lambda E, *a: 64 * _work(E, *a))
+weighted_triangles = size_dispatch(weighted_triangles, lambda indptr, indices, values, *a: 64 * max(1, values.size))
 
 
 @njit(cache=True, nogil=True)

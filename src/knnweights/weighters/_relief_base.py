@@ -308,4 +308,5 @@ def fill_relief_docstring(estimator_class):
 TARGET_CONSTRAINTS = {"target_type": [StrOptions({"auto", "classes", "continuous", "survival"})],
                        "pvalues": ["boolean", StrOptions({"mantel", "pseudo-t"})],
                        "padj": [StrOptions({"bh", "bonferroni", "holm", "by"})],
-                       "pvalue_null": [StrOptions({"outcome", "feature"})]}
+                       "pvalue_null": [StrOptions({"outcome", "feature"})],
+                       "covariate_reference": [StrOptions({"redraw", "moments"})]}

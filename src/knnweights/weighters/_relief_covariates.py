@@ -175,12 +175,26 @@ def _sample_design(values, categorical):
     return np.column_stack(cols) if cols else np.zeros((values.shape[0], 0))
 
 
+def class_probabilities(outcome, W):
+    """``(n, C)``: each sample's class probabilities given the covariates ``W``, the unpenalised multinomial
+    logistic regression of the classes (columns in ``np.unique(outcome)``'s order; without covariates the
+    class frequencies)."""
+    n = outcome.shape[0]
+    classes = np.unique(outcome)
+    if W.shape[1] == 0:
+        return np.tile(np.bincount(np.searchsorted(classes, outcome), minlength=classes.size) / n, (n, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LogisticRegression(C=np.inf, max_iter=1000).fit(W, outcome)
+    return model.predict_proba(W)
+
+
 def _outcome_draws(outcome, kind, W, rng, n_draws):
     """``(n, n_draws)`` outcomes redrawn under the null, keeping their dependence on the covariates ``W``
     (classes as their numbers in ``np.unique(outcome)``).
 
-    Classes: each sample's class drawn from the multinomial logistic regression of the classes on
-    ``W`` (unpenalised), independently (the conditional randomisation test).  Continuous: Freedman
+    Classes: each sample's class drawn from :func:`class_probabilities`, independently (the
+    conditional randomisation test).  Continuous: Freedman
     & Lane, ``yhat + e[perm]`` with ``yhat`` and ``e`` the least-squares fit and residuals on ``[1, W]``.
     """
     n = outcome.shape[0]
@@ -192,13 +206,7 @@ def _outcome_draws(outcome, kind, W, rng, n_draws):
         perms = np.argsort(rng.random((n, n_draws)), axis=0)
         return fit[:, None] + resid[perms]
     classes = np.unique(outcome)
-    if W.shape[1] == 0:
-        prob = np.tile(np.bincount(np.searchsorted(classes, outcome), minlength=classes.size) / n, (n, 1))
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            model = LogisticRegression(C=np.inf, max_iter=1000).fit(W, outcome)
-        prob = model.predict_proba(W)
+    prob = class_probabilities(outcome, W)
     cum = np.cumsum(prob, axis=1)
     cum[:, -1] = 1.0
     u = rng.random((n, n_draws))

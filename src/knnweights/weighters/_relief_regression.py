@@ -26,6 +26,7 @@ from ..engine.genotypes import ByteDiff, is_byte_input
 from ..engine.neighbors import hard_margin_vectors
 from ..engine.neighbors import on_gpu as _on_gpu
 from ..utils import validate_params
+from ._relief_covariate_moments import covariate_moment_pvalues
 from ._relief_covariates import check_covariates, covariate_pvalues, refuse_covariates
 from ._relief_margins import (
     RADIUS_BLOCK_ARRAYS,
@@ -85,7 +86,14 @@ PVALUES_DOC = """pvalues : bool or {"mantel", "pseudo-t"}, default=False
         outcomes: too many small p-values for classes); exact up to the feature's own part in
         the distances, which makes it conservative, less so as features are added.  See
         :class:`knnweights.significance.PairMoments` and the guide's "Which permutation".
-        About the same cost; not with ``pvalues="pseudo-t"`` nor with ``covariates``."""
+        About the same cost; not with ``pvalues="pseudo-t"`` nor with ``covariates``.
+    covariate_reference : {"redraw", "moments"}, default="redraw"
+        The reference of the ``"mantel"`` p-values with ``fit(..., covariates=C)``: ``"redraw"``,
+        outcomes redrawn given the covariates, at most 999 times (Monte Carlo p-values, exactly
+        valid, none below 0.001; :mod:`knnweights.weighters._relief_covariates`); ``"moments"``
+        (class labels only), the same reference's exact mean, variance and third moment and the
+        saddlepoint tail of the unadjusted p-values: no floor, and one pass over the pairs
+        instead of the redraws (:mod:`knnweights.weighters._relief_covariate_moments`)."""
 
 
 def _diff_data(est, X, codes):
@@ -456,6 +464,13 @@ class ReliefTargetMixin:
         moments = _pair_moments(self, data, outcome, kind, method, search)
         if covariates is None:
             self.pvalues_ = moments.pvalues(method, null)
+        elif method == "mantel" and getattr(self, "covariate_reference", "redraw") == "moments":
+            if kind != "classes":
+                raise NotImplementedError(
+                    f"{type(self).__name__}: covariate_reference='moments' is defined for class labels (their "
+                    "redrawn classes' moments have a closed form); use covariate_reference='redraw' for a "
+                    f"{'survival' if getattr(self, '_fit_survival_outcome', None) else 'continuous'} outcome.")
+            self.pvalues_ = covariate_moment_pvalues(moments, outcome, covariates)
         else:
             self.pvalues_ = covariate_pvalues(moments, outcome, kind, covariates, method,
                                               getattr(self, "random_state", None),

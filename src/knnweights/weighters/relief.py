@@ -129,7 +129,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'n_instances', 'diff', 'ramp', 'padj', 'genotype_diff',
-                         'pvalue_null')
+                         'pvalue_null', 'covariate_reference')
 
     _parameter_constraints = {
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -145,7 +145,8 @@ class Relief(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, n_iter=None, normalize=True, random_state=None, missing="error", discrete_features=None,
                  discrete_limit=10, ties="index", target_type="auto", pvalues=False, n_instances=None, diff="linear",
-                 ramp=(0.04, 0.1), padj="bh", genotype_diff=None, pvalue_null="outcome"):
+                 ramp=(0.04, 0.1), padj="bh", genotype_diff=None, pvalue_null="outcome",
+                 covariate_reference="redraw"):
         self.n_iter = n_iter
         self.n_instances = n_instances
         self.normalize = normalize
@@ -161,6 +162,7 @@ class Relief(ReliefTargetMixin, ReliefBase):
         self.padj = padj
         self.genotype_diff = genotype_diff
         self.pvalue_null = pvalue_null
+        self.covariate_reference = covariate_reference
 
     def _fit(self, X, y):
         rows = sample_rows(X.shape[0], self.n_iter, self.random_state, self.n_instances)
@@ -255,7 +257,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'rank_sigma', 'n_instances', 'diff', 'ramp', 'padj',
-                         'genotype_diff', 'pvalue_null')
+                         'genotype_diff', 'pvalue_null', 'covariate_reference')
 
     _parameter_constraints = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -276,7 +278,8 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
     def __init__(self, n_neighbors=10, n_iter=None, normalize=True, random_state=None, missing="error",
                  discrete_features=None, discrete_limit=10, ties="index", miss_weighting="prior",
                  small_classes="clamp", target_type="auto", pvalues=False, rank_sigma=None, n_instances=None,
-                 diff="linear", ramp=(0.04, 0.1), padj="bh", genotype_diff=None, pvalue_null="outcome"):
+                 diff="linear", ramp=(0.04, 0.1), padj="bh", genotype_diff=None, pvalue_null="outcome",
+                 covariate_reference="redraw"):
         self.n_neighbors = n_neighbors
         self.n_instances = n_instances
         self.n_iter = n_iter
@@ -296,6 +299,7 @@ class ReliefF(ReliefTargetMixin, ReliefBase):
         self.padj = padj
         self.genotype_diff = genotype_diff
         self.pvalue_null = pvalue_null
+        self.covariate_reference = covariate_reference
 
     def _fit(self, X, y):
         ramp = self._check_ramp(X)

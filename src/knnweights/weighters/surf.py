@@ -177,7 +177,7 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
     #: parameters whose defaults give the results of the estimator without them: at their defaults they
     #: stay out of stored cells' fingerprints (see knnweights.evaluation.runner.fingerprint_view)
     _added_parameters = ('target_type', 'pvalues', 'n_instances', 'random_state', 'padj', 'genotype_diff', 'diff',
-                         'ramp', 'pvalue_null')
+                         'ramp', 'pvalue_null', 'covariate_reference')
     _parameter_constraints = {
         "normalize": ["boolean"],
         "multiclass": [StrOptions({"prior", "rebate"})],
@@ -191,7 +191,8 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
 
     def __init__(self, normalize=True, multiclass="prior", missing="error", discrete_features=None,
                  discrete_limit=10, target_type="auto", pvalues=False, n_instances=None, random_state=None,
-                 padj="bh", genotype_diff=None, diff="linear", ramp=(0.04, 0.1), pvalue_null="outcome"):
+                 padj="bh", genotype_diff=None, diff="linear", ramp=(0.04, 0.1), pvalue_null="outcome",
+                 covariate_reference="redraw"):
         self.normalize = normalize
         self.multiclass = multiclass
         self.missing = missing
@@ -204,6 +205,7 @@ class _RadiusReliefBase(ReliefTargetMixin, ReliefBase):
         self.padj = padj
         self.genotype_diff = genotype_diff
         self.pvalue_null = pvalue_null
+        self.covariate_reference = covariate_reference
         self.diff = diff
         self.ramp = ramp
 
