@@ -154,3 +154,15 @@ def test_moments_reference_refuses_other_outcomes():
                                                                                              covariates=C)
     with pytest.raises(ValueError, match="covariate_reference"):
         ReliefF(pvalues=True, covariate_reference="exact").fit(X, y, covariates=C)
+
+
+@pytest.mark.parametrize("Est", [ReliefF, MultiSURF])
+def test_moments_reference_on_genotype_bytes_equals_the_float_copy(Est):
+    rng = np.random.default_rng(9)
+    X = rng.binomial(2, rng.uniform(0.1, 0.5, 25), size=(90, 25)).astype(np.uint8)
+    y = (X[:, 0].astype(int) + X[:, 1] + rng.integers(0, 2, 90) >= 2).astype(int)
+    C = np.column_stack([rng.normal(size=90) + y, rng.normal(size=90)])
+    est = Est(pvalues=True, covariate_reference="moments")
+    p_float = est.fit(X.astype(np.float64), y, covariates=C).pvalues_.copy()
+    assert p_float.min() < 0.01
+    np.testing.assert_allclose(est.fit(X, y, covariates=C).pvalues_, p_float, rtol=1e-10, atol=0)
