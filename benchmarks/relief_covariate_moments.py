@@ -71,22 +71,23 @@ def tail(reps, d, seed):
                                    for a in (1e-2, 1e-3, 1e-4)}}
 
 
+def _times(Est, X, y, C, repeat):
+    fits = {"pvalues=True, no covariates": lambda: Est(pvalues=True, random_state=0).fit(X, y)}
+    for ref in REFERENCES:
+        fits[f"10 covariates, {ref}"] = (lambda ref=ref: Est(pvalues=True, random_state=0, covariate_reference=ref)
+                                         .fit(X, y, covariates=C))
+    return {key: median_time(fn, repeat) for key, fn in fits.items()}
+
+
 def cost(snps, repeat, seed):
     rows = []
     cases = [("ReliefF", "(2000, 500) floats", SimpleNamespace(floats=True, covariates=10), repeat),
              ("ReliefF", f"2,350 x {snps:,} SNPs", SimpleNamespace(floats=False, n=2350, snps=snps, covariates=10), 1),
              ("MultiSURF", "2,350 x 200 SNPs", SimpleNamespace(floats=False, n=2350, snps=200, covariates=10), 1)]
     for name, label, args, rep in cases:
-        Est = {"ReliefF": ReliefF, "MultiSURF": MultiSURF}[name]
         X, y, C = cost_data(args, np.random.default_rng(seed))
-        fits = {"pvalues=True, no covariates": lambda: Est(pvalues=True, random_state=0).fit(X, y)}
-        for ref in REFERENCES:
-            fits[f"10 covariates, {ref}"] = (lambda ref=ref: Est(pvalues=True, random_state=0, covariate_reference=ref)
-                                             .fit(X, y, covariates=C))
-        row = {"fit": f"{name}, {label}"}
-        for key, fn in fits.items():
-            row[key] = median_time(fn, rep)
-        rows.append(row)
+        rows.append({"fit": f"{name}, {label}", **_times({"ReliefF": ReliefF, "MultiSURF": MultiSURF}[name], X, y, C,
+                                                         rep)})
     return rows
 
 
@@ -110,8 +111,8 @@ def main():
     text += table(rows, ["method", "scenario", "reference", "n_null", "null<=0.05", "null<=0.01", "KS p",
                          "conf<=0.05", "signal<=0.05", "signal median p"])
     tl = tail(args.tail_reps, args.tail_d, args.seed + 2)
-    text += ["", f"Tail of the moment p-values (ReliefF, n = 500, {args.tail_reps} data sets of {args.tail_d} noise and "
-             "20 confounded features; fraction (count) at or below each level):", ""]
+    text += ["", f"Tail of the moment p-values (ReliefF, n = 500, {args.tail_reps} data sets of {args.tail_d} noise "
+             "and 20 confounded features; fraction (count) at or below each level):", ""]
     text += table([tl], list(tl))
     if not args.no_cost:
         cr = cost(args.snps, args.repeat, args.seed)

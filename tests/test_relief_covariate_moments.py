@@ -166,3 +166,31 @@ def test_moments_reference_on_genotype_bytes_equals_the_float_copy(Est):
     p_float = est.fit(X.astype(np.float64), y, covariates=C).pvalues_.copy()
     assert p_float.min() < 0.01
     np.testing.assert_allclose(est.fit(X, y, covariates=C).pvalues_, p_float, rtol=1e-10, atol=0)
+
+
+def test_cli_rank_moments_reference_matches_library(tmp_path, capsys):
+    from sklearn.preprocessing import StandardScaler
+
+    from knnweights.cli import main
+
+    X, y, C = _confounded(250, 2, 3, 2, True, np.random.default_rng(10))
+    names = ["g_c1", "g_c2", "g_n1", "g_n2", "g_n3", "g_sig"]
+    frame = pd.DataFrame(X, columns=names)
+    frame.insert(2, "age", C["c"])  # between features: found by name, not position
+    frame.insert(0, "site", C["s"].astype(str))
+    frame["status"] = np.where(y == 1, "case", "control")
+    path = tmp_path / "study.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "ranks.csv"
+    rc = main(["rank", str(path), "--target", "status", "--methods", "MultiSURF", "--pvalues", "--covariates",
+               "age,site", "--covariate-reference", "moments", "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    table = pd.read_csv(out).set_index("feature")
+    Xs = StandardScaler().fit_transform(frame[names].to_numpy())
+    est = MultiSURF(pvalues=True, random_state=0, covariate_reference="moments").fit(
+        Xs, frame["status"], covariates=frame[["age", "site"]])
+    np.testing.assert_allclose(table.loc[names, "MultiSURF_p"], est.pvalues_, rtol=1e-10)
+    assert table.loc["g_sig", "MultiSURF_p"] < 1e-3  # below the redraws' floor
+    assert main(["rank", str(path), "--target", "status", "--methods", "MultiSURF", "--pvalues",
+                 "--covariate-reference", "moments"]) == 2
+    assert "add --covariates COLS" in capsys.readouterr().err

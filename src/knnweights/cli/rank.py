@@ -46,6 +46,11 @@ def _add_arguments(p):
                         "p-values are adjusted for them (NPDR's pair regression; the weights do not change), and "
                         "the baselines are the same tests given them (ANCOVA, partial correlations, Cox score: "
                         "columns ending in _adj)")
+    p.add_argument("--covariate-reference", choices=("redraw", "moments"), default="redraw",
+                   help="with covariates (--covariates or --covar), the reference of the Relief family's adjusted "
+                        "p-values (the weighters' covariate_reference): redraw, outcomes redrawn given the "
+                        "covariates (Monte Carlo, none below 0.001); moments, the same reference's exact moments "
+                        "(class labels only; no floor, faster). Default: redraw")
     p.add_argument("--permutations", type=int, default=199, metavar="B",
                    help="permutations for the methods without their own p-values (default: 199)")
     p.add_argument("--pheno", metavar="FILE", default=None,
@@ -80,9 +85,20 @@ def _check_pvalue_null(args, covariates, flag):
                          f"outcome permutation's p-values).")
 
 
+def _check_covariate_reference(args, covariates, flag):
+    """``--covariate-reference moments`` needs covariates (and, through them, ``--pvalues``)."""
+    if args.covariate_reference != "redraw" and not covariates:
+        raise UsageError(f"--covariate-reference chooses the covariate-adjusted p-values' reference: add {flag} "
+                         "(and --pvalues).")
+
+
 def _null_params(args):
-    """The weighters' ``pvalue_null`` when it is not the default (the Relief family's; others ignore it)."""
-    return {"pvalue_null": args.pvalue_null} if args.pvalue_null != "outcome" else {}
+    """The weighters' ``pvalue_null`` and ``covariate_reference`` where they are not the defaults (the Relief
+    family's; others ignore them)."""
+    params = {"pvalue_null": args.pvalue_null} if args.pvalue_null != "outcome" else {}
+    if args.covariate_reference != "redraw":
+        params["covariate_reference"] = args.covariate_reference
+    return params
 
 
 def _run(args):
@@ -98,6 +114,7 @@ def _run(args):
     if args.permutations < 1:
         raise UsageError(f"--permutations must be at least 1; got {args.permutations}.")
     _check_pvalue_null(args, args.covariates, "--covariates")
+    _check_covariate_reference(args, args.covariates, "--covariates COLS")
     if args.covariates and not args.pvalues:
         raise UsageError("--covariates adjusts the p-values: add --pvalues.")
     data = load_user_table(args)
@@ -141,6 +158,7 @@ def _run_plink(args):
     if args.covar_name and not args.covar:
         raise UsageError("--covar-name selects columns of a covariate file: add --covar FILE.")
     _check_pvalue_null(args, args.covar, "--covar")
+    _check_covariate_reference(args, args.covar, "--covar FILE")
     if args.covar and not args.pvalues:
         raise UsageError("--covar adjusts the p-values: add --pvalues.")
     if args.padj != "bh" and not args.pvalues:
