@@ -42,9 +42,8 @@ def test_moments_against_every_outcome(C, seed):
     np.testing.assert_array_equal(rows[own], src)
     np.testing.assert_array_equal(indices[own], dst)
     prob = rng.dirichlet(np.ones(C), size=n)
-    B = half_m[:, None] * R[entry_row]
-    mom = crt_moments(B, indptr, indices, prob, pair_class_terms(prob, rows, indices.astype(np.int64)),
-                      np.iinfo(np.int64).max, 0)
+    terms = pair_class_terms(prob, rows, indices.astype(np.int64))
+    mom = crt_moments(R, entry_row, half_m, indptr, indices, prob, terms, np.iinfo(np.int64).max, 0)
     outcomes = np.array(list(itertools.product(range(C), repeat=n)))
     weight = np.prod(prob[np.arange(n), outcomes], axis=1)
     S = ((outcomes[:, src] != outcomes[:, dst]).astype(float) @ R)  # (outcomes, features)
@@ -69,11 +68,11 @@ def test_sampled_triangles_estimate_the_exact_sum():
     rng = np.random.default_rng(4)
     indptr, indices, flags, listed = _graph(40, rng, density=0.6)
     entry_row, half_m, rows = _entry_rows(indptr, indices, flags)
-    B = half_m[:, None] * rng.normal(size=(int(((flags & 1) != 0).sum()), 3))[entry_row]
+    R = rng.normal(size=(int(((flags & 1) != 0).sum()), 3))
     prob = rng.dirichlet(np.ones(2), size=40)
     terms = pair_class_terms(prob, rows, indices.astype(np.int64))
-    exact = crt_moments(B, indptr, indices, prob, terms, np.iinfo(np.int64).max, 0)
-    sampled = crt_moments(B, indptr, indices, prob, terms, 0, 20000)
+    exact = crt_moments(R, entry_row, half_m, indptr, indices, prob, terms, np.iinfo(np.int64).max, 0)
+    sampled = crt_moments(R, entry_row, half_m, indptr, indices, prob, terms, 0, 20000)
     assert not np.allclose(sampled.third, exact.third, rtol=1e-9)  # it did sample
     np.testing.assert_allclose(sampled.third, exact.third, rtol=0.05, atol=0.02 * np.abs(exact.third).max())
     np.testing.assert_array_equal(sampled.var, exact.var)  # only the triangles are sampled

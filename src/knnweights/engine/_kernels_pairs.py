@@ -246,11 +246,12 @@ def c_triangles(E, ecol, plain, ramp_lo, ramp_width, indptr, indices, flags, aba
 
 
 @njit(cache=True, nogil=True)
-def weighted_triangles(indptr, indices, values, prob, exact_pairs, n_samples, seed, out, part,
+def weighted_triangles(indptr, indices, R, entry_row, half_m, prob, exact_pairs, n_samples, seed, out, part,
                        parts):  # pragma: no cover - compiled
-    """``out[i, f] = sum_{j, k} B_ij B_jk B_ki tau_ijk`` for stored entries ``B = values[:, f]`` (one row per
-    adjacency entry) and ``tau_ijk = trace(V_i V_j V_k)``, ``V_i = diag(p_i) - p_i p_i'`` the covariance of
-    the one-hot class of a sample drawn with the probabilities ``p_i = prob[i]``.
+    """``out[i, f] = sum_{j, k} B_ij B_jk B_ki tau_ijk`` for the entries ``B_e = half_m[e] R[entry_row[e], f]``
+    (one per adjacency entry: a pair's row of values and its multiplicity) and ``tau_ijk = trace(V_i V_j
+    V_k)``, ``V_i = diag(p_i) - p_i p_i'`` the covariance of the one-hot class of a sample drawn with the
+    probabilities ``p_i = prob[i]``.
 
     The pairs of neighbours as in :func:`c_triangles` (exact or sampled, the same generator).
     """
@@ -278,10 +279,70 @@ def weighted_triangles(indptr, indices, values, prob, exact_pairs, n_samples, se
                 qij += pi * pj
                 qjk += pj * pk
                 qki += pk * pi
-            tau = w * (s3 * (1.0 + qij + qjk + qki) - s4 - qij * qjk * qki)
+            tau = w * (s3 * (1.0 + qij + qjk + qki) - s4 - qij * qjk * qki) * half_m[a] * half_m[b] * half_m[q]
+            ra, rb, rq = entry_row[a], entry_row[b], entry_row[q]
             for f in range(nf):
-                acc[f] += tau * values[a, f] * values[q, f] * values[b, f]
+                acc[f] += tau * R[ra, f] * R[rq, f] * R[rb, f]
         out[i] = acc
+
+
+@njit(cache=True, nogil=True)
+def entry_class_sums(indptr, indices, R, entry_row, half_m, prob, out, part, parts):  # pragma: no cover - compiled
+    """``out[i, c, f] = sum_{entries e = (i, j)} B_e prob[j, c]`` (``B_e`` as in :func:`weighted_triangles`):
+    each row's entries weighted by the class probabilities of the other sample."""
+    n = indptr.shape[0] - 1
+    nf = R.shape[1]
+    C = prob.shape[1]
+    for i in task_range(n, part, parts):
+        for c in range(C):
+            for f in range(nf):
+                out[i, c, f] = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            r = entry_row[e]
+            for c in range(C):
+                pj = prob[j, c] * half_m[e]
+                for f in range(nf):
+                    out[i, c, f] += R[r, f] * pj
+
+
+@njit(cache=True, nogil=True)
+def entry_moment_sums(indptr, indices, R, entry_row, half_m, u, q, m2, m3, h, out, part,
+                      parts):  # pragma: no cover - compiled
+    """Row ``i``'s sums over its entries ``e = (i, j)`` (``b = B_e``, as in :func:`weighted_triangles`), into
+    ``out[i, :, f]``:
+    ``b (1 - q_e)``, ``b^2 m2_e``, ``b u_i . u_j``, ``b^2 u_i . h_e`` and ``b^3 m3_e`` (``u`` of shape
+    ``(n, C, f)``, ``h`` of shape ``(entries, C)``)."""
+    n = indptr.shape[0] - 1
+    nf = R.shape[1]
+    C = u.shape[1]
+    uu = np.empty(nf, np.float64)
+    uh = np.empty(nf, np.float64)
+    for i in task_range(n, part, parts):
+        for k in range(5):
+            for f in range(nf):
+                out[i, k, f] = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            r = entry_row[e]
+            m = half_m[e]
+            for f in range(nf):
+                uu[f] = 0.0
+                uh[f] = 0.0
+            for c in range(C):
+                hc = h[e, c]
+                for f in range(nf):
+                    uu[f] += u[i, c, f] * u[j, c, f]
+                    uh[f] += u[i, c, f] * hc
+            w0, w1, w3 = 1.0 - q[e], m2[e], m3[e]
+            for f in range(nf):
+                b = m * R[r, f]
+                b2 = b * b
+                out[i, 0, f] += b * w0
+                out[i, 1, f] += b2 * w1
+                out[i, 2, f] += b * uu[f]
+                out[i, 3, f] += b2 * uh[f]
+                out[i, 4, f] += b2 * b * w3
 
 
 def _work(E, ecol, plain, ramp_lo, ramp_width, indptr, *args):
@@ -292,7 +353,15 @@ pair_sums = size_dispatch(pair_sums, _work)
 c_powers = size_dispatch(c_powers, _work)
 c_matvec = size_dispatch(c_matvec, _work)
 c_triangles = size_dispatch(c_triangles, lambda E, *a: 64 * _work(E, *a))
-weighted_triangles = size_dispatch(weighted_triangles, lambda indptr, indices, values, *a: 64 * max(1, values.size))
+
+
+def _entry_work(indptr, indices, R, *args):
+    return max(1, indices.size * R.shape[1])
+
+
+weighted_triangles = size_dispatch(weighted_triangles, lambda *a: 64 * _entry_work(*a))
+entry_class_sums = size_dispatch(entry_class_sums, _entry_work)
+entry_moment_sums = size_dispatch(entry_moment_sums, lambda *a: 8 * _entry_work(*a))
 
 
 @njit(cache=True, nogil=True)

@@ -62,15 +62,6 @@ def _entry_rows(indptr, indices, flags):
     return entry_row, half_m, rows
 
 
-def _row_sums(X, indptr):
-    """``out[i] = X[indptr[i]:indptr[i + 1]].sum(0)`` (zero for an empty row)."""
-    out = np.zeros((indptr.size - 1,) + X.shape[1:])
-    nonempty = np.diff(indptr) > 0
-    if X.shape[0]:
-        out[nonempty] = np.add.reduceat(X, indptr[:-1][nonempty], axis=0)
-    return out
-
-
 def pair_class_terms(prob, rows, cols):
     """Per entry ``(i, j)``: ``pi_i' pi_j``, ``E (e_i' e_j)^2 = tr(V_i V_j)``, ``E (e_i' e_j)^3`` and the
     vector ``h`` with ``E[(a' e_i) (e_i' e_j)^2] = (V_i a)' h`` for any ``a``.
@@ -93,14 +84,17 @@ def pair_class_terms(prob, rows, cols):
     return q, m2, m3, h
 
 
-def crt_moments(B, indptr, indices, prob, terms, exact_pairs, n_samples):
+def crt_moments(R, entry_row, half_m, indptr, indices, prob, terms, exact_pairs, n_samples):
     """The reference's mean, variance, third moment and its linear part's variance and third moment
     (module docstring), per column of ``B``.
 
     Parameters
     ----------
-    B : ndarray of shape (n_entries, n_features)
-        ``B_ij`` per entry of the symmetric adjacency ``(indptr, indices)``.
+    R : ndarray of shape (n_pairs, n_features)
+        The listed pairs' values.
+    entry_row, half_m : ndarray of shape (n_entries,)
+        Per entry of the symmetric adjacency ``(indptr, indices)``, its pair's row of ``R`` and the
+        pair's multiplicity over two: ``B_ij = half_m[e] R[entry_row[e]]`` (:func:`_entry_rows`).
     indptr, indices : ndarray
         The adjacency (CSR, sorted rows).
     prob : ndarray of shape (n_samples, n_classes)
@@ -116,25 +110,23 @@ def crt_moments(B, indptr, indices, prob, terms, exact_pairs, n_samples):
         ``mean``, ``var``, ``third``, ``var_linear``, ``third_linear``, each of shape (n_features,).
     """
     n, C = prob.shape
-    nf = B.shape[1]
+    nf = R.shape[1]
     q, m2, m3, h = terms
-    rows = np.repeat(np.arange(n), np.diff(indptr))
-    alpha = np.stack([_row_sums(B * prob[indices, c][:, None], indptr) for c in range(C)], axis=1)  # (n, C, nf)
+    entries = (indptr, indices, np.ascontiguousarray(R), entry_row, half_m)
+    alpha = np.empty((n, C, nf))
+    _kernels_pairs.entry_class_sums(*entries, prob, alpha)
     abar = np.einsum("ic,icf->if", prob, alpha)
     dev = alpha - abar[:, None, :]
     u = prob[:, :, None] * dev  # V_i alpha_i
     var_l = 4.0 * np.einsum("icf,icf->f", u, alpha)
-    third_l = -8.0 * np.einsum("ic,icf->f", prob, dev**3)
-    B2 = B * B
-    var_q = 2.0 * (m2 @ B2)
-    l2q = -8.0 * np.einsum("ef,ecf,ecf->f", B, u[rows], u[indices])
-    lq2 = -8.0 * np.einsum("ef,ecf,ec->f", B2, u[rows], h)
+    third_l = -8.0 * np.einsum("icf,icf->f", u * dev, dev)
+    sums = np.empty((n, 5, nf))
+    _kernels_pairs.entry_moment_sums(*entries, u, q, m2, m3, np.ascontiguousarray(h), sums)
+    mean, b2m2, l2q, lq2, b3m3 = sums.sum(axis=0)
     tri = np.empty((n, nf))
-    _kernels_pairs.weighted_triangles(indptr, indices, np.ascontiguousarray(B), np.ascontiguousarray(prob),
-                                      exact_pairs, n_samples, 0, tri)
-    q3 = -8.0 * tri.sum(axis=0) - 4.0 * (m3 @ (B2 * B))
-    return Bunch(mean=(1.0 - q) @ B, var=var_l + var_q, third=third_l + 3.0 * l2q + 3.0 * lq2 + q3,
-                 var_linear=var_l, third_linear=third_l)
+    _kernels_pairs.weighted_triangles(*entries, prob, exact_pairs, n_samples, 0, tri)
+    third = third_l - 24.0 * l2q - 24.0 * lq2 - 8.0 * tri.sum(axis=0) - 4.0 * b3m3
+    return Bunch(mean=mean, var=var_l + 2.0 * b2m2, third=third, var_linear=var_l, third_linear=third_l)
 
 
 def covariate_moment_pvalues(moments, outcome, covariates, triangle_work=None):
@@ -170,7 +162,7 @@ def covariate_moment_pvalues(moments, outcome, covariates, triangle_work=None):
     g = (y[src] != y[dst]).astype(np.float64)
     rg = g - U @ (U.T @ g)
     g_ok = float(rg @ rg) > 1e-12 * max(float(g @ g), 1e-300)
-    prob = class_probabilities(y, _sample_design(values, categorical))
+    prob = np.ascontiguousarray(class_probabilities(y, _sample_design(values, categorical)))
     terms = pair_class_terms(prob, rows, indices.astype(np.int64))
     budget = moments.triangle_work if triangle_work is None else triangle_work
     deg = np.diff(indptr).astype(np.float64)
@@ -179,7 +171,8 @@ def covariate_moment_pvalues(moments, outcome, covariates, triangle_work=None):
     else:
         samples = max(256, int(budget / (n * d)))
         exact = samples
-    pvalues = np.ones(d)
+    ref = np.zeros((4, d))  # z, skewness, the linear part's share of the variance and third moment
+    keep = np.zeros(d, dtype=bool)
     width = int(max(1, min(moments.feature_block, _ENTRY_VALUES // max(indices.size, 1))))
     for f0, f1, cols in _feature_blocks(moments, width):
         A = np.empty((src.size, f1 - f0))
@@ -188,10 +181,10 @@ def covariate_moment_pvalues(moments, outcome, covariates, triangle_work=None):
         ok = g_ok & (np.einsum("pf,pf->f", R, R) > 1e-12 * np.maximum(np.einsum("pf,pf->f", A, A), 1e-300))
         del A
         S = R.T @ g
-        mom = crt_moments(half_m[:, None] * R[entry_row], indptr, indices, prob, terms, exact, samples)
+        mom = crt_moments(R, entry_row, half_m, indptr, indices, prob, terms, exact, samples)
         ok &= np.isfinite(mom.var) & (mom.var > 0)
         var = np.where(ok, mom.var, 1.0)
-        p = quadratic_sf((S - mom.mean) / np.sqrt(var), mom.third / var**1.5, np.clip(mom.var_linear / var, 0, 1),
+        ref[:, f0:f1] = ((S - mom.mean) / np.sqrt(var), mom.third / var**1.5, np.clip(mom.var_linear / var, 0, 1),
                          mom.third_linear / var**1.5)
-        pvalues[f0:f1] = np.where(ok, p, 1.0)
-    return pvalues
+        keep[f0:f1] = ok
+    return np.where(keep, quadratic_sf(*ref), 1.0)
